@@ -1,0 +1,147 @@
+// The Fastify server: plugins registered in one place, authentication in one hook, errors in one
+// handler. `buildApp` does not listen, so tests and the CLI's tests run the real thing in-process.
+import type { Db, TokenIdentity } from "@flowplane/db";
+import { deleteExpiredTokens } from "@flowplane/db";
+import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
+import { randomUUID } from "node:crypto";
+import { Authenticator } from "./authentication";
+import { notFound, toErrorResponse } from "./errors";
+import { openApiDocument } from "./openapi";
+import { docsPlugin } from "./plugins/docs";
+import { healthPlugin } from "./plugins/health";
+import { registerRestRoutes } from "./rest";
+import { appRouter } from "./routers/index";
+import type { Context } from "./trpc";
+import { VERSION } from "./version";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    auth?: TokenIdentity;
+  }
+}
+
+export interface AppOptions {
+  db: Db;
+  tokenSecret: string;
+  baseUrl: string;
+  /** pino options, or false for no logs. */
+  logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
+  bodyLimit?: number;
+  /** How often expired tokens are deleted and lastUsedAt is written (default 60 s). */
+  sweepIntervalMs?: number;
+}
+
+const GUARDED = /^\/(api|trpc)(\/|\?|$)/;
+
+/** One log line per request, when it completes (Fastify's default is two). */
+class RequestLog extends LogController {
+  override incomingRequest() {}
+  override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply) {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      "request",
+    );
+  }
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const logger =
+    options.logger === undefined || options.logger === false
+      ? false
+      : {
+          ...(options.logger === true ? {} : options.logger),
+          redact: { paths: ["req.headers.authorization", "token"], censor: "[redacted]" },
+        };
+  const app = Fastify({
+    logger,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    logController: new RequestLog(),
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  const authenticator = new Authenticator(options.db, options.tokenSecret);
+  const contextOf = (request: FastifyRequest): Context => ({
+    db: options.db,
+    auth: request.auth!,
+    requestId: request.id,
+    log: request.log,
+    baseUrl: options.baseUrl,
+    tokenSecret: options.tokenSecret,
+  });
+
+  // Only JSON bodies: without a parser for text/plain, Fastify answers 415 for it.
+  app.removeContentTypeParser("text/plain");
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+    if (GUARDED.test(request.url)) {
+      request.auth = await authenticator.authenticate(request.headers.authorization);
+    }
+  });
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const { status, body, internal } = toErrorResponse(error, request.id);
+    if (internal) request.log.error({ err: error }, "unexpected error");
+    return reply.code(status).send(body);
+  });
+  app.setNotFoundHandler(async (request, reply) => {
+    const { status, body } = toErrorResponse(notFound(), request.id);
+    return reply.code(status).send(body);
+  });
+
+  const document = openApiDocument(appRouter, VERSION);
+  await app.register(healthPlugin, { db: options.db });
+  await app.register(docsPlugin, { document });
+  registerRestRoutes(app, appRouter, contextOf);
+  await app.register(fastifyTRPCPlugin, {
+    prefix: "/trpc",
+    trpcOptions: {
+      router: appRouter,
+      createContext: ({ req }: { req: FastifyRequest }) => contextOf(req),
+      onError: ({ error, req }: { error: Error; req: FastifyRequest }) => {
+        if (toErrorResponse(error, req.id).internal)
+          req.log.error({ err: error }, "unexpected error");
+      },
+    },
+  });
+
+  // Housekeeping: expired tokens deleted, lastUsedAt written, on a timer and at close.
+  const sweep = async () => {
+    try {
+      await authenticator.flushUsage();
+      const expired = await deleteExpiredTokens(options.db);
+      if (expired.length > 0) app.log.info({ count: expired.length }, "deleted expired tokens");
+    } catch (error) {
+      app.log.error({ err: error }, "token housekeeping failed");
+    }
+  };
+  const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? 60_000);
+  timer.unref();
+  app.addHook("onClose", async () => {
+    clearInterval(timer);
+    await authenticator.flushUsage();
+  });
+  app.decorate("sweepTokens", sweep);
+
+  return app;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Runs the token housekeeping now (tests and shutdown). */
+    sweepTokens(): Promise<void>;
+  }
+}

@@ -1,0 +1,49 @@
+// The server's configuration: every environment variable it reads, parsed and checked in one place.
+import { z } from "zod";
+
+const Env = z.object({
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  BASE_URL: z
+    .url()
+    .optional()
+    .describe("Public URL of the API, for links (default http://HOST:PORT)"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .optional()
+    .describe("PostgreSQL; without it the embedded PGlite database in DATA_DIR is used"),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  DATA_DIR: z.string().min(1).default("./.data"),
+  FLOWPLANE_TOKEN_SECRET: z
+    .string()
+    .min(32, "must be at least 32 characters")
+    .optional()
+    .describe("Key of the token digests; generated and kept in DATA_DIR when unset"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  TOKEN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(60),
+});
+
+export type Config = z.infer<typeof Env> & { BASE_URL: string };
+
+export class ConfigError extends Error {}
+
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const result = Env.safeParse(
+    Object.fromEntries(Object.entries(source).filter(([, value]) => value !== "")),
+  );
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const env = result.data;
+  return {
+    ...env,
+    BASE_URL: (env.BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/$/, ""),
+  };
+}

@@ -1,0 +1,16 @@
+// Liveness and readiness for load balancers: open, and carrying no data.
+import { type Db, ping } from "@flowplane/db";
+import type { FastifyInstance } from "fastify";
+
+export async function healthPlugin(app: FastifyInstance, opts: { db: Db }) {
+  app.get("/healthz", async (_request, reply) => reply.code(200).send());
+  app.get("/readyz", async (request, reply) => {
+    try {
+      await ping(opts.db);
+      return reply.code(200).send();
+    } catch (error) {
+      request.log.warn({ err: error }, "database not ready");
+      return reply.code(503).send();
+    }
+  });
+}

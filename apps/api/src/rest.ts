@@ -1,0 +1,91 @@
+// REST under /api/v1, generated from the same procedures (and their `openapi` meta) that tRPC
+// serves and that the OpenAPI document describes. Each route calls its procedure directly: no
+// second router, no per-request proxy; the procedure's middleware and zod schemas do the rest.
+import type { AnyProcedure, AnyRouter } from "@trpc/server";
+import type { z } from "zod";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { invalidRequest } from "./errors";
+import type { Context, Meta } from "./trpc";
+
+export const REST_PREFIX = "/api/v1";
+
+export interface RestRoute {
+  /** Dotted procedure path, e.g. `team.byId`. */
+  procedurePath: string;
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** OpenAPI form, e.g. `/teams/{teamId}`. */
+  path: string;
+  successStatus: 200 | 201 | 204;
+  procedure: AnyProcedure;
+  /** Whether the procedure takes no input at all (then an empty query means `undefined`). */
+  acceptsNoInput: boolean;
+}
+
+export function restRoutes(router: AnyRouter): RestRoute[] {
+  const procedures = router._def.procedures as Record<string, AnyProcedure>;
+  return Object.entries(procedures).flatMap(([procedurePath, procedure]) => {
+    const meta = procedure._def.meta as Meta | undefined;
+    if (!meta?.openapi || meta.openapi.enabled === false) return [];
+    return [
+      {
+        procedurePath,
+        method: meta.openapi.method,
+        path: meta.openapi.path,
+        successStatus: meta.successStatus ?? 200,
+        procedure,
+        acceptsNoInput: (procedure._def.inputs as z.ZodType[]).every(
+          (parser) => parser.safeParse(undefined).success,
+        ),
+      },
+    ];
+  });
+}
+
+function restInput(route: RestRoute, request: FastifyRequest): unknown {
+  const params = request.params as Record<string, string>;
+  if (route.method === "GET" || route.method === "DELETE") {
+    const input = { ...(request.query as object), ...params };
+    return route.acceptsNoInput && Object.keys(input).length === 0 ? undefined : input;
+  }
+  const body = request.body;
+  if (body === undefined || body === null) return { ...params };
+  if (typeof body !== "object" || Array.isArray(body)) {
+    throw invalidRequest("The body must be a JSON object", [
+      { path: "", message: "Not an object" },
+    ]);
+  }
+  const clash = Object.keys(params).filter((key) => key in body);
+  if (clash.length > 0) {
+    throw invalidRequest(`Invalid request: ${clash.join(", ")} belongs in the path, not the body`, [
+      ...clash.map((path) => ({ path, message: "Unknown field" })),
+    ]);
+  }
+  return { ...body, ...params };
+}
+
+export function registerRestRoutes(
+  app: FastifyInstance,
+  router: AnyRouter,
+  createContext: (request: FastifyRequest) => Context,
+): void {
+  for (const route of restRoutes(router)) {
+    const type = route.procedure._def.type as "query" | "mutation";
+    app.route({
+      method: route.method,
+      url: REST_PREFIX + route.path.replace(/\{(\w+)\}/g, ":$1"),
+      handler: async (request, reply) => {
+        const input = restInput(route, request);
+        const data: unknown = await route.procedure({
+          ctx: createContext(request),
+          path: route.procedurePath,
+          type,
+          getRawInput: async () => input,
+          signal: undefined,
+          batchIndex: 0,
+        });
+        reply.code(route.successStatus);
+        return route.successStatus === 204 ? reply.send() : data;
+      },
+    });
+  }
+}

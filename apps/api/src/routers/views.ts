@@ -1,0 +1,57 @@
+// Database rows as the API shows them (FlowFuse's view shapes).
+import type { Team, TokenSummary, User, UserTeam } from "@flowplane/contract";
+import type { TeamWithCount, TokenSummaryRow, UserRow } from "@flowplane/db";
+
+const iso = (date: Date) => date.toISOString();
+const isoOrNull = (date: Date | null) => (date ? date.toISOString() : null);
+
+export function userView(row: UserRow, baseUrl: string): User {
+  return {
+    id: row.id,
+    username: row.username,
+    name: row.name,
+    email: row.email,
+    admin: row.admin,
+    createdAt: iso(row.created_at),
+    links: { self: `${baseUrl}/api/v1/users/${row.id}` },
+  };
+}
+
+function teamSummary(row: TeamWithCount, baseUrl: string) {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    links: { self: `${baseUrl}/api/v1/teams/${row.id}` },
+  };
+}
+
+export function teamView(row: TeamWithCount, baseUrl: string): Team {
+  return {
+    ...teamSummary(row, baseUrl),
+    memberCount: row.member_count,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+export function userTeamView(row: TeamWithCount & { role: number }, baseUrl: string): UserTeam {
+  return {
+    ...teamSummary(row, baseUrl),
+    role: row.role as UserTeam["role"],
+    memberCount: row.member_count,
+  };
+}
+
+export function tokenView(row: TokenSummaryRow): TokenSummary {
+  return {
+    id: row.id,
+    name: row.name,
+    expiresAt: isoOrNull(row.expires_at),
+    readOnly: row.read_only,
+    adminOptIn: row.admin_opt_in,
+    teams: row.teams,
+    createdAt: iso(row.created_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+  };
+}

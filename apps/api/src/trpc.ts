@@ -1,0 +1,95 @@
+// tRPC setup: the request context, procedure metadata, and the one middleware that enforces every
+// permission and token scope. Every procedure is built from `procedure` and declares its permission.
+import { authorize, type Caller, type Permission, PERMISSIONS } from "@flowplane/auth";
+import { type Db, findTeamForUser, type TeamWithCount, type TokenIdentity } from "@flowplane/db";
+import { initTRPC } from "@trpc/server";
+import type { FastifyBaseLogger } from "fastify";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import { forbidden, notFound, toErrorResponse } from "./errors";
+
+export interface Context {
+  db: Db;
+  /** The authenticated token and its owner. Every procedure runs authenticated. */
+  auth: TokenIdentity;
+  requestId: string;
+  log: FastifyBaseLogger;
+  baseUrl: string;
+  tokenSecret: string;
+}
+
+export type Meta = OpenApiMeta<{
+  permission: Permission;
+  /** HTTP status of a successful REST reply (default 200). 204 replies have no body. */
+  successStatus?: 200 | 201 | 204;
+  /** Error statuses beyond those that follow from the permission and the input (e.g. 409). */
+  errors?: number[];
+}>;
+
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    // tRPC's own envelope stays (its clients rely on it), with our code and no stack trace.
+    errorFormatter({ shape, error, ctx }) {
+      const { status, body } = toErrorResponse(error, ctx?.requestId ?? "");
+      return {
+        message: body.error,
+        code: shape.code,
+        data: {
+          code: body.code,
+          httpStatus: status,
+          requestId: body.requestId,
+          errors: body.errors,
+        },
+      };
+    },
+  });
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+export function callerOf(auth: TokenIdentity): Caller {
+  return { userId: auth.userId, admin: auth.admin, scope: auth.scope };
+}
+
+/**
+ * Checks the procedure's permission against the caller's role and token scope. For team
+ * permissions it loads the team named by `teamId` in the input (once: handlers get it in
+ * `ctx.team`). Runs before input validation, so nothing about a team the caller cannot see leaks
+ * through a validation message.
+ */
+const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
+  const permission = meta?.permission;
+  if (!permission) throw new Error("procedure declares no permission");
+  const caller = callerOf(ctx.auth);
+
+  if (PERMISSIONS[permission].kind !== "team") {
+    const decision = authorize(permission, caller);
+    if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
+    return next({ ctx: { team: undefined } });
+  }
+
+  const raw = await getRawInput();
+  const teamId =
+    typeof raw === "object" && raw !== null && "teamId" in raw && typeof raw.teamId === "string"
+      ? raw.teamId
+      : undefined;
+  const found = teamId ? await findTeamForUser(ctx.db, teamId, ctx.auth.userId) : undefined;
+  const decision = authorize(permission, caller, {
+    id: teamId ?? "",
+    exists: found !== undefined,
+    membershipRole: found?.role,
+  });
+  if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
+  return next({ ctx: { team: found } });
+});
+
+export const procedure = t.procedure.use(authorized);
+
+/** The team a team procedure's middleware loaded. */
+export function teamOf(ctx: {
+  team: { team: TeamWithCount; role: number | undefined } | undefined;
+}) {
+  if (!ctx.team) throw new Error("team procedure without a team");
+  return ctx.team;
+}

@@ -1,0 +1,4 @@
+export * from "./permissions";
+export * from "./token-digest";
+export * from "./token-format";
+export * from "./token-scope";

@@ -1,0 +1,88 @@
+// The permission matrix (FlowFuse's names and levels) and the one function that decides a request.
+import { Role } from "@flowplane/contract";
+
+export type Access = "read" | "write";
+
+/**
+ * `team`: needs a team role of at least `role` in the team the request names.
+ * `self`: the caller acting on their own account.
+ * `admin`: platform administrators whose token carries admin opt-in.
+ * `user`: any authenticated caller.
+ */
+export type PermissionRule =
+  | { kind: "team"; role: number; access: Access }
+  | { kind: "self" | "admin" | "user"; access: Access };
+
+export const PERMISSIONS = {
+  "user:read": { kind: "self", access: "read" },
+  "user:team:list": { kind: "self", access: "read" },
+  "user:token:list": { kind: "self", access: "read" },
+  "user:token:edit": { kind: "self", access: "write" },
+  "team:create": { kind: "user", access: "write" },
+  "team:list": { kind: "admin", access: "read" },
+  "team:read": { kind: "team", role: Role.dashboard, access: "read" },
+  "team:edit": { kind: "team", role: Role.owner, access: "write" },
+} as const satisfies Record<string, PermissionRule>;
+
+export type Permission = keyof typeof PERMISSIONS;
+
+/** What a token may do, on top of what its owner may do. */
+export interface TokenScope {
+  readOnly: boolean;
+  adminOptIn: boolean;
+  /** null: every team of the owner. */
+  teamIds: readonly string[] | null;
+  expiresAt: Date | null;
+}
+
+export interface Caller {
+  userId: string;
+  admin: boolean;
+  scope: TokenScope;
+}
+
+/** True when the caller acts with administrator rights: an admin whose token opted in. */
+export function actsAsAdmin(caller: Caller): boolean {
+  return caller.admin && caller.scope.adminOptIn;
+}
+
+/** Whether the token's team restriction lets it reach this team at all. */
+export function tokenReachesTeam(scope: TokenScope, teamId: string): boolean {
+  return scope.teamIds === null || scope.teamIds.includes(teamId);
+}
+
+export type Decision = { allowed: true } | { allowed: false; status: 403 | 404 };
+
+/**
+ * Decide a request. `membershipRole` is the caller's role in the request's team (undefined when
+ * not a member or the team does not exist); it matters for team permissions only. The order
+ * matters: a team the caller cannot see is 404 before anything reveals that it exists.
+ */
+export function authorize(
+  permission: Permission,
+  caller: Caller,
+  team?: { id: string; membershipRole: number | undefined; exists: boolean },
+): Decision {
+  const rule: PermissionRule = PERMISSIONS[permission];
+  const admin = actsAsAdmin(caller);
+
+  if (rule.kind === "team") {
+    if (!team || !team.exists || !tokenReachesTeam(caller.scope, team.id)) {
+      return { allowed: false, status: 404 };
+    }
+    if (team.membershipRole === undefined && !admin) return { allowed: false, status: 404 };
+  }
+  if (rule.access === "write" && caller.scope.readOnly) return { allowed: false, status: 403 };
+
+  switch (rule.kind) {
+    case "user":
+    case "self":
+      return { allowed: true };
+    case "admin":
+      return admin ? { allowed: true } : { allowed: false, status: 403 };
+    case "team": {
+      const level = admin ? Role.admin : (team!.membershipRole ?? 0);
+      return level >= rule.role ? { allowed: true } : { allowed: false, status: 403 };
+    }
+  }
+}

@@ -1,0 +1,43 @@
+// Building blocks every resource shares: ids, timestamps, links, list envelopes and paging input.
+import { z } from "zod";
+
+/** Opaque identifier: random base62, never sequential. */
+export const Id = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_-]+$/, "Not a valid id");
+
+/** ISO-8601 timestamp in UTC, as every time on the wire. */
+export const Timestamp = z.iso.datetime();
+
+export const Links = z
+  .object({ self: z.string().describe("Absolute path of this resource in the API") })
+  .meta({ id: "Links" });
+
+export const ListMeta = z
+  .object({
+    next_cursor: z
+      .string()
+      .optional()
+      .describe("Pass as `cursor` to get the next page; absent on the last page"),
+  })
+  .meta({ id: "PaginationMeta" });
+
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 1000;
+
+/** `limit` and `cursor` query parameters of every paged list. */
+export const PageInput = {
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .default(DEFAULT_PAGE_SIZE)
+    .describe(`How many items to return (1–${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE})`),
+  cursor: Id.optional().describe("The `meta.next_cursor` of the previous page"),
+};
+
+/** A short human-readable name: trimmed, never blank. */
+export const Name = z.string().trim().min(1, "Must not be blank").max(128);

@@ -1,0 +1,34 @@
+// The error envelope and every error code the API answers with.
+import { z } from "zod";
+
+export const ErrorCode = z.enum([
+  "invalid_request",
+  "invalid_slug",
+  "invalid_team",
+  "unauthorized",
+  "forbidden",
+  "not_found",
+  "payload_too_large",
+  "unsupported_media_type",
+  "unexpected_error",
+  "not_ready",
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+export const ErrorBody = z
+  .object({
+    code: z.string().describe("Stable snake_case error code"),
+    error: z.string().describe("Human-readable message"),
+    requestId: z.string().describe("Quote it when reporting a problem; it is in the server log"),
+    errors: z
+      .array(
+        z.object({
+          path: z.string().describe("Dotted path of the field at fault; empty for the whole body"),
+          message: z.string(),
+        }),
+      )
+      .optional()
+      .describe("The fields at fault (validation errors only)"),
+  })
+  .meta({ id: "APIError" });
+export type ErrorBody = z.infer<typeof ErrorBody>;

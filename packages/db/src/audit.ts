@@ -1,0 +1,39 @@
+// The one place that writes the audit log. Callers pass the transaction of the change, so an entry
+// exists exactly when its change does.
+import type { Kysely } from "kysely";
+import { newId } from "./ids";
+import type { Database } from "./schema";
+
+export interface AuditEntry {
+  event: string;
+  entity: { type: "platform" | "user" | "team"; id: string | null };
+  teamId?: string | null;
+  /** Who acted: a user with the token they used, or the platform itself. */
+  actor: { userId: string; tokenId: string | null } | "system";
+  /** Never a secret: names and ids of what changed, before and after. */
+  body?: Record<string, unknown>;
+}
+
+export async function recordAudit(trx: Kysely<Database>, entry: AuditEntry): Promise<void> {
+  const actor = entry.actor === "system" ? null : entry.actor;
+  await trx
+    .insertInto("audit_log")
+    .values({
+      id: newId(),
+      event: entry.event,
+      entity_type: entry.entity.type,
+      entity_id: entry.entity.id,
+      team_id: entry.teamId ?? null,
+      actor_id: actor?.userId ?? null,
+      source: actor ? "api" : "system",
+      token_id: actor?.tokenId ?? null,
+      body: JSON.stringify(entry.body ?? {}),
+    })
+    .execute();
+}
+
+export async function auditEntries(db: Kysely<Database>, filter: { event?: string } = {}) {
+  let query = db.selectFrom("audit_log").selectAll().orderBy("created_at").orderBy("id");
+  if (filter.event) query = query.where("event", "=", filter.event);
+  return query.execute();
+}

@@ -1,0 +1,85 @@
+// The database as Kysely sees it: one interface per table. Row types for reads and writes are
+// derived with Selectable / Insertable / Updateable rather than restated.
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+
+export interface UsersTable {
+  id: string;
+  username: string;
+  name: string;
+  email: string | null;
+  admin: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface TeamsTable {
+  id: string;
+  name: string;
+  slug: string;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface TeamMembersTable {
+  team_id: string;
+  user_id: string;
+  role: number;
+  created_at: CreatedAt;
+}
+
+export interface AccessTokensTable {
+  id: string;
+  user_id: string;
+  /** The token that created this one; revoking it revokes this one (ON DELETE CASCADE). */
+  parent_id: string | null;
+  name: string;
+  /** HMAC-SHA-256 of the value, keyed by the server secret. The value itself is never stored. */
+  digest: string;
+  read_only: boolean;
+  admin_opt_in: boolean;
+  /** When true, only the teams in access_token_teams; an empty set then reaches no team. */
+  team_restricted: boolean;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  created_at: CreatedAt;
+}
+
+export interface AccessTokenTeamsTable {
+  token_id: string;
+  team_id: string;
+}
+
+export interface AuditLogTable {
+  id: string;
+  created_at: CreatedAt;
+  event: string;
+  /** What the entry is about: `platform`, `user` or `team` (later: application, project, device). */
+  entity_type: string;
+  entity_id: string | null;
+  /** The team the entity belongs to, for the team's log. */
+  team_id: string | null;
+  /** The user who acted; null for the system. */
+  actor_id: string | null;
+  /** `api` for requests made with a token, `system` for the platform's own work. */
+  source: string;
+  token_id: string | null;
+  body: ColumnType<Record<string, unknown>, string, string>;
+}
+
+export interface Database {
+  users: UsersTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  access_tokens: AccessTokensTable;
+  access_token_teams: AccessTokenTeamsTable;
+  audit_log: AuditLogTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type TeamRow = Selectable<TeamsTable>;
+export type TeamUpdate = Updateable<TeamsTable>;
+export type AccessTokenRow = Selectable<AccessTokensTable>;

@@ -1,0 +1,140 @@
+import { type Kysely, sql } from "kysely";
+import { newId } from "./ids";
+import type { Database, TeamRow } from "./schema";
+
+export type TeamWithCount = TeamRow & { member_count: number };
+
+const memberCount = () =>
+  sql<number>`(select count(*)::int from team_members where team_members.team_id = teams.id)`.as(
+    "member_count",
+  );
+
+/** Creates a team with `ownerId` as its owner (role 50). */
+export async function insertTeam(
+  trx: Kysely<Database>,
+  team: { name: string; slug: string; ownerId: string; ownerRole: number },
+): Promise<TeamWithCount> {
+  const row = await trx
+    .insertInto("teams")
+    .values({ id: newId(), name: team.name, slug: team.slug })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await trx
+    .insertInto("team_members")
+    .values({ team_id: row.id, user_id: team.ownerId, role: team.ownerRole })
+    .execute();
+  return { ...row, member_count: 1 };
+}
+
+export async function slugExists(db: Kysely<Database>, slug: string): Promise<boolean> {
+  const row = await db.selectFrom("teams").select("id").where("slug", "=", slug).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A team with its member count, and the user's role in it (undefined when not a member). */
+export async function findTeamForUser(
+  db: Kysely<Database>,
+  teamId: string,
+  userId: string,
+): Promise<{ team: TeamWithCount; role: number | undefined } | undefined> {
+  const row = await db
+    .selectFrom("teams")
+    .leftJoin("team_members as m", (join) =>
+      join.onRef("m.team_id", "=", "teams.id").on("m.user_id", "=", userId),
+    )
+    .selectAll("teams")
+    .select([memberCount(), "m.role"])
+    .where("teams.id", "=", teamId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { role, ...team } = row;
+  return { team, role: role ?? undefined };
+}
+
+/** The user's teams with their role, optionally only those in `teamIds`. */
+export async function listUserTeams(
+  db: Kysely<Database>,
+  userId: string,
+  teamIds: readonly string[] | null,
+): Promise<(TeamWithCount & { role: number })[]> {
+  if (teamIds !== null && teamIds.length === 0) return [];
+  let query = db
+    .selectFrom("team_members as m")
+    .innerJoin("teams", "teams.id", "m.team_id")
+    .selectAll("teams")
+    .select([memberCount(), "m.role"])
+    .where("m.user_id", "=", userId)
+    .orderBy("teams.name")
+    .orderBy("teams.id");
+  if (teamIds !== null) query = query.where("teams.id", "in", teamIds);
+  return query.execute();
+}
+
+/** Every team, oldest first, a page at a time; `cursor` is the id of the last team seen. */
+export async function listTeams(
+  db: Kysely<Database>,
+  page: { limit: number; cursor?: string },
+): Promise<{ teams: TeamWithCount[]; total: number; nextCursor?: string }> {
+  let query = db
+    .selectFrom("teams")
+    .selectAll("teams")
+    .select(memberCount())
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(page.limit + 1);
+  if (page.cursor !== undefined) {
+    query = query.where(
+      sql<boolean>`(teams.created_at, teams.id) > (select c.created_at, c.id from teams c where c.id = ${page.cursor})`,
+    );
+  }
+  const [rows, total] = await Promise.all([
+    query.execute(),
+    db
+      .selectFrom("teams")
+      .select(sql<number>`count(*)::int`.as("n"))
+      .executeTakeFirstOrThrow(),
+  ]);
+  const more = rows.length > page.limit;
+  const teams = more ? rows.slice(0, page.limit) : rows;
+  return { teams, total: total.n, nextCursor: more ? teams.at(-1)!.id : undefined };
+}
+
+export async function updateTeam(
+  trx: Kysely<Database>,
+  teamId: string,
+  change: { name?: string; slug?: string },
+): Promise<TeamWithCount> {
+  return trx
+    .updateTable("teams")
+    .set({ ...change, updated_at: sql`now()` })
+    .where("id", "=", teamId)
+    .returningAll()
+    .returning(memberCount())
+    .executeTakeFirstOrThrow();
+}
+
+/** Ids of the teams among `teamIds` that the user is a member of. */
+export async function memberTeamIds(
+  db: Kysely<Database>,
+  userId: string,
+  teamIds: readonly string[],
+): Promise<string[]> {
+  if (teamIds.length === 0) return [];
+  const rows = await db
+    .selectFrom("team_members")
+    .select("team_id")
+    .where("user_id", "=", userId)
+    .where("team_id", "in", teamIds)
+    .execute();
+  return rows.map((r) => r.team_id);
+}
+
+export async function addMember(
+  db: Kysely<Database>,
+  member: { teamId: string; userId: string; role: number },
+): Promise<void> {
+  await db
+    .insertInto("team_members")
+    .values({ team_id: member.teamId, user_id: member.userId, role: member.role })
+    .execute();
+}

@@ -1,0 +1,47 @@
+// A fresh, migrated database for one test file: in-memory PGlite by default, or a schema of its own
+// in the PostgreSQL server named by TEST_DATABASE_URL (dropped again by `drop`).
+import pg from "pg";
+import { createDb, type Db, type DbConfig, migrateToLatest } from "../create-db";
+import { randomBase62 } from "@flowplane/auth";
+import { testDatabaseUrl } from "./env";
+
+export interface TestDb {
+  db: Db;
+  config: DbConfig;
+  /** Closes the connection and removes everything the test created. */
+  drop(): Promise<void>;
+}
+
+export async function createTestDb(): Promise<TestDb> {
+  if (!testDatabaseUrl) {
+    const config: DbConfig = { kind: "pglite" };
+    const db = await createDb(config);
+    await migrateToLatest(db);
+    return { db, config, drop: () => db.destroy() };
+  }
+  const schema = `test_${randomBase62(10).toLowerCase()}`;
+  await adminQuery(`create schema ${schema}`);
+  const config: DbConfig = { kind: "postgres", url: testDatabaseUrl, schema, poolSize: 5 };
+  const db = await createDb(config);
+  await migrateToLatest(db);
+  return {
+    db,
+    config,
+    drop: async () => {
+      await db.destroy();
+      await adminQuery(`drop schema ${schema} cascade`);
+    },
+  };
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: testDatabaseUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export { testDatabaseUrl };

@@ -1,0 +1,2 @@
+declare const config: import("vitest/config").ViteUserConfig;
+export default config;
