@@ -37,7 +37,8 @@ export interface AppOptions {
   sweepIntervalMs?: number;
 }
 
-const GUARDED = /^\/(api|trpc)(\/|\?|$)/;
+/** REST and the document; /trpc authenticates in its createContext, to answer in tRPC's shape. */
+const GUARDED = /^\/api(\/|\?|$)/;
 
 /** One log line per request, when it completes (Fastify's default is two). */
 class RequestLog extends LogController {
@@ -92,6 +93,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
+  // While shutting down, answers close their connection so keep-alive sockets do not hold the exit.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
+  });
+
   app.setErrorHandler(async (error, request, reply) => {
     const { status, body, internal } = toErrorResponse(error, request.id);
     if (internal) request.log.error({ err: error }, "unexpected error");
@@ -110,7 +120,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     prefix: "/trpc",
     trpcOptions: {
       router: appRouter,
-      createContext: ({ req }: { req: FastifyRequest }) => contextOf(req),
+      createContext: async ({ req }: { req: FastifyRequest }) => {
+        req.auth = await authenticator.authenticate(req.headers.authorization);
+        return contextOf(req);
+      },
       onError: ({ error, req }: { error: Error; req: FastifyRequest }) => {
         if (toErrorResponse(error, req.id).internal)
           req.log.error({ err: error }, "unexpected error");

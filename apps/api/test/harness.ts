@@ -1,0 +1,201 @@
+// Starts the real server on a loopback port over a fresh database, and gives tests an HTTP client
+// that checks every response against the OpenAPI document the server itself serves.
+import { generateToken, tokenDigest, type TokenScope } from "@flowplane/auth";
+import { addMember, type Db, insertToken, insertUser } from "@flowplane/db";
+import { createTestDb, type TestDb } from "@flowplane/db/testing";
+import { Ajv } from "ajv";
+import type { FastifyInstance } from "fastify";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { expect } from "vitest";
+import { buildApp, ensureInitialAdmin, INITIAL_TOKEN_FILE } from "../src/index";
+
+export const TOKEN_SECRET = "test-secret-0123456789-abcdefghijklmnopqrstuvwxyz";
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  text: string;
+}
+
+type OpenApiDocument = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: unknown }> }>>;
+};
+
+export interface TestServer {
+  url: string;
+  db: Db;
+  testDb: TestDb;
+  app: FastifyInstance;
+  dataDir: string;
+  adminToken: string;
+  /** Every line the server logged. */
+  logs: string[];
+  document: OpenApiDocument;
+  request(
+    method: string,
+    path: string,
+    options?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Reply>;
+  /** A user with a token (full rights unless `scope` narrows it), optionally in teams. */
+  user(options?: {
+    username?: string;
+    admin?: boolean;
+    scope?: Partial<TokenScope>;
+    teams?: { id: string; role: number }[];
+  }): Promise<{ id: string; token: string; tokenId: string }>;
+  close(): Promise<void>;
+}
+
+let userCounter = 0;
+
+export async function startServer(options: { db?: TestDb } = {}): Promise<TestServer> {
+  const testDb = options.db ?? (await createTestDb());
+  const db = testDb.db;
+  const dataDir = await mkdtemp(join(tmpdir(), "flowplane-test-"));
+  const logs: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  await ensureInitialAdmin(db, TOKEN_SECRET, dataDir);
+  const adminToken = (await readFile(join(dataDir, INITIAL_TOKEN_FILE), "utf8")).trim();
+  const app = await buildApp({
+    db,
+    tokenSecret: TOKEN_SECRET,
+    baseUrl: "http://127.0.0.1:3000",
+    logger: { level: "info", stream },
+  });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  if (!address || typeof address === "string") throw new Error("no address");
+  const url = `http://127.0.0.1:${address.port}`;
+
+  const raw = async (
+    method: string,
+    path: string,
+    opts: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<Reply> => {
+    const headers: Record<string, string> = { ...opts.headers };
+    const token = opts.token === undefined ? adminToken : opts.token;
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const response = await fetch(url + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    if (text && response.headers.get("content-type")?.includes("application/json")) {
+      parsed = JSON.parse(text);
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  };
+
+  const document = (await raw("GET", "/api/json")).body as OpenApiDocument;
+  const checkResponse = responseChecker(document);
+
+  const server: TestServer = {
+    url,
+    db,
+    testDb,
+    app,
+    dataDir,
+    adminToken,
+    logs,
+    document,
+    async request(method, path, opts) {
+      const reply = await raw(method, path, opts);
+      checkResponse(method, path, reply);
+      return reply;
+    },
+    async user(opts = {}) {
+      const user = await insertUser(db, {
+        username: opts.username ?? `user${++userCounter}-${Math.random().toString(36).slice(2, 8)}`,
+        name: "Test User",
+        admin: opts.admin ?? false,
+      });
+      for (const team of opts.teams ?? []) {
+        await addMember(db, { teamId: team.id, userId: user.id, role: team.role });
+      }
+      const token = generateToken("personalAccessToken");
+      const row = await insertToken(db, {
+        userId: user.id,
+        parentId: null,
+        name: "test",
+        digest: tokenDigest(TOKEN_SECRET, token),
+        scope: {
+          readOnly: false,
+          adminOptIn: false,
+          teamIds: null,
+          expiresAt: null,
+          ...opts.scope,
+        },
+      });
+      return { id: user.id, token, tokenId: row.id };
+    },
+    async close() {
+      await app.close();
+      if (!options.db) await testDb.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
+
+/**
+ * A function that asserts a reply matches the document: its status is declared for the operation,
+ * and its body matches that response's schema. Routes outside the document (/healthz, unknown
+ * paths) are only checked for the error envelope.
+ */
+function responseChecker(document: OpenApiDocument) {
+  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+  ajv.addSchema(document, "openapi");
+  const operations = Object.entries(document.paths).flatMap(([template, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({
+      method: method.toUpperCase(),
+      template,
+      pattern: new RegExp(`^${template.replace(/\{\w+\}/g, "[^/]+")}/?$`),
+      operation,
+    })),
+  );
+  const pointer = (...parts: string[]) =>
+    parts.map((p) => encodeURIComponent(p.replace(/~/g, "~0").replace(/\//g, "~1"))).join("/");
+
+  return (method: string, path: string, reply: Reply) => {
+    const bare = path.split("?")[0]!;
+    // /trpc answers in tRPC's own envelope (checked in trpc.test.ts).
+    if (reply.status >= 400 && reply.body && !bare.startsWith("/trpc")) {
+      expect(reply.body, `${method} ${path}: error envelope`).toMatchObject({
+        code: expect.any(String),
+        error: expect.any(String),
+        requestId: expect.any(String),
+      });
+    }
+    if (!bare.startsWith("/api/v1/")) return;
+    const found = operations.find(
+      (o) => o.method === method && o.pattern.test(bare.slice("/api/v1".length)),
+    );
+    if (!found) return;
+    const declared = found.operation.responses[String(reply.status)];
+    expect(
+      declared,
+      `${method} ${path}: status ${reply.status} is not in the document`,
+    ).toBeDefined();
+    if (!declared?.content) {
+      expect(reply.text, `${method} ${path}: ${reply.status} must have no body`).toBe("");
+      return;
+    }
+    const ref = `openapi#/${pointer("paths", found.template, method.toLowerCase(), "responses", String(reply.status), "content", "application/json", "schema")}`;
+    const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
+    const valid = validate(reply.body);
+    expect(valid, `${method} ${path}: ${JSON.stringify(validate.errors)}`).toBe(true);
+  };
+}
