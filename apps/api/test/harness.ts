@@ -17,7 +17,6 @@ export const TOKEN_SECRET = "test-secret-0123456789-abcdefghijklmnopqrstuvwxyz";
 export interface Reply {
   status: number;
   headers: Headers;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   text: string;
 }

@@ -7,6 +7,7 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { inheritedEnv } from "./env";
 
 const root = join(import.meta.dirname, "..");
 
@@ -20,7 +21,7 @@ interface Started {
 function start(env: Record<string, string>): Promise<Started> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    env: { ...inheritedEnv, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -164,7 +165,7 @@ describe("the server process", () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: root,
       env: {
-        PATH: process.env.PATH,
+        ...inheritedEnv,
         DATA_DIR: dataDir,
         PORT: "not-a-port",
         DATABASE_URL: "mysql://x",
