@@ -1,0 +1,150 @@
+// The queries against a real database: PGlite in memory, or PostgreSQL with TEST_DATABASE_URL.
+import type { TokenScope } from "@flowplane/auth";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createTestDb, type TestDb } from "./testing/index";
+import { migrateToLatest } from "./create-db";
+import { isUniqueViolation } from "./errors";
+import { insertTeam, listTeams, listUserTeams } from "./teams";
+import {
+  deleteExpiredTokens,
+  deleteToken,
+  findTokenByDigest,
+  insertToken,
+  tokenDescendants,
+  touchTokens,
+} from "./tokens";
+import { insertUser } from "./users";
+
+let t: TestDb;
+beforeAll(async () => {
+  t = await createTestDb();
+});
+afterAll(() => t.drop());
+
+const open: TokenScope = { readOnly: false, adminOptIn: false, teamIds: null, expiresAt: null };
+let n = 0;
+const user = () => insertUser(t.db, { username: `u${++n}`, name: "U" });
+const token = (userId: string, parentId: string | null, scope = open) =>
+  insertToken(t.db, { userId, parentId, name: "t", digest: `d${++n}`, scope });
+
+describe("migrations", () => {
+  test("running them again changes nothing", async () => {
+    expect(await migrateToLatest(t.db)).toEqual([]);
+  });
+});
+
+describe("teams", () => {
+  test("a duplicate slug is a unique violation", async () => {
+    const owner = await user();
+    await insertTeam(t.db, { name: "A", slug: "dup", ownerId: owner.id, ownerRole: 50 });
+    const error = await insertTeam(t.db, {
+      name: "B",
+      slug: "dup",
+      ownerId: owner.id,
+      ownerRole: 50,
+    }).catch((e: unknown) => e);
+    expect(isUniqueViolation(error)).toBe(true);
+  });
+
+  test("listTeams pages in creation order with a cursor and counts all", async () => {
+    const owner = await user();
+    for (let i = 0; i < 5; i++) {
+      await insertTeam(t.db, {
+        name: `P${i}`,
+        slug: `page-${i}`,
+        ownerId: owner.id,
+        ownerRole: 50,
+      });
+    }
+    const all = await listTeams(t.db, { limit: 1000 });
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listTeams(t.db, { limit: 2, cursor });
+      expect(page.total).toBe(all.total);
+      ids.push(...page.teams.map((team) => team.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(ids).toEqual(all.teams.map((team) => team.id));
+  });
+
+  test("listUserTeams honours a team restriction, including an empty one", async () => {
+    const owner = await user();
+    const a = await insertTeam(t.db, { name: "RA", slug: "ra", ownerId: owner.id, ownerRole: 50 });
+    await insertTeam(t.db, { name: "RB", slug: "rb", ownerId: owner.id, ownerRole: 50 });
+    expect(await listUserTeams(t.db, owner.id, null)).toHaveLength(2);
+    expect((await listUserTeams(t.db, owner.id, [a.id])).map((x) => x.id)).toEqual([a.id]);
+    expect(await listUserTeams(t.db, owner.id, [])).toEqual([]);
+  });
+});
+
+describe("tokens", () => {
+  test("findTokenByDigest returns the owner and the team restriction", async () => {
+    const owner = await user();
+    const team = await insertTeam(t.db, {
+      name: "T",
+      slug: "tok-team",
+      ownerId: owner.id,
+      ownerRole: 50,
+    });
+    const row = await token(owner.id, null, { ...open, teamIds: [team.id] });
+    const found = await findTokenByDigest(t.db, row.digest);
+    expect(found).toMatchObject({ id: row.id, userId: owner.id, scope: { teamIds: [team.id] } });
+    expect(await findTokenByDigest(t.db, "nope")).toBeUndefined();
+  });
+
+  test("deleting a token deletes its whole subtree, and nothing else", async () => {
+    const owner = await user();
+    const root = await token(owner.id, null);
+    const child = await token(owner.id, root.id);
+    const grandchild = await token(owner.id, child.id);
+    const other = await token(owner.id, null);
+    expect((await tokenDescendants(t.db, root.id)).map((d) => d.id)).toEqual([
+      child.id,
+      grandchild.id,
+    ]);
+    await deleteToken(t.db, root.id);
+    const left = await t.db
+      .selectFrom("access_tokens")
+      .select("id")
+      .where("user_id", "=", owner.id)
+      .execute();
+    expect(left.map((r) => r.id)).toEqual([other.id]);
+  });
+
+  test("deleteExpiredTokens removes only tokens past their expiry", async () => {
+    const owner = await user();
+    const expired = await token(owner.id, null, {
+      ...open,
+      expiresAt: new Date(Date.now() - 1000),
+    });
+    const live = await token(owner.id, null, { ...open, expiresAt: new Date(Date.now() + 60_000) });
+    const deleted = await deleteExpiredTokens(t.db);
+    expect(deleted.map((d) => d.id)).toContain(expired.id);
+    expect(deleted.map((d) => d.id)).not.toContain(live.id);
+  });
+
+  test("touchTokens writes a batch and never moves lastUsedAt backwards", async () => {
+    const owner = await user();
+    const a = await token(owner.id, null);
+    const b = await token(owner.id, null);
+    const late = new Date("2030-01-01T00:00:00Z");
+    const early = new Date("2029-01-01T00:00:00Z");
+    await touchTokens(
+      t.db,
+      new Map([
+        [a.id, late],
+        [b.id, early],
+      ]),
+    );
+    await touchTokens(t.db, new Map([[a.id, early]]));
+    const rows = await t.db
+      .selectFrom("access_tokens")
+      .select(["id", "last_used_at"])
+      .where("id", "in", [a.id, b.id])
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, r.last_used_at?.toISOString()]));
+    expect(byId.get(a.id)).toBe(late.toISOString());
+    expect(byId.get(b.id)).toBe(early.toISOString());
+  });
+});
