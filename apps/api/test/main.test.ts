@@ -54,22 +54,10 @@ beforeAll(async () => {
   env = { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" };
   if (testDatabaseUrl) {
     // A schema of its own in the test server, named through the connection's search_path.
-    database = await createTestDb();
+    database = await createTestDb({ migrate: false });
     const schema = (database.config as { schema: string }).schema;
     const url = new URL(testDatabaseUrl);
     url.searchParams.set("options", `-c search_path=${schema}`);
-    await database.db.schema.dropTable("kysely_migration").ifExists().execute();
-    await database.db.schema.dropTable("kysely_migration_lock").ifExists().execute();
-    for (const table of [
-      "audit_log",
-      "access_token_teams",
-      "access_tokens",
-      "team_members",
-      "teams",
-      "users",
-    ]) {
-      await database.db.schema.dropTable(table).ifExists().cascade().execute();
-    }
     env.DATABASE_URL = url.toString();
   }
 });

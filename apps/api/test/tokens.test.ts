@@ -21,6 +21,14 @@ async function createTeam(token: string, name: string) {
   return reply.body as { id: string };
 }
 
+/** Moves a token's expiry into the past, as time would. */
+const expire = (id: string) =>
+  server.db
+    .updateTable("access_tokens")
+    .set({ expires_at: new Date(Date.now() - 1000) })
+    .where("id", "=", id)
+    .execute();
+
 const status = async (token: string, method: string, path: string, body?: unknown) =>
   (await server.request(method, path, { token, body })).status;
 
@@ -323,11 +331,7 @@ describe("expiry and use", () => {
       name: "short",
       expiresAt: Date.now() + 60_000,
     });
-    await server.db
-      .updateTable("access_tokens")
-      .set({ expires_at: new Date(Date.now() - 1000) })
-      .where("id", "=", created.id)
-      .execute();
+    await expire(created.id);
     const reply = await server.request("GET", "/api/v1/user", { token: created.token });
     expect(reply.status).toBe(401);
     const row = await server.db
@@ -344,11 +348,7 @@ describe("expiry and use", () => {
       name: "swept",
       expiresAt: Date.now() + 60_000,
     });
-    await server.db
-      .updateTable("access_tokens")
-      .set({ expires_at: new Date(Date.now() - 1000) })
-      .where("id", "=", created.id)
-      .execute();
+    await expire(created.id);
     await server.app.sweepTokens();
     const row = await server.db
       .selectFrom("access_tokens")

@@ -1,20 +1,8 @@
 import { Role } from "@flowplane/contract";
 import { describe, expect, test } from "vitest";
-import { authorize, type Caller, type TokenScope } from "./permissions";
+import { caller } from "./test-fixtures";
+import { authorize } from "./permissions";
 
-const scope = (over: Partial<TokenScope> = {}): TokenScope => ({
-  readOnly: false,
-  adminOptIn: false,
-  teamIds: null,
-  expiresAt: null,
-  ...over,
-});
-const caller = (over: Partial<Caller> = {}, s: Partial<TokenScope> = {}): Caller => ({
-  userId: "u",
-  admin: false,
-  scope: scope(s),
-  ...over,
-});
 const team = (role: number | undefined, exists = true) => ({
   id: "t1",
   membershipRole: role,

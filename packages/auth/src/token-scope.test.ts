@@ -1,14 +1,7 @@
 import { describe, expect, test } from "vitest";
-import type { TokenScope } from "./permissions";
+import { scope } from "./test-fixtures";
 import { narrowScope, scopeViolation } from "./token-scope";
 
-const scope = (over: Partial<TokenScope> = {}): TokenScope => ({
-  readOnly: false,
-  adminOptIn: false,
-  teamIds: null,
-  expiresAt: null,
-  ...over,
-});
 const soon = new Date("2030-01-01T00:00:00Z");
 const later = new Date("2031-01-01T00:00:00Z");
 

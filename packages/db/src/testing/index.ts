@@ -12,18 +12,20 @@ export interface TestDb {
   drop(): Promise<void>;
 }
 
-export async function createTestDb(): Promise<TestDb> {
+/** `migrate: false` leaves the database empty, as a first start finds it. */
+export async function createTestDb(options: { migrate?: boolean } = {}): Promise<TestDb> {
+  const migrate = options.migrate ?? true;
   if (!testDatabaseUrl) {
     const config: DbConfig = { kind: "pglite" };
     const db = await createDb(config);
-    await migrateToLatest(db);
+    if (migrate) await migrateToLatest(db);
     return { db, config, drop: () => db.destroy() };
   }
   const schema = `test_${randomBase62(10).toLowerCase()}`;
   await adminQuery(`create schema ${schema}`);
   const config: DbConfig = { kind: "postgres", url: testDatabaseUrl, schema, poolSize: 5 };
   const db = await createDb(config);
-  await migrateToLatest(db);
+  if (migrate) await migrateToLatest(db);
   return {
     db,
     config,
