@@ -4,12 +4,14 @@ import type { Db, TokenIdentity } from "@flowplane/db";
 import { deleteExpiredTokens } from "@flowplane/db";
 import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
 import Fastify, {
+  type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
   LogController,
 } from "fastify";
 import { randomUUID } from "node:crypto";
+import { type DestinationStream, type Logger, pino } from "pino";
 import { Authenticator } from "./authentication";
 import { notFound, toErrorResponse } from "./errors";
 import { openApiDocument } from "./openapi";
@@ -30,14 +32,31 @@ export interface AppOptions {
   db: Db;
   tokenSecret: string;
   baseUrl: string;
-  /** pino options, or false for no logs. */
-  logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
+  /** From `createLogger`; none: no logs. */
+  logger?: Logger;
   bodyLimit?: number;
   /** How often expired tokens are deleted and lastUsedAt is written (default 60 s). */
   sweepIntervalMs?: number;
 }
 
 /** REST and the document; /trpc authenticates in its createContext, to answer in tRPC's shape. */
+/**
+ * The platform's logger: structured JSON, with the places a token could appear redacted. Writes
+ * are asynchronous (buffered while one is in flight), so logging never blocks a request.
+ */
+export function createLogger(level: string, stream?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      redact: {
+        paths: ["req.headers.authorization", "*.authorization", "token"],
+        censor: "[redacted]",
+      },
+    },
+    stream ?? pino.destination({ dest: 1, sync: false }),
+  );
+}
+
 const GUARDED = /^\/api(\/|\?|$)/;
 
 /** One log line per request, when it completes (Fastify's default is two). */
@@ -57,15 +76,10 @@ class RequestLog extends LogController {
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const logger =
-    options.logger === undefined || options.logger === false
-      ? false
-      : {
-          ...(options.logger === true ? {} : options.logger),
-          redact: { paths: ["req.headers.authorization", "token"], censor: "[redacted]" },
-        };
   const app = Fastify({
-    logger,
+    ...(options.logger
+      ? { loggerInstance: options.logger as FastifyBaseLogger }
+      : { logger: false }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     genReqId: () => randomUUID(),
     requestIdHeader: false,

@@ -1,5 +1,5 @@
 // What other packages may import: the router type for typed tRPC clients, and the server itself.
 export type { AppRouter } from "./routers/index";
-export { buildApp, type AppOptions } from "./app";
+export { buildApp, createLogger, type AppOptions } from "./app";
 export { ensureInitialAdmin, loadTokenSecret, INITIAL_TOKEN_FILE } from "./bootstrap";
 export { loadConfig, type Config } from "./env";

@@ -2,8 +2,7 @@
 // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
 import { createDb, migrateToLatest } from "@flowplane/db";
 import { mkdir } from "node:fs/promises";
-import { pino } from "pino";
-import { buildApp } from "./app";
+import { buildApp, createLogger } from "./app";
 import { ensureInitialAdmin, loadTokenSecret } from "./bootstrap";
 import { ConfigError, loadConfig } from "./env";
 
@@ -18,7 +17,7 @@ async function main() {
     }
     throw error;
   }
-  const log = pino({ level: config.LOG_LEVEL });
+  const log = createLogger(config.LOG_LEVEL);
   await mkdir(config.DATA_DIR, { recursive: true });
 
   const db = await createDb(
@@ -47,7 +46,7 @@ async function main() {
     db,
     tokenSecret: secret,
     baseUrl: config.BASE_URL,
-    logger: { level: config.LOG_LEVEL },
+    logger: log,
     bodyLimit: config.BODY_LIMIT,
     sweepIntervalMs: config.TOKEN_SWEEP_SECONDS * 1000,
   });
@@ -61,9 +60,11 @@ async function main() {
     try {
       await app.close();
       await db.destroy();
+      log.flush();
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, "shutdown failed");
+      log.flush();
       process.exit(1);
     }
   };

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { expect } from "vitest";
-import { buildApp, ensureInitialAdmin, INITIAL_TOKEN_FILE } from "../src/index";
+import { buildApp, createLogger, ensureInitialAdmin, INITIAL_TOKEN_FILE } from "../src/index";
 
 export const TOKEN_SECRET = "test-secret-0123456789-abcdefghijklmnopqrstuvwxyz";
 
@@ -69,7 +69,7 @@ export async function startServer(options: { db?: TestDb } = {}): Promise<TestSe
     db,
     tokenSecret: TOKEN_SECRET,
     baseUrl: "http://127.0.0.1:3000",
-    logger: { level: "info", stream },
+    logger: createLogger("info", stream),
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();

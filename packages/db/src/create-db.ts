@@ -2,7 +2,8 @@
 // default). Both speak the same SQL and run the same migrations; the type parsers agree
 // (timestamptz → Date, json → objects, text[] → arrays; counts are cast to int in queries).
 import { PGlite } from "@electric-sql/pglite";
-import { Kysely, Migrator, PostgresDialect, sql } from "kysely";
+import { createHash } from "node:crypto";
+import { Kysely, Migrator, PostgresDialect, type PostgresPool, sql } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
 import { migrations } from "./migrations/index";
@@ -35,10 +36,45 @@ export async function createDb(config: DbConfig): Promise<Db> {
       ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
     });
     pool.on("error", (error) => config.onIdleError?.(error));
-    return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
   }
   const pglite = await PGlite.create(config.dataDir);
   return new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+}
+
+/** Statements with more parameters vary in shape (value lists) and are not worth keeping. */
+const MAX_PREPARED_PARAMETERS = 16;
+const statementNames = new Map<string, string>();
+
+/**
+ * Names each parameterized statement after its text, so that PostgreSQL parses and plans it once
+ * per connection instead of on every request (node-postgres keeps named statements per client).
+ */
+function preparing(pool: pg.Pool): PostgresPool {
+  const nameOf = (text: string) => {
+    let name = statementNames.get(text);
+    if (!name) {
+      name = `fp_${createHash("sha1").update(text).digest("base64url")}`;
+      if (statementNames.size < 10_000) statementNames.set(text, name);
+    }
+    return name;
+  };
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      return {
+        query: ((text: unknown, values?: readonly unknown[]) =>
+          typeof text === "string" &&
+          values &&
+          values.length > 0 &&
+          values.length <= MAX_PREPARED_PARAMETERS
+            ? client.query({ name: nameOf(text), text, values: [...values] })
+            : client.query(text as string, values ? [...values] : undefined)) as never,
+        release: () => client.release(),
+      };
+    },
+    end: () => pool.end(),
+  };
 }
 
 /** Brings the schema up to date. Safe to run from several processes at once (Kysely locks). */
