@@ -1,0 +1,56 @@
+// What every command is given: where to write, the environment, the stored login, and a client for
+// the server that the environment and the stored login name.
+import { type Client, createClient } from "./client";
+import { DEFAULT_URL, type Login, loginFile, readLogin } from "./config";
+import { type Env, parseEnv } from "./env";
+import { CliError } from "./errors";
+
+export interface Writer {
+  write(text: string): unknown;
+}
+
+export interface Io {
+  stdout: Writer;
+  stderr: Writer;
+  env: Record<string, string | undefined>;
+  /** The user's config directory, instead of XDG_CONFIG_HOME or ~/.config (tests). */
+  configDir?: string;
+}
+
+export interface Context {
+  /** For people or, with --json, for scripts. */
+  print(text: string): void;
+  /** Notes that must not mix into the output a script reads. */
+  warn(text: string): void;
+  /** Parsed on first use, so that `--help` works whatever the environment holds. */
+  env(): Env;
+  loginFile(): string;
+  /** FLOWPLANE_TOKEN and FLOWPLANE_URL override the stored login, each on its own. */
+  connect(): Promise<{ client: Client; url: string }>;
+}
+
+export function createContext(io: Io): Context {
+  let env: Env | undefined;
+  const context: Context = {
+    print: (text) => void io.stdout.write(text),
+    warn: (text) => void io.stderr.write(`warning: ${text}\n`),
+    env: () => (env ??= parseEnv(io.env)),
+    loginFile: () => loginFile(context.env().XDG_CONFIG_HOME, io.configDir),
+    async connect() {
+      const { FLOWPLANE_TOKEN, FLOWPLANE_URL } = context.env();
+      // With both variables set, the stored login does not matter, even if it is unreadable.
+      const stored =
+        FLOWPLANE_TOKEN && FLOWPLANE_URL ? undefined : await readLogin(context.loginFile());
+      const token = FLOWPLANE_TOKEN ?? stored?.token;
+      if (!token) {
+        throw new CliError(
+          "not logged in: run `flowplane login --token <token>` or set FLOWPLANE_TOKEN",
+          "not_logged_in",
+        );
+      }
+      const login: Login = { url: FLOWPLANE_URL ?? stored?.url ?? DEFAULT_URL, token };
+      return { client: createClient(login), url: login.url };
+    },
+  };
+  return context;
+}

@@ -1,0 +1,57 @@
+// The `flowplane` command line, and how a run ends: 0 on success, 1 when the work failed (the API's
+// error, or the CLI's own), 2 when the command line itself was wrong.
+import { Command, CommanderError } from "commander";
+import packageJson from "../package.json" with { type: "json" };
+import { apiFailure } from "./client";
+import { addLoginCommand } from "./commands/login";
+import { addTeamsCommands } from "./commands/teams";
+import { addTokensCommands } from "./commands/tokens";
+import { addWhoamiCommand } from "./commands/whoami";
+import { type Context, createContext, type Io } from "./context";
+import { CliError } from "./errors";
+
+export function createProgram(context: Context, io: Io): Command {
+  // Settings before subcommands: `command()` copies them to each subcommand it creates.
+  const program = new Command("flowplane")
+    .description(
+      "Manage Flowplane teams and personal access tokens.\n" +
+        "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
+    )
+    .version(packageJson.version)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => void io.stdout.write(text),
+      writeErr: (text) => void io.stderr.write(text),
+    })
+    .showHelpAfterError("(add --help for usage)");
+
+  addLoginCommand(program, context);
+  addWhoamiCommand(program, context);
+  addTeamsCommands(program, context);
+  addTokensCommands(program, context);
+  return program;
+}
+
+/** Runs one command line (`argv` as in process.argv) and returns the exit status. */
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  const context = createContext(io);
+  try {
+    await createProgram(context, io).parseAsync([...argv]);
+    return 0;
+  } catch (error) {
+    // Commander has already printed its message (or the help, or the version).
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    const failure = apiFailure(error);
+    const { message, code, details } =
+      failure instanceof CliError
+        ? failure
+        : new CliError(
+            failure instanceof Error ? failure.message : String(failure),
+            "unexpected_error",
+          );
+    io.stderr.write(
+      `error: ${message} (${code})\n${details.map((line) => `  ${line}\n`).join("")}`,
+    );
+    return 1;
+  }
+}

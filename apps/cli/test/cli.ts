@@ -1,0 +1,70 @@
+// `flowplane ...` run in-process, as a user would run it: its own config directory and environment,
+// and everything it prints captured.
+import { mkdtempSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+import { run } from "../src/index";
+
+// Every directory a test file makes lives in one, removed when the file is done.
+const root = mkdtempSync(join(tmpdir(), "flowplane-cli-test-"));
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+/** A new empty directory, removed after the test file. */
+export const scratchDir = () => mkdtemp(join(root, "dir-"));
+
+export interface Outcome {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface User {
+  /** The user's config directory; the login is stored in its flowplane/config.json. */
+  configDir: string | undefined;
+  env: Record<string, string>;
+  flowplane(...args: string[]): Promise<Outcome>;
+}
+
+/** A user with an empty config directory of their own, and only `env` in the environment. */
+export async function newUser(env: Record<string, string> = {}): Promise<User> {
+  return userWith(await scratchDir(), env);
+}
+
+export function userWith(configDir: string | undefined, env: Record<string, string>): User {
+  return {
+    configDir,
+    env,
+    async flowplane(...args) {
+      let stdout = "";
+      let stderr = "";
+      const status = await run(["node", "flowplane", ...args], {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text) },
+        env,
+        configDir,
+      });
+      return { status, stdout, stderr };
+    },
+  };
+}
+
+export function loginFileOf(user: User): string {
+  return join(user.configDir!, "flowplane", "config.json");
+}
+
+/**
+ * The cell under `header` in row `row` (1: the first under the header line) of a printed table.
+ * Throws when the cell does not start exactly under its header: the columns are not aligned.
+ */
+export function cell(table: string, row: number, header: string): string {
+  const lines = table.trimEnd().split("\n");
+  const start = lines[0]!.indexOf(header);
+  const line = lines[row];
+  if (start < 0 || line === undefined) throw new Error(`no column ${header} or no row ${row}`);
+  if (line[start] === " " || (start > 0 && line[start - 1] !== " ")) {
+    throw new Error(`column ${header} is not aligned in:\n${table}`);
+  }
+  return line.slice(start).split(/ {2,}/)[0]!;
+}
