@@ -13,7 +13,7 @@ import Fastify, {
 import { randomUUID } from "node:crypto";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { Authenticator } from "./authentication";
-import { notFound, toErrorResponse } from "./errors";
+import { notFound, toErrorResponse, trpcErrorEnvelope } from "./errors";
 import { openApiDocument } from "./openapi";
 import { docsPlugin } from "./plugins/docs";
 import { healthPlugin } from "./plugins/health";
@@ -119,6 +119,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler(async (error, request, reply) => {
     const { status, body, internal } = toErrorResponse(error, request.id);
     if (internal) request.log.error({ err: error }, "unexpected error");
+    // Refusals before tRPC runs (too large, not JSON) still answer /trpc clients in their envelope.
+    if (request.url.startsWith("/trpc/")) {
+      return reply.code(status).send(trpcErrorEnvelope(status, body));
+    }
     return reply.code(status).send(body);
   });
   app.setNotFoundHandler(async (request, reply) => {

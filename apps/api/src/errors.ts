@@ -2,7 +2,7 @@
 // error into the `{ code, error, requestId }` body. No stack or driver text ever reaches a client.
 import type { ErrorBody, ErrorCode } from "@flowplane/contract";
 import { TRPCError } from "@trpc/server";
-import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError } from "zod";
 
 const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -127,4 +127,16 @@ function toApiError(error: unknown): ApiError | undefined {
     }
   }
   return undefined;
+}
+
+/** An error body in tRPC's envelope, as the errorFormatter in trpc.ts shapes it. */
+export function trpcErrorEnvelope(status: number, body: ErrorBody) {
+  const key = TRPC_CODE_BY_STATUS[status] ?? "INTERNAL_SERVER_ERROR";
+  return {
+    error: {
+      message: body.error,
+      code: TRPC_ERROR_CODES_BY_KEY[key],
+      data: { code: body.code, httpStatus: status, requestId: body.requestId, errors: body.errors },
+    },
+  };
 }

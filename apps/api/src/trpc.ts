@@ -5,7 +5,7 @@ import { type Db, findTeamForUser, type TeamWithCount, type TokenIdentity } from
 import { initTRPC } from "@trpc/server";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { forbidden, notFound, toErrorResponse } from "./errors";
+import { forbidden, notFound, toErrorResponse, trpcErrorEnvelope } from "./errors";
 
 export interface Context {
   db: Db;
@@ -32,16 +32,7 @@ const t = initTRPC
     // tRPC's own envelope stays (its clients rely on it), with our code and no stack trace.
     errorFormatter({ shape, error, ctx }) {
       const { status, body } = toErrorResponse(error, ctx?.requestId ?? "");
-      return {
-        message: body.error,
-        code: shape.code,
-        data: {
-          code: body.code,
-          httpStatus: status,
-          requestId: body.requestId,
-          errors: body.errors,
-        },
-      };
+      return { ...trpcErrorEnvelope(status, body).error, code: shape.code };
     },
   });
 

@@ -52,6 +52,28 @@ describe("/trpc", () => {
     });
   });
 
+  test("refusals before tRPC runs (body too large, not JSON) come in tRPC's envelope too", async () => {
+    const user = await server.user();
+    const big = await fetch(`${server.url}/trpc/team.create`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${user.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "x".repeat(2 * 1024 * 1024) }),
+    });
+    expect(big.status).toBe(413);
+    expect(await big.json()).toMatchObject({
+      error: { code: -32013, data: { code: "payload_too_large", httpStatus: 413 } },
+    });
+    const text = await fetch(`${server.url}/trpc/team.create`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${user.token}`, "content-type": "text/plain" },
+      body: "hello",
+    });
+    expect(text.status).toBe(415);
+    expect(await text.json()).toMatchObject({
+      error: { data: { code: "unsupported_media_type" } },
+    });
+  });
+
   test("without a valid token every call is 401", async () => {
     for (const token of [null, "fpp_notevenclose"]) {
       const error = await client(token)
