@@ -12,7 +12,7 @@ import Fastify, {
 } from "fastify";
 import { randomUUID } from "node:crypto";
 import { type DestinationStream, type Logger, pino } from "pino";
-import { Authenticator } from "./authentication";
+import { Authenticator, type PreloadedTeam } from "./authentication";
 import { notFound, toErrorResponse, trpcErrorEnvelope } from "./errors";
 import { openApiDocument } from "./openapi";
 import { docsPlugin } from "./plugins/docs";
@@ -25,6 +25,7 @@ import { VERSION } from "./version";
 declare module "fastify" {
   interface FastifyRequest {
     auth?: TokenIdentity;
+    preloadedTeam?: PreloadedTeam;
   }
 }
 
@@ -91,6 +92,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const contextOf = (request: FastifyRequest): Context => ({
     db: options.db,
     auth: request.auth!,
+    preloadedTeam: request.preloadedTeam,
     requestId: request.id,
     log: request.log,
     baseUrl: options.baseUrl,
@@ -103,7 +105,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
     if (GUARDED.test(request.url)) {
-      request.auth = await authenticator.authenticate(request.headers.authorization);
+      const { teamId } = request.params as { teamId?: string };
+      const { identity, team } = await authenticator.authenticate(
+        request.headers.authorization,
+        teamId,
+      );
+      request.auth = identity;
+      request.preloadedTeam = team;
     }
   });
 
@@ -139,7 +147,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trpcOptions: {
       router: appRouter,
       createContext: async ({ req }: { req: FastifyRequest }) => {
-        req.auth = await authenticator.authenticate(req.headers.authorization);
+        req.auth = (await authenticator.authenticate(req.headers.authorization)).identity;
         return contextOf(req);
       },
       onError: ({ error, req }: { error: Error; req: FastifyRequest }) => {

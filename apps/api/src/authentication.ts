@@ -9,12 +9,25 @@ import { bearerToken, parseToken, tokenDigest } from "@flowplane/auth";
 import {
   type Db,
   deleteToken,
+  findTokenAndTeam,
   findTokenByDigest,
+  type TeamForUser,
   type TokenIdentity,
   touchTokens,
 } from "@flowplane/db";
 import { LRUCache } from "lru-cache";
 import { unauthorized } from "./errors";
+
+export interface Authenticated {
+  identity: TokenIdentity;
+  /** The team a team route names, looked up with the token (found: undefined when none). */
+  team?: PreloadedTeam;
+}
+
+export interface PreloadedTeam {
+  teamId: string;
+  found: TeamForUser | undefined;
+}
 
 export class Authenticator {
   private lastUsed = new Map<string, Date>();
@@ -25,24 +38,35 @@ export class Authenticator {
     private readonly secret: string,
   ) {}
 
-  async authenticate(header: string | undefined): Promise<TokenIdentity> {
+  /**
+   * The token's identity. With `teamId` (a team route), the team and the owner's membership come
+   * back from the same query, so authorization needs no second round trip.
+   */
+  async authenticate(header: string | undefined, teamId?: string): Promise<Authenticated> {
     const token = bearerToken(header);
     if (!token || !parseToken(token)) throw unauthorized();
     const digest = tokenDigest(this.secret, token);
     if (this.unknown.has(digest)) throw unauthorized();
-    const identity = await findTokenByDigest(this.db, digest);
-    if (!identity) {
+    const found =
+      teamId === undefined
+        ? await findTokenByDigest(this.db, digest).then((identity) => identity && { identity })
+        : await findTokenAndTeam(this.db, digest, teamId).then(
+            (result) =>
+              result && { identity: result.identity, team: { teamId, found: result.team } },
+          );
+    if (!found) {
       this.unknown.set(digest, true);
       throw unauthorized();
     }
     const now = new Date();
-    if (identity.scope.expiresAt && identity.scope.expiresAt <= now) {
-      await deleteToken(this.db, identity.id);
+    const { expiresAt } = found.identity.scope;
+    if (expiresAt && expiresAt <= now) {
+      await deleteToken(this.db, found.identity.id);
       this.unknown.set(digest, true);
       throw unauthorized();
     }
-    this.lastUsed.set(identity.id, now);
-    return identity;
+    this.lastUsed.set(found.identity.id, now);
+    return found;
   }
 
   /** Writes the lastUsedAt times gathered since the previous flush. */

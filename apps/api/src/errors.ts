@@ -39,7 +39,11 @@ export class ApiError extends TRPCError {
   readonly fields: FieldError[] | undefined;
 
   constructor(status: number, apiCode: string, message: string, fields?: FieldError[]) {
+    // A client error needs no stack trace, and capturing one is most of what throwing costs.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super({ code: TRPC_CODE_BY_STATUS[status] ?? "INTERNAL_SERVER_ERROR", message });
+    Error.stackTraceLimit = stackTraceLimit;
     this.status = status;
     this.apiCode = apiCode;
     this.fields = fields;

@@ -5,12 +5,15 @@ import { type Db, findTeamForUser, type TeamWithCount, type TokenIdentity } from
 import { initTRPC } from "@trpc/server";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
+import type { PreloadedTeam } from "./authentication";
 import { forbidden, notFound, toErrorResponse, trpcErrorEnvelope } from "./errors";
 
 export interface Context {
   db: Db;
   /** The authenticated token and its owner. Every procedure runs authenticated. */
   auth: TokenIdentity;
+  /** A team looked up with the token (REST team routes), so authorization need not query it. */
+  preloadedTeam?: PreloadedTeam;
   requestId: string;
   log: FastifyBaseLogger;
   baseUrl: string;
@@ -65,7 +68,12 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     typeof raw === "object" && raw !== null && "teamId" in raw && typeof raw.teamId === "string"
       ? raw.teamId
       : undefined;
-  const found = teamId ? await findTeamForUser(ctx.db, teamId, ctx.auth.userId) : undefined;
+  const found =
+    teamId === undefined
+      ? undefined
+      : ctx.preloadedTeam?.teamId === teamId
+        ? ctx.preloadedTeam.found
+        : await findTeamForUser(ctx.db, teamId, ctx.auth.userId);
   const decision = authorize(permission, caller, {
     id: teamId ?? "",
     exists: found !== undefined,

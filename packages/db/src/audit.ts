@@ -1,8 +1,8 @@
 // The one place that writes the audit log. Callers pass the transaction of the change, so an entry
 // exists exactly when its change does.
-import type { Kysely } from "kysely";
+import type { Insertable, Kysely } from "kysely";
 import { newId } from "./ids";
-import type { Database } from "./schema";
+import type { AuditLogTable, Database } from "./schema";
 
 export interface AuditEntry {
   event: string;
@@ -14,22 +14,24 @@ export interface AuditEntry {
   body?: Record<string, unknown>;
 }
 
-export async function recordAudit(trx: Kysely<Database>, entry: AuditEntry): Promise<void> {
+/** The row an entry is stored as. */
+export function auditRow(entry: AuditEntry): Insertable<AuditLogTable> {
   const actor = entry.actor === "system" ? null : entry.actor;
-  await trx
-    .insertInto("audit_log")
-    .values({
-      id: newId(),
-      event: entry.event,
-      entity_type: entry.entity.type,
-      entity_id: entry.entity.id,
-      team_id: entry.teamId ?? null,
-      actor_id: actor?.userId ?? null,
-      source: actor ? "api" : "system",
-      token_id: actor?.tokenId ?? null,
-      body: JSON.stringify(entry.body ?? {}),
-    })
-    .execute();
+  return {
+    id: newId(),
+    event: entry.event,
+    entity_type: entry.entity.type,
+    entity_id: entry.entity.id,
+    team_id: entry.teamId ?? null,
+    actor_id: actor?.userId ?? null,
+    source: actor ? "api" : "system",
+    token_id: actor?.tokenId ?? null,
+    body: JSON.stringify(entry.body ?? {}),
+  };
+}
+
+export async function recordAudit(trx: Kysely<Database>, entry: AuditEntry): Promise<void> {
+  await trx.insertInto("audit_log").values(auditRow(entry)).execute();
 }
 
 export async function auditEntries(db: Kysely<Database>, filter: { event?: string } = {}) {

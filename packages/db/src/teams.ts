@@ -1,4 +1,5 @@
 import { type Kysely, sql } from "kysely";
+import { type AuditEntry, auditRow } from "./audit";
 import { newId } from "./ids";
 import type { Database, TeamRow } from "./schema";
 
@@ -31,12 +32,17 @@ export async function slugExists(db: Kysely<Database>, slug: string): Promise<bo
   return row !== undefined;
 }
 
-/** A team with its member count, and the user's role in it (undefined when not a member). */
+/** A team with its member count, and a user's role in it (undefined when not a member). */
+export interface TeamForUser {
+  team: TeamWithCount;
+  role: number | undefined;
+}
+
 export async function findTeamForUser(
   db: Kysely<Database>,
   teamId: string,
   userId: string,
-): Promise<{ team: TeamWithCount; role: number | undefined } | undefined> {
+): Promise<TeamForUser | undefined> {
   const row = await db
     .selectFrom("teams")
     .leftJoin("team_members as m", (join) =>
@@ -51,18 +57,22 @@ export async function findTeamForUser(
   return { team, role: role ?? undefined };
 }
 
+export type UserTeamRow = Pick<TeamRow, "id" | "name" | "slug"> & {
+  member_count: number;
+  role: number;
+};
+
 /** The user's teams with their role, optionally only those in `teamIds`. */
 export async function listUserTeams(
   db: Kysely<Database>,
   userId: string,
   teamIds: readonly string[] | null,
-): Promise<(TeamWithCount & { role: number })[]> {
+): Promise<UserTeamRow[]> {
   if (teamIds !== null && teamIds.length === 0) return [];
   let query = db
     .selectFrom("team_members as m")
     .innerJoin("teams", "teams.id", "m.team_id")
-    .selectAll("teams")
-    .select([memberCount(), "m.role"])
+    .select(["teams.id", "teams.name", "teams.slug", memberCount(), "m.role"])
     .where("m.user_id", "=", userId)
     .orderBy("teams.name")
     .orderBy("teams.id");
@@ -99,18 +109,43 @@ export async function listTeams(
   return { teams, total: total.n, nextCursor: more ? teams.at(-1)!.id : undefined };
 }
 
+/**
+ * Changes a team and writes its audit entry in one statement: a data-modifying CTE makes both
+ * atomic in a single round trip, where BEGIN, UPDATE, INSERT, COMMIT would take four. Undefined
+ * when the team no longer exists (and then nothing is logged).
+ */
 export async function updateTeam(
-  trx: Kysely<Database>,
+  db: Kysely<Database>,
   teamId: string,
   change: { name?: string; slug?: string },
-): Promise<TeamWithCount> {
-  return trx
-    .updateTable("teams")
-    .set({ ...change, updated_at: sql`now()` })
-    .where("id", "=", teamId)
-    .returningAll()
-    .returning(memberCount())
-    .executeTakeFirstOrThrow();
+  audit: AuditEntry,
+): Promise<TeamWithCount | undefined> {
+  const row = auditRow(audit);
+  const columns = Object.keys(row) as (keyof typeof row)[];
+  return db
+    .with("changed", (qb) =>
+      qb
+        .updateTable("teams")
+        .set({ ...change, updated_at: sql`now()` })
+        .where("id", "=", teamId)
+        .returningAll(),
+    )
+    .with("logged", (qb) =>
+      qb
+        .insertInto("audit_log")
+        .columns(columns)
+        .expression((eb) =>
+          eb.selectFrom("changed").select(columns.map((column) => eb.val(row[column]).as(column))),
+        ),
+    )
+    .selectFrom("changed")
+    .selectAll("changed")
+    .select(
+      sql<number>`(select count(*)::int from team_members where team_members.team_id = changed.id)`.as(
+        "member_count",
+      ),
+    )
+    .executeTakeFirst();
 }
 
 /** Ids of the teams among `teamIds` that the user is a member of. */

@@ -3,6 +3,7 @@ import type { TokenScope } from "@flowplane/auth";
 import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
 import type { AccessTokenRow, Database } from "./schema";
+import type { TeamForUser } from "./teams";
 
 /** What authentication needs: the token, its scope and its owner, in one query. */
 export interface TokenIdentity {
@@ -17,7 +18,56 @@ export async function findTokenByDigest(
   db: Kysely<Database>,
   digest: string,
 ): Promise<TokenIdentity | undefined> {
-  const row = await db
+  const row = await identityQuery(db, digest).executeTakeFirst();
+  return row && identityOf(row);
+}
+
+/**
+ * The token, and in the same round trip a team with the owner's membership in it: what every
+ * request to a team's route needs first. `team` is undefined when no such team exists.
+ */
+export async function findTokenAndTeam(
+  db: Kysely<Database>,
+  digest: string,
+  teamId: string,
+): Promise<{ identity: TokenIdentity; team: TeamForUser | undefined } | undefined> {
+  const row = await identityQuery(db, digest)
+    .leftJoin("teams as team", (join) => join.on("team.id", "=", teamId))
+    .leftJoin("team_members as m", (join) =>
+      join.onRef("m.team_id", "=", "team.id").onRef("m.user_id", "=", "t.user_id"),
+    )
+    .select([
+      "team.id as team_id",
+      "team.name as team_name",
+      "team.slug as team_slug",
+      "team.created_at as team_created_at",
+      "team.updated_at as team_updated_at",
+      "m.role as team_role",
+      sql<number>`(select count(*)::int from team_members c where c.team_id = team.id)`.as(
+        "team_member_count",
+      ),
+    ])
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const team: TeamForUser | undefined =
+    row.team_id === null
+      ? undefined
+      : {
+          team: {
+            id: row.team_id,
+            name: row.team_name!,
+            slug: row.team_slug!,
+            created_at: row.team_created_at!,
+            updated_at: row.team_updated_at!,
+            member_count: row.team_member_count,
+          },
+          role: row.team_role ?? undefined,
+        };
+  return { identity: identityOf(row), team };
+}
+
+function identityQuery(db: Kysely<Database>, digest: string) {
+  return db
     .selectFrom("access_tokens as t")
     .innerJoin("users as u", "u.id", "t.user_id")
     .select([
@@ -35,9 +85,20 @@ export async function findTokenByDigest(
         "team_ids",
       ),
     ])
-    .where("t.digest", "=", digest)
-    .executeTakeFirst();
-  if (!row) return undefined;
+    .where("t.digest", "=", digest);
+}
+
+function identityOf(row: {
+  id: string;
+  user_id: string;
+  username: string;
+  admin: boolean;
+  read_only: boolean;
+  admin_opt_in: boolean;
+  team_restricted: boolean;
+  team_ids: string[] | null;
+  expires_at: Date | null;
+}): TokenIdentity {
   return {
     id: row.id,
     userId: row.user_id,

@@ -18,7 +18,7 @@ import {
   slugExists,
   updateTeam,
 } from "@flowplane/db";
-import { ApiError, invalidRequest } from "../errors";
+import { ApiError, invalidRequest, notFound } from "../errors";
 import { procedure, router, teamOf } from "../trpc";
 import { teamView } from "./views";
 
@@ -144,21 +144,19 @@ export const teamRouter = router({
         .map((key) => ({ key, old: before[key], new: input[key]! }));
       if (updates.length === 0) return teamView(before, ctx.baseUrl);
       try {
-        const team = await ctx.db.transaction().execute(async (trx) => {
-          const team = await updateTeam(
-            trx,
-            before.id,
-            Object.fromEntries(updates.map((u) => [u.key, u.new])),
-          );
-          await recordAudit(trx, {
+        const team = await updateTeam(
+          ctx.db,
+          before.id,
+          Object.fromEntries(updates.map((u) => [u.key, u.new])),
+          {
             event: "team.settings.updated",
-            entity: { type: "team", id: team.id },
-            teamId: team.id,
+            entity: { type: "team", id: before.id },
+            teamId: before.id,
             actor: { userId: ctx.auth.userId, tokenId: ctx.auth.id },
             body: { updates },
-          });
-          return team;
-        });
+          },
+        );
+        if (!team) throw notFound();
         return teamView(team, ctx.baseUrl);
       } catch (error) {
         if (isUniqueViolation(error)) throw slugTaken();

@@ -1,6 +1,6 @@
 // Database rows as the API shows them (FlowFuse's view shapes).
 import type { Team, TokenSummary, User, UserTeam } from "@flowplane/contract";
-import type { TeamWithCount, TokenSummaryRow, UserRow } from "@flowplane/db";
+import type { TeamWithCount, TokenSummaryRow, UserRow, UserTeamRow } from "@flowplane/db";
 
 const iso = (date: Date) => date.toISOString();
 const isoOrNull = (date: Date | null) => (date ? date.toISOString() : null);
@@ -17,7 +17,7 @@ export function userView(row: UserRow, baseUrl: string): User {
   };
 }
 
-function teamSummary(row: TeamWithCount, baseUrl: string) {
+function teamSummary(row: Pick<TeamWithCount, "id" | "name" | "slug">, baseUrl: string) {
   return {
     id: row.id,
     name: row.name,
@@ -35,7 +35,7 @@ export function teamView(row: TeamWithCount, baseUrl: string): Team {
   };
 }
 
-export function userTeamView(row: TeamWithCount & { role: number }, baseUrl: string): UserTeam {
+export function userTeamView(row: UserTeamRow, baseUrl: string): UserTeam {
   return {
     ...teamSummary(row, baseUrl),
     role: row.role as UserTeam["role"],
