@@ -27,6 +27,13 @@ const Env = z.object({
     .min(1024)
     .default(1024 * 1024),
   TOKEN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(60),
+  WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe("Server processes sharing the port (node:cluster); more than 1 needs DATABASE_URL"),
 });
 
 export type Config = z.infer<typeof Env> & { BASE_URL: string };
@@ -42,6 +49,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const env = result.data;
+  if (env.WORKERS > 1 && !env.DATABASE_URL) {
+    throw new ConfigError(
+      "Invalid configuration:\n  WORKERS: more than one worker needs DATABASE_URL (PGlite is in-process)",
+    );
+  }
   return {
     ...env,
     BASE_URL: (env.BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/$/, ""),

@@ -1,26 +1,17 @@
 // Starts the platform: configuration, database and migrations, first-start work, then the server.
+// With WORKERS > 1 (PostgreSQL only) a primary process does the start-up work once and forks
+// workers that share the port (node:cluster); each worker is a full server.
 // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
-import { createDb, migrateToLatest } from "@flowplane/db";
+import { createDb, type Db, migrateToLatest } from "@flowplane/db";
+import cluster from "node:cluster";
 import { mkdir } from "node:fs/promises";
+import type { Logger } from "pino";
 import { buildApp, createLogger } from "./app";
 import { ensureInitialAdmin, loadTokenSecret } from "./bootstrap";
-import { ConfigError, loadConfig } from "./env";
+import { type Config, ConfigError, loadConfig } from "./env";
 
-async function main() {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-  const log = createLogger(config.LOG_LEVEL);
-  await mkdir(config.DATA_DIR, { recursive: true });
-
-  const db = await createDb(
+function openDb(config: Config, log: Logger): Promise<Db> {
+  return createDb(
     config.DATABASE_URL
       ? {
           kind: "postgres",
@@ -30,18 +21,24 @@ async function main() {
         }
       : { kind: "pglite", dataDir: `${config.DATA_DIR}/pglite` },
   );
+}
+
+/** Migrations, the token secret and the first administrator: once, before anything serves. */
+async function prepare(config: Config, log: Logger, db: Db): Promise<string> {
   const applied = await migrateToLatest(db);
   log.info(
     { database: config.DATABASE_URL ? "postgres" : "pglite", migrations: applied },
     "database ready",
   );
-
   const secret = await loadTokenSecret(config.DATA_DIR, config.FLOWPLANE_TOKEN_SECRET);
   const tokenFile = await ensureInitialAdmin(db, secret, config.DATA_DIR);
   if (tokenFile) {
     log.info({ file: tokenFile }, "created the administrator 'admin'; its token is in this file");
   }
+  return secret;
+}
 
+async function serve(config: Config, log: Logger, db: Db, secret: string) {
   const app = await buildApp({
     db,
     tokenSecret: secret,
@@ -70,6 +67,53 @@ async function main() {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function runPrimary(config: Config, log: Logger) {
+  const db = await openDb(config, log);
+  const secret = await prepare(config, log, db);
+  await db.destroy();
+
+  // Workers get the secret from the environment, not by reading DATA_DIR again.
+  for (let i = 0; i < config.WORKERS; i++) cluster.fork({ FLOWPLANE_TOKEN_SECRET: secret });
+  let stopping = false;
+  cluster.on("exit", (worker, code) => {
+    if (!stopping) {
+      log.error({ worker: worker.id, code }, "a worker exited; stopping");
+      stopping = true;
+      for (const other of Object.values(cluster.workers ?? {})) other?.kill("SIGTERM");
+    }
+    if (Object.keys(cluster.workers ?? {}).length === 0) {
+      log.flush();
+      process.exit(code === 0 ? 0 : 1);
+    }
+  });
+  const stop = () => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.kill("SIGTERM");
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+async function main() {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const log = createLogger(config.LOG_LEVEL);
+  await mkdir(config.DATA_DIR, { recursive: true });
+
+  if (config.WORKERS > 1 && cluster.isPrimary) return runPrimary(config, log);
+  const db = await openDb(config, log);
+  const secret = cluster.isWorker ? config.FLOWPLANE_TOKEN_SECRET! : await prepare(config, log, db);
+  await serve(config, log, db, secret);
 }
 
 main().catch((error: unknown) => {

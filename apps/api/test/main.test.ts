@@ -149,6 +149,24 @@ describe("the server process", () => {
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });
 
+  test.skipIf(!testDatabaseUrl)(
+    "with WORKERS=2 two processes serve one port, and SIGTERM stops them all with exit 0",
+    async () => {
+      const token = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
+      const server = await start({ ...env, WORKERS: "2" });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(server.output().match(/listening at/g)?.length).toBe(2);
+      for (let i = 0; i < 10; i++) {
+        const reply = await fetch(`${server.url}/api/v1/user`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        expect(reply.status).toBe(200);
+      }
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+    },
+  );
+
   test("a configuration error stops the start with a clear message (exit 1)", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: root,
