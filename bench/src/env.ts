@@ -1,0 +1,170 @@
+// The bench's configuration: every command-line flag and environment variable it reads, in one
+// place. A flag wins over its variable; both have the defaults below.
+import { parseArgs } from "node:util";
+
+export interface BenchConfig {
+  /** PostgreSQL server URL; the bench creates (and drops) its own database there. PGlite when unset. */
+  databaseUrl: string | undefined;
+  /** Seconds measured per scenario. */
+  duration: number;
+  /** Seconds of load before each measured run, not counted. */
+  warmup: number;
+  connections: number;
+  /** Run the scenarios again after seeding the large data set. */
+  scale: boolean;
+  /** Scenario ids to run (default: all). */
+  only: string[] | undefined;
+  /** Start the server with `--cpu-prof`; profiles go to results/profiles/. */
+  cpuProf: boolean;
+  /** Use the existing apps/api/dist/main.js instead of building. */
+  skipBuild: boolean;
+  /** A module the server loads first (`node --import`), for A/B experiments; see experiments/. */
+  serverPreload: string | undefined;
+  /** Extra node options for the server, e.g. "--max-old-space-size=128" (A/B experiments). */
+  serverNodeOptions: string[];
+  /** The server's LOG_LEVEL. */
+  serverLogLevel: string;
+  /** Teams the benchmark user owns (one per connection is used by the PUT scenario). */
+  teams: number;
+  /** Hard limit for the whole run: everything is stopped after it. */
+  maxMinutes: number;
+  /** Suffix of the result files: results/<date>-<db>[-<label>].{json,md}. */
+  label: string | undefined;
+  /** Scale data set: rows of each table. */
+  seed: { teams: number; users: number; memberships: number; tokens: number };
+}
+
+const USAGE = `Usage: pnpm bench [-- options]
+
+  --duration=<s>        seconds measured per scenario (BENCH_DURATION, default 10)
+  --warmup=<s>          seconds of unmeasured load before each run (BENCH_WARMUP, default 2)
+  --connections=<n>     concurrent connections (BENCH_CONNECTIONS, default 10)
+  --scale=on|off        also run on the large data set (BENCH_SCALE, default on)
+  --only=<id,...>       only these scenarios (BENCH_ONLY): teams-list, team-get, team-put,
+                        token-pair, token-malformed, token-unknown, token-unknown-fresh
+  --cpu-prof            run the server with --cpu-prof (BENCH_CPU_PROF=1); see README
+  --skip-build          do not build apps/api first (BENCH_SKIP_BUILD=1)
+  --server-log-level=l  the server's LOG_LEVEL (BENCH_SERVER_LOG_LEVEL, default warn)
+  --server-preload=f    start the server with \`node --import f\` (BENCH_SERVER_PRELOAD), for
+                        A/B experiments such as experiments/no-error-stacks.mjs (path
+                        relative to bench/)
+  --server-node-options="--flag …"
+                        extra node options for the server (BENCH_SERVER_NODE_OPTIONS), e.g.
+                        "--max-old-space-size=128"
+  --max-minutes=<n>     stop everything after this long (BENCH_MAX_MINUTES, default 30)
+  --label=<text>        result file suffix (BENCH_LABEL; default none, "partial" with --only,
+                        "profile" with --cpu-prof, "experiment" with --server-preload)
+
+  DATABASE_URL=postgres://user@127.0.0.1:5432/postgres (or --database-url=…) selects PostgreSQL;
+  the bench creates a database flowplane_bench_<random> on that server and drops it at the end.
+  Without it: PGlite.`;
+
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    /** 0 for --help, 2 for a mistake. */
+    readonly exitCode = 2,
+  ) {
+    super(message);
+  }
+}
+
+function number(name: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined || value === "") return fallback;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed < min) {
+    throw new UsageError(`${name} must be a number ≥ ${min}, got "${value}"\n\n${USAGE}`);
+  }
+  return parsed;
+}
+
+function flag(name: string, value: string | boolean | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === "") return fallback;
+  if (typeof value === "boolean") return value;
+  if (/^(1|on|true|yes)$/i.test(value)) return true;
+  if (/^(0|off|false|no)$/i.test(value)) return false;
+  throw new UsageError(`${name} must be on or off, got "${value}"\n\n${USAGE}`);
+}
+
+export function loadConfig(
+  argv: string[] = process.argv.slice(2),
+  env: Record<string, string | undefined> = process.env,
+): BenchConfig {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      // pnpm passes a lone "--" through when the user writes `pnpm bench -- --flag`.
+      args: argv.filter((arg) => arg !== "--"),
+      options: {
+        duration: { type: "string" },
+        warmup: { type: "string" },
+        connections: { type: "string" },
+        scale: { type: "string" },
+        only: { type: "string" },
+        "cpu-prof": { type: "boolean" },
+        "skip-build": { type: "boolean" },
+        "server-log-level": { type: "string" },
+        "server-preload": { type: "string" },
+        "server-node-options": { type: "string" },
+        "max-minutes": { type: "string" },
+        label: { type: "string" },
+        "database-url": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  if (values.help) throw new UsageError(USAGE, 0);
+
+  const databaseUrl = values["database-url"] ?? (env.DATABASE_URL || undefined);
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new UsageError(`DATABASE_URL must be a postgres:// URL\n\n${USAGE}`);
+  }
+  const only = (values.only ?? env.BENCH_ONLY)
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const cpuProf = flag("--cpu-prof", values["cpu-prof"] ?? env.BENCH_CPU_PROF, false);
+  const serverPreload = values["server-preload"] ?? (env.BENCH_SERVER_PRELOAD || undefined);
+  const serverNodeOptions = (values["server-node-options"] ?? env.BENCH_SERVER_NODE_OPTIONS ?? "")
+    .split(/\s+/)
+    .filter(Boolean);
+  const label =
+    values.label ??
+    (env.BENCH_LABEL || undefined) ??
+    (serverPreload || serverNodeOptions.length
+      ? "experiment"
+      : cpuProf
+        ? "profile"
+        : only?.length
+          ? "partial"
+          : undefined);
+
+  return {
+    databaseUrl,
+    duration: number("--duration", values.duration ?? env.BENCH_DURATION, 10, 1),
+    warmup: number("--warmup", values.warmup ?? env.BENCH_WARMUP, 2, 0),
+    connections: number("--connections", values.connections ?? env.BENCH_CONNECTIONS, 10, 1),
+    scale: flag("--scale", values.scale ?? env.BENCH_SCALE, true),
+    only: only?.length ? only : undefined,
+    cpuProf,
+    skipBuild: flag("--skip-build", values["skip-build"] ?? env.BENCH_SKIP_BUILD, false),
+    serverPreload,
+    serverNodeOptions,
+    serverLogLevel: values["server-log-level"] ?? (env.BENCH_SERVER_LOG_LEVEL || "warn"),
+    teams: 10,
+    maxMinutes: number("--max-minutes", values["max-minutes"] ?? env.BENCH_MAX_MINUTES, 30, 1),
+    label,
+    seed: { teams: 10_000, users: 100_000, memberships: 100_000, tokens: 1_000_000 },
+  };
+}
+
+/** The environment a child process starts from: only what it needs, never the caller's secrets. */
+export function baseChildEnv(): Record<string, string> {
+  const keep = ["PATH", "HOME", "TMPDIR", "LANG", "TZ"];
+  return Object.fromEntries(
+    keep.flatMap((key) => (process.env[key] ? [[key, process.env[key]!]] : [])),
+  );
+}

@@ -1,0 +1,442 @@
+// `pnpm bench`: builds the API, starts it (and a bare node:http baseline) as child processes, seeds
+// data, drives each scenario with autocannon over loopback, seeds the large data set with SQL and
+// drives them again, then writes results/<date>-<db>.{json,md}. See README.md.
+import { generateToken, randomBase62 } from "@flowplane/auth";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { cpus, release, tmpdir, totalmem } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { CpuMeter } from "./cpu";
+import {
+  type BenchDatabase,
+  createPostgresDatabase,
+  openSql,
+  seedScale,
+  tableCounts,
+} from "./database";
+import { baseChildEnv, type BenchConfig, loadConfig, UsageError } from "./env";
+import { load, type LoadResult, type Step } from "./load";
+import {
+  firstJsonLine,
+  freePort,
+  killAllNow,
+  rssOf,
+  RssSampler,
+  run,
+  type Server,
+  startNode,
+  stopAll,
+  waitReady,
+} from "./processes";
+import {
+  markdown,
+  type Report,
+  RSS_GROWTH_TOLERANCE,
+  RSS_LIMIT,
+  type ScenarioResult,
+  targets,
+} from "./report";
+import { baselineSteps, type Fixture, probe, type Scenario, SCENARIOS } from "./scenarios";
+
+const BENCH_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const ROOT = resolve(BENCH_DIR, "..");
+const API_DIR = join(ROOT, "apps", "api");
+const RESULTS_DIR = join(BENCH_DIR, "results");
+const SERVER_ARGS = ["--enable-source-maps", "dist/main.js"];
+
+const say = (text: string) => process.stdout.write(`${text}\n`);
+
+/** Rejects as soon as a child dies unexpectedly or the time limit passes. */
+let failRun: (error: Error) => void = () => {};
+const failed = new Promise<never>((_, reject) => {
+  failRun = reject;
+});
+failed.catch(() => {});
+
+async function guarded<T>(work: Promise<T>): Promise<T> {
+  return Promise.race([work, failed]);
+}
+
+interface ApiServer extends Server {
+  url: string;
+}
+
+async function main(config: BenchConfig): Promise<void> {
+  const started = Date.now();
+  const limit = setTimeout(
+    () => failRun(new Error(`time limit of ${config.maxMinutes} min reached (--max-minutes)`)),
+    config.maxMinutes * 60_000,
+  );
+  limit.unref();
+
+  const dbKind = config.databaseUrl ? "postgres" : "pglite";
+  const selected = SCENARIOS.filter((s) => !config.only || config.only.includes(s.id));
+  const unknownIds = (config.only ?? []).filter((id) => !SCENARIOS.some((s) => s.id === id));
+  if (unknownIds.length > 0) throw new UsageError(`unknown scenario: ${unknownIds.join(", ")}`);
+
+  // Before the build: the commit that is built and measured (others may commit meanwhile).
+  const machine = machineInfo();
+  if (!config.skipBuild) {
+    say("Building @flowplane/api …");
+    await run("pnpm", ["--filter", "@flowplane/api", "build"], {
+      cwd: ROOT,
+      env: baseChildEnv(),
+      timeoutMs: 5 * 60_000,
+    });
+  }
+
+  const work = await mkdtemp(join(tmpdir(), "flowplane-bench-"));
+  const dataDir = join(work, "data");
+  const profileDir = join(RESULTS_DIR, "profiles");
+  const secret = randomBase62(48);
+  let db: BenchDatabase | undefined;
+  let api: ApiServer | undefined;
+  let meter: CpuMeter | undefined;
+  const sampler = new RssSampler();
+  let keepWork = false;
+
+  try {
+    db = config.databaseUrl
+      ? await createPostgresDatabase(config.databaseUrl)
+      : {
+          kind: "pglite",
+          version: `PGlite ${await pgliteVersion()}`,
+          drop: async () => {},
+        };
+    say(`Database: ${db.version}${db.name ? ` (database ${db.name}, dropped at the end)` : ""}`);
+
+    meter = await CpuMeter.open(db.url);
+    const baseline = startNode(
+      [join(BENCH_DIR, "src", "baseline-server.mjs")],
+      {
+        cwd: BENCH_DIR,
+        env: baseChildEnv(),
+        logFile: join(work, "baseline.log"),
+        name: "baseline server",
+      },
+      failRun,
+    );
+    const baselinePort = (await firstJsonLine<{ port: number }>(baseline.child, 10_000)).port;
+    const baselineUrl = `http://127.0.0.1:${baselinePort}`;
+
+    if (config.cpuProf) await mkdir(profileDir, { recursive: true });
+    // The server runs as dist/main.js through a symlink of its own name, so that tools that clean
+    // up "node dist/main.js" processes by name (other people's test runs) leave it alone. Node
+    // resolves the symlink: imports, package type and source map are those of apps/api/dist.
+    const serverLink = join(work, "flowplane-bench-api.js");
+    await symlink(join(API_DIR, SERVER_ARGS.at(-1)!), serverLink);
+    const preload = config.serverPreload
+      ? ["--import", pathToFileURL(resolve(config.serverPreload)).href]
+      : [];
+    const serverArgs = [
+      ...config.serverNodeOptions,
+      ...preload,
+      ...SERVER_ARGS.slice(0, -1),
+      serverLink,
+    ];
+    const startApi = async (): Promise<ApiServer> => {
+      const port = await freePort();
+      const env: Record<string, string> = {
+        ...baseChildEnv(),
+        NODE_ENV: "production",
+        LOG_LEVEL: config.serverLogLevel,
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        FLOWPLANE_TOKEN_SECRET: secret,
+        ...(db!.url ? { DATABASE_URL: db!.url } : {}),
+      };
+      const args = config.cpuProf
+        ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, ...serverArgs]
+        : serverArgs;
+      const server = startNode(
+        args,
+        { cwd: API_DIR, env, logFile: join(work, "server.log"), name: "API server" },
+        failRun,
+      );
+      const url = `http://127.0.0.1:${port}`;
+      await guarded(waitReady(`${url}/readyz`, server.child, 120_000));
+      sampler.start(server.pid);
+      return { ...server, url };
+    };
+
+    say("Starting the API server …");
+    api = await startApi();
+    const adminToken = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
+
+    // Small data set, through the API: the admin's teams (one per connection for the PUT).
+    const teamCount = Math.max(config.teams, config.connections);
+    const teamIds: string[] = [];
+    for (let i = 0; i < teamCount; i++) {
+      const response = await fetch(`${api.url}/api/v1/teams`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: `Bench team ${String(i + 1).padStart(2, "0")}` }),
+      });
+      if (response.status !== 200) {
+        throw new Error(`creating a team: ${response.status} ${await response.text()}`);
+      }
+      teamIds.push(((await response.json()) as { id: string }).id);
+    }
+    const valid = generateToken("personalAccessToken");
+    const fixture: Fixture = {
+      adminToken,
+      teamIds,
+      // Flip the last checksum character: right shape, wrong checksum.
+      malformedToken: valid.slice(0, -1) + (valid.endsWith("A") ? "B" : "A"),
+      unknownToken: generateToken("personalAccessToken"),
+    };
+    const startRss = (await rssOf(api.pid)) ?? 0;
+    say(
+      `Seeded ${teamCount} teams through the API; server RSS ${Math.round(startRss / 2 ** 20)} MB.\n`,
+    );
+
+    let runNumber = 0;
+    const drive = async (
+      server: { url: string; pid: number },
+      scenario: Scenario,
+      baselineOf?: Step[][],
+    ) => {
+      const tag = `r${++runNumber}`;
+      const stepsOf = (connection: number) =>
+        baselineOf ? baselineOf[connection]! : scenario.steps(fixture, connection, tag);
+      const options = { url: server.url, connections: config.connections, stepsOf };
+      if (config.warmup > 0) await guarded(load({ ...options, duration: config.warmup }));
+      const endWindow = sampler.window();
+      const endCpu = await meter!.start(server.pid, !baselineOf && db!.kind === "postgres");
+      const result = await guarded(load({ ...options, duration: config.duration }));
+      result.cpu = await endCpu();
+      const memory = await endWindow();
+      return { result, memory };
+    };
+    const line = (label: string, r: LoadResult, baselineRps?: number) =>
+      say(
+        `  ${label.padEnd(9)} ${Math.round(r.rps).toString().padStart(6)} req/s  p50 ${r.latencyMs.p50.toFixed(2)} ms  p99 ${r.latencyMs.p99.toFixed(2)} ms` +
+          (baselineRps ? `  ${((r.rps / baselineRps) * 100).toFixed(1)} % of baseline` : "") +
+          (r.unexpected + r.errors > 0
+            ? `  UNEXPECTED ${JSON.stringify(r.statuses)} errors ${r.errors}`
+            : ""),
+      );
+
+    const results: ScenarioResult[] = [];
+    for (const [index, scenario] of selected.entries()) {
+      say(`${scenario.title}`);
+      const probeSteps = scenario.steps(fixture, 0, "probe");
+      const probed = await guarded(probe(api.url, probeSteps));
+      // The baseline answers every connection's requests with the probed statuses and sizes.
+      const baselineOf = Array.from({ length: config.connections }, (_, c) =>
+        baselineSteps(scenario.steps(fixture, c, "baseline"), probed),
+      );
+      const base = await drive({ url: baselineUrl, pid: baseline.pid }, scenario, baselineOf);
+      line("baseline", base.result);
+      const small = await drive(api, scenario);
+      line("small", small.result, base.result.rps);
+      const entry: ScenarioResult = {
+        id: scenario.id,
+        title: scenario.title,
+        ...(scenario.note ? { note: scenario.note } : {}),
+        expect: probeSteps.map((s) => s.expect),
+        responseBytes: probed.map((p) => p.bytes),
+        baseline: base.result,
+        small: small.result,
+        ratio: small.result.rps / base.result.rps,
+        memory: small.memory,
+      };
+      if (index === 0) {
+        const again = await drive(api, scenario);
+        line("again", again.result, base.result.rps);
+        entry.repeat = again;
+      }
+      results.push(entry);
+    }
+
+    let seeding: Report["seeding"];
+    let counts: Record<string, number> | undefined;
+    if (config.scale) {
+      say(`\nSeeding the scale data set with SQL …`);
+      const seededUserToken = generateToken("personalAccessToken");
+      const restart = db.kind === "pglite";
+      if (restart) {
+        // PGlite is one process's database: the server lets go of it while the bench writes.
+        sampler.stopSampling();
+        await api.stop();
+      }
+      const sql = await openSql(db, join(dataDir, "pglite"));
+      try {
+        seeding = await guarded(
+          seedScale(sql, { seed: config.seed, secret, adminToken, seededUserToken }),
+        );
+        counts = await tableCounts(sql);
+      } finally {
+        await sql.close();
+      }
+      if (restart) {
+        say("Restarting the API server …");
+        api = await startApi();
+      }
+      // The server sees the seeded rows: a seeded user's token works.
+      const me = await fetch(`${api.url}/api/v1/user`, {
+        headers: { authorization: `Bearer ${seededUserToken}` },
+      });
+      const body = (await me.json()) as { username?: string };
+      if (me.status !== 200 || body.username !== "seed-user-1") {
+        throw new Error(
+          `the server does not see the seeded data: ${me.status} ${JSON.stringify(body)}`,
+        );
+      }
+      say(`Seeded in ${seeding.totalSeconds.toFixed(1)} s; rows now ${JSON.stringify(counts)}\n`);
+
+      for (const entry of results) {
+        const scenario = selected.find((s) => s.id === entry.id)!;
+        say(`${scenario.title} (scale)`);
+        const scale = await drive(api, scenario);
+        line("scale", scale.result, entry.baseline.rps);
+        entry.scale = scale;
+        entry.scaleRatio = scale.result.rps / entry.small.rps;
+      }
+    }
+
+    // Stop the servers (the API writes its CPU profile on a clean exit).
+    sampler.stopSampling();
+    const lastRss = await rssOf(api.pid);
+    await api.stop();
+    await baseline.stop();
+
+    const first = results[0];
+    const growth = first?.repeat
+      ? first.repeat.memory.medianBytes - first.memory.medianBytes
+      : undefined;
+    const memory: Report["memory"] = {
+      startBytes: startRss,
+      maxBytes: Math.max(sampler.max, lastRss ?? 0),
+      limitBytes: RSS_LIMIT,
+      grew: growth === undefined ? undefined : growth > RSS_GROWTH_TOLERANCE,
+      ...(growth === undefined ? {} : { growthBytes: growth }),
+    };
+    const date = new Date();
+    const report: Report = {
+      date: date.toISOString().slice(0, 10),
+      database: db.kind,
+      databaseVersion: db.version,
+      machine,
+      settings: {
+        connections: config.connections,
+        duration: config.duration,
+        warmup: config.warmup,
+        scale: config.scale,
+        cpuProf: config.cpuProf,
+        serverCommand: [
+          "node",
+          ...config.serverNodeOptions,
+          ...(config.cpuProf ? ["--cpu-prof"] : []),
+          ...(config.serverPreload ? ["--import", config.serverPreload] : []),
+          ...SERVER_ARGS,
+        ].join(" "),
+        serverLogLevel: config.serverLogLevel,
+        startedAt: new Date(started).toISOString(),
+        minutes: Math.round(((Date.now() - started) / 60_000) * 10) / 10,
+      },
+      ...(seeding ? { seeding } : {}),
+      ...(counts ? { tableCounts: counts } : {}),
+      scenarios: results,
+      memory,
+      targets: targets(results, memory, config.scale),
+    };
+    const table = markdown(report);
+    say(`\n${table}`);
+    await mkdir(RESULTS_DIR, { recursive: true });
+    const base = join(
+      RESULTS_DIR,
+      `${report.date}-${dbKind}${config.label ? `-${config.label}` : ""}`,
+    );
+    await writeFile(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(`${base}.md`, `# Flowplane benchmark\n\n${table}`);
+    say(`Wrote ${base}.json and ${base}.md (${report.settings.minutes} min).`);
+    if (config.cpuProf)
+      say(`CPU profiles in ${profileDir}: pnpm --filter @flowplane/bench profile:summary`);
+  } catch (error) {
+    keepWork = true;
+    if (api) {
+      const log = await readFile(api.logFile, "utf8").catch(() => "");
+      if (log.trim())
+        say(`\nServer output (last lines):\n${log.split("\n").slice(-20).join("\n")}`);
+    }
+    throw error;
+  } finally {
+    sampler.stopSampling();
+    await meter?.close().catch(() => {});
+    await stopAll();
+    await db
+      ?.drop()
+      .catch((error: unknown) => say(`could not drop the database: ${String(error)}`));
+    // Kept after a failure for its logs (the data directory is removed either way).
+    if (keepWork) await rm(dataDir, { recursive: true, force: true });
+    else await rm(work, { recursive: true, force: true });
+  }
+}
+
+async function pgliteVersion(): Promise<string> {
+  const path = join(BENCH_DIR, "node_modules", "@electric-sql", "pglite", "package.json");
+  return (JSON.parse(await readFile(path, "utf8")) as { version: string }).version;
+}
+
+function machineInfo(): Record<string, string | number> {
+  let commit = "unknown";
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    }).trim();
+    // Changes to the bench itself do not change what is measured.
+    const dirty = execFileSync(
+      "git",
+      ["status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench"],
+      { cwd: ROOT, encoding: "utf8" },
+    ).trim();
+    if (dirty) commit += " (with uncommitted changes)";
+  } catch {
+    // not a git checkout
+  }
+  return {
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim() ?? "unknown",
+    memory: `${Math.round(totalmem() / 1024 ** 3)} GiB`,
+    os: `${process.platform} ${release()}`,
+    commit,
+    date: new Date().toISOString(),
+  };
+}
+
+let config: BenchConfig;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof UsageError) {
+    (error.exitCode === 0 ? process.stdout : process.stderr).write(`${error.message}\n`);
+    process.exit(error.exitCode);
+  }
+  throw error;
+}
+
+process.on("exit", killAllNow);
+let interrupted = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    say(`\n${signal}: stopping …`);
+    failRun(new Error(`interrupted (${signal})`));
+  });
+}
+
+main(config).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(
+      `bench failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,165 @@
+// What the bench measures. Each scenario is the list of requests one connection repeats; the
+// baseline gets the same requests (method, headers, body) and answers with the same status and
+// body size.
+import { generateToken } from "@flowplane/auth";
+import type { Context, Step } from "./load";
+
+export interface Fixture {
+  adminToken: string;
+  /** Teams the admin owns, at least one per connection. */
+  teamIds: string[];
+  /** Right shape, wrong checksum: refused before any database access. */
+  malformedToken: string;
+  /** Right shape and checksum, but no such token: one database lookup, then 401. */
+  unknownToken: string;
+}
+
+export interface Scenario {
+  id: string;
+  title: string;
+  /** How to read the req/s figure when one cycle is more than one request. */
+  note?: string;
+  /** The steps connection `connection` repeats. `tag` differs per run (fresh names per run). */
+  steps(fixture: Fixture, connection: number, tag: string): Step[];
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const json = { "content-type": "application/json" };
+
+export const SCENARIOS: Scenario[] = [
+  {
+    id: "teams-list",
+    title: "GET /api/v1/user/teams",
+    steps: (f) => [
+      { method: "GET", path: "/api/v1/user/teams", headers: bearer(f.adminToken), expect: 200 },
+    ],
+  },
+  {
+    id: "team-get",
+    title: "GET /api/v1/teams/{id}",
+    steps: (f) => [
+      {
+        method: "GET",
+        path: `/api/v1/teams/${f.teamIds[0]}`,
+        headers: bearer(f.adminToken),
+        expect: 200,
+      },
+    ],
+  },
+  {
+    id: "team-put",
+    title: "PUT /api/v1/teams/{id}",
+    note: "each connection renames its own team, alternating two names, so every request is a real change (an unchanged name would skip the write) and connections do not queue on one row lock",
+    steps: (f, connection, tag) => {
+      const teamId = f.teamIds[connection % f.teamIds.length]!;
+      const put = (name: string): Step => ({
+        method: "PUT",
+        path: `/api/v1/teams/${teamId}`,
+        headers: { ...bearer(f.adminToken), ...json },
+        body: JSON.stringify({ name }),
+        expect: 200,
+      });
+      return [put(`Bench ${tag} ${connection} A`), put(`Bench ${tag} ${connection} B`)];
+    },
+  },
+  {
+    id: "token-pair",
+    title: "POST /api/v1/user/tokens + DELETE /api/v1/user/tokens/{id}",
+    note: "one cycle is two requests (create, then revoke the token just created, its id taken from the create response); req/s counts requests, so pairs/s is half of it",
+    steps: (f) => [
+      {
+        method: "POST",
+        path: "/api/v1/user/tokens",
+        headers: { ...bearer(f.adminToken), ...json },
+        body: JSON.stringify({ name: "bench" }),
+        expect: 200,
+        capture: (body: string, context: Context) => {
+          try {
+            context.tokenId = (JSON.parse(body) as { id?: string }).id;
+          } catch {
+            context.tokenId = undefined;
+          }
+        },
+      },
+      {
+        method: "DELETE",
+        path: (context) => `/api/v1/user/tokens/${String(context.tokenId ?? "missing")}`,
+        headers: bearer(f.adminToken),
+        expect: 204,
+      },
+    ],
+  },
+  {
+    id: "token-malformed",
+    title: "GET /api/v1/user/teams, malformed token → 401",
+    steps: (f) => [
+      {
+        method: "GET",
+        path: "/api/v1/user/teams",
+        headers: bearer(f.malformedToken),
+        expect: 401,
+      },
+    ],
+  },
+  {
+    id: "token-unknown",
+    title: "GET /api/v1/user/teams, unknown well-formed token → 401",
+    steps: (f) => [
+      { method: "GET", path: "/api/v1/user/teams", headers: bearer(f.unknownToken), expect: 401 },
+    ],
+  },
+  {
+    id: "token-unknown-fresh",
+    title: "GET /api/v1/user/teams, a new unknown well-formed token each request → 401",
+    note: "every request carries a token never seen before (valid checksum), so no cache of unknown digests can answer it: one database lookup per request, as for someone trying made-up tokens; the baseline gets the same fresh tokens",
+    steps: () => [
+      {
+        method: "GET",
+        path: "/api/v1/user/teams",
+        headers: () => bearer(generateToken("personalAccessToken")),
+        expect: 401,
+      },
+    ],
+  },
+];
+
+/** Sends one cycle of steps sequentially, as a check and to learn the response sizes. */
+export async function probe(
+  baseUrl: string,
+  steps: Step[],
+): Promise<{ status: number; bytes: number }[]> {
+  const context: Context = {};
+  const out = [];
+  for (const step of steps) {
+    const path = typeof step.path === "string" ? step.path : step.path(context);
+    const response = await fetch(baseUrl + path, {
+      method: step.method,
+      headers: typeof step.headers === "function" ? step.headers(context) : step.headers,
+      ...(step.body === undefined ? {} : { body: step.body }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = await response.text();
+    if (response.status !== step.expect) {
+      throw new Error(
+        `${step.method} ${path}: expected ${step.expect}, got ${response.status}: ${body.slice(0, 300)}`,
+      );
+    }
+    step.capture?.(body, context);
+    out.push({ status: response.status, bytes: Buffer.byteLength(body) });
+  }
+  return out;
+}
+
+/** The baseline's version of a scenario: same requests, answered with the probed status and size. */
+export function baselineSteps(steps: Step[], probed: { status: number; bytes: number }[]): Step[] {
+  return steps.map((step, i) => {
+    const { status, bytes } = probed[i]!;
+    return {
+      method: step.method,
+      path: `/b/${bytes}/${status}`,
+      headers: step.headers,
+      ...(step.body === undefined ? {} : { body: step.body }),
+      expect: status,
+    };
+  });
+}
