@@ -43,7 +43,8 @@ const BENCH_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ROOT = resolve(BENCH_DIR, "..");
 const API_DIR = join(ROOT, "apps", "api");
 const RESULTS_DIR = join(BENCH_DIR, "results");
-const SERVER_ARGS = ["--enable-source-maps", "dist/main.js"];
+// As `pnpm start` runs it (apps/api/package.json).
+const SERVER_ARGS = ["--enable-source-maps", "--max-old-space-size=160", "dist/main.js"];
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
 

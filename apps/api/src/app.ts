@@ -13,7 +13,7 @@ import Fastify, {
 import { randomUUID } from "node:crypto";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { Authenticator, type PreloadedTeam } from "./authentication";
-import { notFound, toErrorResponse, trpcErrorEnvelope } from "./errors";
+import { notFound, toErrorResponse, trpcErrorEnvelope, unauthorized } from "./errors";
 import { openApiDocument } from "./openapi";
 import { docsPlugin } from "./plugins/docs";
 import { healthPlugin } from "./plugins/health";
@@ -106,12 +106,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header("x-request-id", request.id);
     if (GUARDED.test(request.url)) {
       const { teamId } = request.params as { teamId?: string };
-      const { identity, team } = await authenticator.authenticate(
-        request.headers.authorization,
-        teamId,
-      );
-      request.auth = identity;
-      request.preloadedTeam = team;
+      const authenticated = await authenticator.authenticate(request.headers.authorization, teamId);
+      if (!authenticated) {
+        return reply.code(401).send(toErrorResponse(unauthorized(), request.id).body);
+      }
+      request.auth = authenticated.identity;
+      request.preloadedTeam = authenticated.team;
     }
   });
 
@@ -147,7 +147,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trpcOptions: {
       router: appRouter,
       createContext: async ({ req }: { req: FastifyRequest }) => {
-        req.auth = (await authenticator.authenticate(req.headers.authorization)).identity;
+        const authenticated = await authenticator.authenticate(req.headers.authorization);
+        if (!authenticated) throw unauthorized();
+        req.auth = authenticated.identity;
         return contextOf(req);
       },
       onError: ({ error, req }: { error: Error; req: FastifyRequest }) => {

@@ -16,7 +16,6 @@ import {
   touchTokens,
 } from "@flowplane/db";
 import { LRUCache } from "lru-cache";
-import { unauthorized } from "./errors";
 
 export interface Authenticated {
   identity: TokenIdentity;
@@ -39,14 +38,19 @@ export class Authenticator {
   ) {}
 
   /**
-   * The token's identity. With `teamId` (a team route), the team and the owner's membership come
-   * back from the same query, so authorization needs no second round trip.
+   * The token's identity, or undefined when the request is not authenticated (no throw: a 401 is
+   * the common case under attack or misconfiguration, and should cost little). With `teamId` (a
+   * team route), the team and the owner's membership come back from the same query, so
+   * authorization needs no second round trip.
    */
-  async authenticate(header: string | undefined, teamId?: string): Promise<Authenticated> {
+  async authenticate(
+    header: string | undefined,
+    teamId?: string,
+  ): Promise<Authenticated | undefined> {
     const token = bearerToken(header);
-    if (!token || !parseToken(token)) throw unauthorized();
+    if (!token || !parseToken(token)) return undefined;
     const digest = tokenDigest(this.secret, token);
-    if (this.unknown.has(digest)) throw unauthorized();
+    if (this.unknown.has(digest)) return undefined;
     const found =
       teamId === undefined
         ? await findTokenByDigest(this.db, digest).then((identity) => identity && { identity })
@@ -56,14 +60,14 @@ export class Authenticator {
           );
     if (!found) {
       this.unknown.set(digest, true);
-      throw unauthorized();
+      return undefined;
     }
     const now = new Date();
     const { expiresAt } = found.identity.scope;
     if (expiresAt && expiresAt <= now) {
       await deleteToken(this.db, found.identity.id);
       this.unknown.set(digest, true);
-      throw unauthorized();
+      return undefined;
     }
     this.lastUsed.set(found.identity.id, now);
     return found;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDb, type TestDb } from "./testing/index";
 import { migrateToLatest } from "./create-db";
 import { isUniqueViolation } from "./errors";
-import { insertTeam, listTeams, listUserTeams } from "./teams";
+import { findTeamForUser, insertTeam, listTeams, listUserTeams } from "./teams";
 import {
   deleteExpiredTokens,
   deleteToken,
@@ -66,6 +66,38 @@ describe("teams", () => {
       cursor = page.nextCursor;
     } while (cursor);
     expect(ids).toEqual(all.teams.map((team) => team.id));
+  });
+
+  test("a query compiled once answers each call with its own arguments", async () => {
+    const [first, second] = [await user(), await user()];
+    const a = await insertTeam(t.db, {
+      name: "Once A",
+      slug: "once-a",
+      ownerId: first.id,
+      ownerRole: 50,
+    });
+    const b = await insertTeam(t.db, {
+      name: "Once B",
+      slug: "once-b",
+      ownerId: second.id,
+      ownerRole: 30,
+    });
+    for (let round = 0; round < 3; round++) {
+      expect((await listUserTeams(t.db, first.id, null)).map((x) => [x.id, x.role])).toEqual([
+        [a.id, 50],
+      ]);
+      expect((await listUserTeams(t.db, second.id, null)).map((x) => [x.id, x.role])).toEqual([
+        [b.id, 30],
+      ]);
+    }
+    expect(await findTeamForUser(t.db, a.id, second.id)).toMatchObject({
+      team: { id: a.id },
+      role: undefined,
+    });
+    expect(await findTeamForUser(t.db, b.id, second.id)).toMatchObject({
+      team: { id: b.id },
+      role: 30,
+    });
   });
 
   test("listUserTeams honours a team restriction, including an empty one", async () => {

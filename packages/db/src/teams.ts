@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import { type AuditEntry, auditRow } from "./audit";
+import { compiledOnce } from "./compiled-once";
 import { newId } from "./ids";
 import type { Database, TeamRow } from "./schema";
 
@@ -43,19 +44,22 @@ export async function findTeamForUser(
   teamId: string,
   userId: string,
 ): Promise<TeamForUser | undefined> {
-  const row = await db
+  const [row] = await teamForUser(db, teamId, userId);
+  if (!row) return undefined;
+  const { role, ...team } = row;
+  return { team, role: role ?? undefined };
+}
+
+const teamForUser = compiledOnce((db, teamId: string, userId: string) =>
+  db
     .selectFrom("teams")
     .leftJoin("team_members as m", (join) =>
       join.onRef("m.team_id", "=", "teams.id").on("m.user_id", "=", userId),
     )
     .selectAll("teams")
     .select([memberCount(), "m.role"])
-    .where("teams.id", "=", teamId)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { role, ...team } = row;
-  return { team, role: role ?? undefined };
-}
+    .where("teams.id", "=", teamId),
+);
 
 export type UserTeamRow = Pick<TeamRow, "id" | "name" | "slug"> & {
   member_count: number;
@@ -68,17 +72,22 @@ export async function listUserTeams(
   userId: string,
   teamIds: readonly string[] | null,
 ): Promise<UserTeamRow[]> {
-  if (teamIds !== null && teamIds.length === 0) return [];
-  let query = db
+  if (teamIds === null) return allUserTeams(db, userId);
+  if (teamIds.length === 0) return [];
+  return userTeamsQuery(db, userId).where("teams.id", "in", teamIds).execute();
+}
+
+function userTeamsQuery(db: Kysely<Database>, userId: string) {
+  return db
     .selectFrom("team_members as m")
     .innerJoin("teams", "teams.id", "m.team_id")
     .select(["teams.id", "teams.name", "teams.slug", memberCount(), "m.role"])
     .where("m.user_id", "=", userId)
     .orderBy("teams.name")
     .orderBy("teams.id");
-  if (teamIds !== null) query = query.where("teams.id", "in", teamIds);
-  return query.execute();
 }
+
+const allUserTeams = compiledOnce((db, userId: string) => userTeamsQuery(db, userId));
 
 /** Every team, oldest first, a page at a time; `cursor` is the id of the last team seen. */
 export async function listTeams(

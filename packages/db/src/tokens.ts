@@ -1,6 +1,7 @@
 // Personal access tokens: lookup by digest on every request, the token tree, expiry and lastUsedAt.
 import type { TokenScope } from "@flowplane/auth";
 import { type Kysely, sql } from "kysely";
+import { compiledOnce } from "./compiled-once";
 import { newId } from "./ids";
 import type { AccessTokenRow, Database } from "./schema";
 import type { TeamForUser } from "./teams";
@@ -18,7 +19,7 @@ export async function findTokenByDigest(
   db: Kysely<Database>,
   digest: string,
 ): Promise<TokenIdentity | undefined> {
-  const row = await identityQuery(db, digest).executeTakeFirst();
+  const [row] = await identityByDigest(db, digest);
   return row && identityOf(row);
 }
 
@@ -31,23 +32,7 @@ export async function findTokenAndTeam(
   digest: string,
   teamId: string,
 ): Promise<{ identity: TokenIdentity; team: TeamForUser | undefined } | undefined> {
-  const row = await identityQuery(db, digest)
-    .leftJoin("teams as team", (join) => join.on("team.id", "=", teamId))
-    .leftJoin("team_members as m", (join) =>
-      join.onRef("m.team_id", "=", "team.id").onRef("m.user_id", "=", "t.user_id"),
-    )
-    .select([
-      "team.id as team_id",
-      "team.name as team_name",
-      "team.slug as team_slug",
-      "team.created_at as team_created_at",
-      "team.updated_at as team_updated_at",
-      "m.role as team_role",
-      sql<number>`(select count(*)::int from team_members c where c.team_id = team.id)`.as(
-        "team_member_count",
-      ),
-    ])
-    .executeTakeFirst();
+  const [row] = await identityAndTeam(db, digest, teamId);
   if (!row) return undefined;
   const team: TeamForUser | undefined =
     row.team_id === null
@@ -65,6 +50,27 @@ export async function findTokenAndTeam(
         };
   return { identity: identityOf(row), team };
 }
+
+const identityByDigest = compiledOnce((db, digest: string) => identityQuery(db, digest));
+
+const identityAndTeam = compiledOnce((db, digest: string, teamId: string) =>
+  identityQuery(db, digest)
+    .leftJoin("teams as team", (join) => join.on("team.id", "=", teamId))
+    .leftJoin("team_members as m", (join) =>
+      join.onRef("m.team_id", "=", "team.id").onRef("m.user_id", "=", "t.user_id"),
+    )
+    .select([
+      "team.id as team_id",
+      "team.name as team_name",
+      "team.slug as team_slug",
+      "team.created_at as team_created_at",
+      "team.updated_at as team_updated_at",
+      "m.role as team_role",
+      sql<number>`(select count(*)::int from team_members c where c.team_id = team.id)`.as(
+        "team_member_count",
+      ),
+    ]),
+);
 
 function identityQuery(db: Kysely<Database>, digest: string) {
   return db
@@ -235,8 +241,21 @@ export async function insertToken(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await setTokenTeams(trx, row.id, token.scope.teamIds);
+  await insertTokenTeams(trx, row.id, token.scope.teamIds);
   return row;
+}
+
+async function insertTokenTeams(
+  trx: Kysely<Database>,
+  tokenId: string,
+  teamIds: readonly string[] | null,
+) {
+  if (teamIds && teamIds.length > 0) {
+    await trx
+      .insertInto("access_token_teams")
+      .values(teamIds.map((teamId) => ({ token_id: tokenId, team_id: teamId })))
+      .execute();
+  }
 }
 
 async function setTokenTeams(
@@ -245,12 +264,7 @@ async function setTokenTeams(
   teamIds: readonly string[] | null,
 ) {
   await trx.deleteFrom("access_token_teams").where("token_id", "=", tokenId).execute();
-  if (teamIds && teamIds.length > 0) {
-    await trx
-      .insertInto("access_token_teams")
-      .values(teamIds.map((teamId) => ({ token_id: tokenId, team_id: teamId })))
-      .execute();
-  }
+  await insertTokenTeams(trx, tokenId, teamIds);
 }
 
 /** Sets a token's name and scope. */

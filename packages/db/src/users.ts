@@ -1,10 +1,16 @@
 import type { Kysely } from "kysely";
+import { compiledOnce } from "./compiled-once";
 import { newId } from "./ids";
 import type { Database, UserRow } from "./schema";
 
 export async function findUser(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
-  return db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst();
+  const [row] = await userById(db, id);
+  return row;
 }
+
+const userById = compiledOnce((db, id: string) =>
+  db.selectFrom("users").selectAll().where("id", "=", id),
+);
 
 export async function insertUser(
   db: Kysely<Database>,
