@@ -24,6 +24,8 @@ export interface BenchConfig {
   serverNodeOptions: string[];
   /** The server's LOG_LEVEL. */
   serverLogLevel: string;
+  /** The server's WORKERS: processes sharing the port (PostgreSQL only). */
+  serverWorkers: number;
   /** Teams the benchmark user owns (one per connection is used by the PUT scenario). */
   teams: number;
   /** Hard limit for the whole run: everything is stopped after it. */
@@ -45,6 +47,8 @@ const USAGE = `Usage: pnpm bench [-- options]
   --cpu-prof            run the server with --cpu-prof (BENCH_CPU_PROF=1); see README
   --skip-build          do not build apps/api first (BENCH_SKIP_BUILD=1)
   --server-log-level=l  the server's LOG_LEVEL (BENCH_SERVER_LOG_LEVEL, default warn)
+  --server-workers=n    the server's WORKERS, processes sharing the port (BENCH_SERVER_WORKERS,
+                        default 1; PostgreSQL only). CPU and RSS then cover them all
   --server-preload=f    start the server with \`node --import f\` (BENCH_SERVER_PRELOAD), for
                         A/B experiments such as experiments/no-error-stacks.mjs (path
                         relative to bench/)
@@ -104,6 +108,7 @@ export function loadConfig(
         "cpu-prof": { type: "boolean" },
         "skip-build": { type: "boolean" },
         "server-log-level": { type: "string" },
+        "server-workers": { type: "string" },
         "server-preload": { type: "string" },
         "server-node-options": { type: "string" },
         "max-minutes": { type: "string" },
@@ -136,11 +141,13 @@ export function loadConfig(
     (env.BENCH_LABEL || undefined) ??
     (serverPreload || serverNodeOptions.length
       ? "experiment"
-      : cpuProf
-        ? "profile"
-        : only?.length
-          ? "partial"
-          : undefined);
+      : values["server-workers"] || env.BENCH_SERVER_WORKERS
+        ? `workers-${values["server-workers"] ?? env.BENCH_SERVER_WORKERS}`
+        : cpuProf
+          ? "profile"
+          : only?.length
+            ? "partial"
+            : undefined);
 
   return {
     databaseUrl,
@@ -154,6 +161,12 @@ export function loadConfig(
     serverPreload,
     serverNodeOptions,
     serverLogLevel: values["server-log-level"] ?? (env.BENCH_SERVER_LOG_LEVEL || "warn"),
+    serverWorkers: number(
+      "--server-workers",
+      values["server-workers"] ?? env.BENCH_SERVER_WORKERS,
+      1,
+      1,
+    ),
     teams: 10,
     maxMinutes: number("--max-minutes", values["max-minutes"] ?? env.BENCH_MAX_MINUTES, 30, 1),
     label,

@@ -146,6 +146,7 @@ async function main(config: BenchConfig): Promise<void> {
         PORT: String(port),
         DATA_DIR: dataDir,
         FLOWPLANE_TOKEN_SECRET: secret,
+        WORKERS: String(config.serverWorkers),
         ...(db!.url ? { DATABASE_URL: db!.url } : {}),
       };
       const args = config.cpuProf

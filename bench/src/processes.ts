@@ -161,8 +161,21 @@ export async function waitReady(
   throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
 }
 
-/** Resident set size of a process in bytes (VmRSS from /proc/<pid>/status), or undefined. */
-export async function rssOf(pid: number): Promise<number | undefined> {
+/** The process and its child processes (the server's cluster workers, with WORKERS > 1). */
+async function withChildren(pid: number): Promise<number[]> {
+  try {
+    const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8"))
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+    return [pid, ...children];
+  } catch {
+    return [pid];
+  }
+}
+
+async function rssOfOne(pid: number): Promise<number | undefined> {
   try {
     const status = await readFile(`/proc/${pid}/status`, "utf8");
     const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
@@ -170,6 +183,16 @@ export async function rssOf(pid: number): Promise<number | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Resident set size in bytes (VmRSS from /proc/<pid>/status) of a process and its children
+ * together, or undefined when the process is gone.
+ */
+export async function rssOf(pid: number): Promise<number | undefined> {
+  const sizes = await Promise.all((await withChildren(pid)).map(rssOfOne));
+  if (sizes[0] === undefined) return undefined;
+  return sizes.reduce<number>((sum, size) => sum + (size ?? 0), 0);
 }
 
 /** RSS during a run: its maximum, its median (robust to garbage-collection peaks) and at the end. */
@@ -231,8 +254,15 @@ export class RssSampler {
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** CPU time (user + system) a process has used, in seconds, from /proc/<pid>/stat. */
+/** CPU time (user + system) a process and its children have used, in seconds. */
 export async function cpuSecondsOf(pid: number): Promise<number | undefined> {
+  const times = await Promise.all((await withChildren(pid)).map(cpuSecondsOfOne));
+  if (times[0] === undefined) return undefined;
+  return times.reduce<number>((sum, time) => sum + (time ?? 0), 0);
+}
+
+/** CPU time (user + system) one process has used, in seconds, from /proc/<pid>/stat. */
+async function cpuSecondsOfOne(pid: number): Promise<number | undefined> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, "utf8");
     // Fields after the command name (which may contain spaces) in parentheses.
