@@ -79,9 +79,13 @@ function preparing(pool: pg.Pool): PostgresPool {
 
 /** Brings the schema up to date. Safe to run from several processes at once (Kysely locks). */
 export async function migrateToLatest(db: Db): Promise<string[]> {
+  // Kysely looks for its migration tables by name in every schema unless told which one; another
+  // schema's tables (another app, or a parallel test) would make it skip creating ours.
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
+    migrationTableSchema: rows[0]!.schema,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

@@ -1,7 +1,7 @@
 // The queries against a real database: PGlite in memory, or PostgreSQL with TEST_DATABASE_URL.
 import type { TokenScope } from "@flowplane/auth";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestDb, type TestDb } from "./testing/index";
+import { createTestDb, type TestDb, testDatabaseUrl } from "./testing/index";
 import { migrateToLatest } from "./create-db";
 import { isUniqueViolation } from "./errors";
 import { findTeamForUser, insertTeam, listTeams, listUserTeams } from "./teams";
@@ -31,6 +31,20 @@ describe("migrations", () => {
   test("running them again changes nothing", async () => {
     expect(await migrateToLatest(t.db)).toEqual([]);
   });
+
+  test.skipIf(!testDatabaseUrl)(
+    "a schema of its own is migrated even when another schema already has migration tables",
+    async () => {
+      // `t` already migrated its own schema; a second, empty one must still get everything.
+      const other = await createTestDb({ migrate: false });
+      try {
+        expect(await migrateToLatest(other.db)).toEqual(["2026-11-21T1200-foundation"]);
+        expect(await migrateToLatest(other.db)).toEqual([]);
+      } finally {
+        await other.drop();
+      }
+    },
+  );
 });
 
 describe("teams", () => {
