@@ -40,7 +40,6 @@ export interface AppOptions {
   sweepIntervalMs?: number;
 }
 
-/** REST and the document; /trpc authenticates in its createContext, to answer in tRPC's shape. */
 /**
  * The platform's logger: structured JSON, with the places a token could appear redacted. Writes
  * are asynchronous (buffered while one is in flight), so logging never blocks a request.
@@ -58,6 +57,7 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
   );
 }
 
+/** REST and the document; /trpc authenticates in its createContext, to answer in tRPC's shape. */
 const GUARDED = /^\/api(\/|\?|$)/;
 
 /** One log line per request, when it completes (Fastify's default is two). */

@@ -1,7 +1,7 @@
 // tRPC setup: the request context, procedure metadata, and the one middleware that enforces every
 // permission and token scope. Every procedure is built from `procedure` and declares its permission.
 import { authorize, type Caller, type Permission, PERMISSIONS } from "@flowplane/auth";
-import { type Db, findTeamForUser, type TeamWithCount, type TokenIdentity } from "@flowplane/db";
+import { type Db, findTeamForUser, type TeamForUser, type TokenIdentity } from "@flowplane/db";
 import { initTRPC } from "@trpc/server";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
@@ -40,11 +40,6 @@ const t = initTRPC
   });
 
 export const router = t.router;
-export const createCallerFactory = t.createCallerFactory;
-
-export function callerOf(auth: TokenIdentity): Caller {
-  return { userId: auth.userId, admin: auth.admin, scope: auth.scope };
-}
 
 /**
  * Checks the procedure's permission against the caller's role and token scope. For team
@@ -55,7 +50,8 @@ export function callerOf(auth: TokenIdentity): Caller {
 const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   const permission = meta?.permission;
   if (!permission) throw new Error("procedure declares no permission");
-  const caller = callerOf(ctx.auth);
+  // A token's identity is the caller: its owner's id and admin flag, narrowed by its scope.
+  const caller: Caller = ctx.auth;
 
   if (PERMISSIONS[permission].kind !== "team") {
     const decision = authorize(permission, caller);
@@ -86,9 +82,7 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
 export const procedure = t.procedure.use(authorized);
 
 /** The team a team procedure's middleware loaded. */
-export function teamOf(ctx: {
-  team: { team: TeamWithCount; role: number | undefined } | undefined;
-}) {
+export function teamOf(ctx: { team: TeamForUser | undefined }) {
   if (!ctx.team) throw new Error("team procedure without a team");
   return ctx.team;
 }

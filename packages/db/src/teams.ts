@@ -6,10 +6,15 @@ import type { Database, TeamRow } from "./schema";
 
 export type TeamWithCount = TeamRow & { member_count: number };
 
-const memberCount = () =>
-  sql<number>`(select count(*)::int from team_members where team_members.team_id = teams.id)`.as(
-    "member_count",
+/** The member count of the team whose id is in `teamIdColumn`, as a column named `alias`. */
+export function memberCount<A extends string = "member_count">(
+  teamIdColumn = "teams.id",
+  alias = "member_count" as A,
+) {
+  return sql<number>`(select count(*)::int from team_members mc where mc.team_id = ${sql.ref(teamIdColumn)})`.as(
+    alias,
   );
+}
 
 /** Creates a team with `ownerId` as its owner (role 50). */
 export async function insertTeam(
@@ -149,11 +154,7 @@ export async function updateTeam(
     )
     .selectFrom("changed")
     .selectAll("changed")
-    .select(
-      sql<number>`(select count(*)::int from team_members where team_members.team_id = changed.id)`.as(
-        "member_count",
-      ),
-    )
+    .select(memberCount("changed.id"))
     .executeTakeFirst();
 }
 

@@ -4,7 +4,7 @@ import { type Kysely, sql } from "kysely";
 import { compiledOnce } from "./compiled-once";
 import { newId } from "./ids";
 import type { AccessTokenRow, Database } from "./schema";
-import type { TeamForUser } from "./teams";
+import { memberCount, type TeamForUser } from "./teams";
 
 /** What authentication needs: the token, its scope and its owner, in one query. */
 export interface TokenIdentity {
@@ -66,9 +66,7 @@ const identityAndTeam = compiledOnce((db, digest: string, teamId: string) =>
       "team.created_at as team_created_at",
       "team.updated_at as team_updated_at",
       "m.role as team_role",
-      sql<number>`(select count(*)::int from team_members c where c.team_id = team.id)`.as(
-        "team_member_count",
-      ),
+      memberCount("team.id", "team_member_count"),
     ]),
 );
 
