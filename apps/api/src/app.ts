@@ -1,5 +1,6 @@
 // The Fastify server: plugins registered in one place, authentication in one hook, errors in one
 // handler. `buildApp` does not listen, so tests and the CLI's tests run the real thing in-process.
+import { isId } from "@flowplane/contract";
 import type { Db, TokenIdentity } from "@flowplane/db";
 import { deleteExpiredTokens } from "@flowplane/db";
 import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
@@ -11,12 +12,23 @@ import Fastify, {
   LogController,
 } from "fastify";
 import { randomUUID } from "node:crypto";
+import { maxHeaderSize, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { Authenticator, type PreloadedTeam } from "./authentication";
-import { notFound, toErrorResponse, trpcErrorEnvelope, unauthorized } from "./errors";
+import {
+  ApiError,
+  invalidRequest,
+  methodNotAllowed,
+  notFound,
+  toErrorResponse,
+  trpcErrorEnvelope,
+  unauthorized,
+} from "./errors";
 import { openApiDocument } from "./openapi";
 import { docsPlugin } from "./plugins/docs";
 import { healthPlugin } from "./plugins/health";
+import { securityPlugin } from "./plugins/security";
 import { registerRestRoutes } from "./rest";
 import { appRouter } from "./routers/index";
 import type { Context } from "./trpc";
@@ -38,6 +50,8 @@ export interface AppOptions {
   bodyLimit?: number;
   /** How often expired tokens are deleted and lastUsedAt is written (default 60 s). */
   sweepIntervalMs?: number;
+  /** Origins allowed to call the API from a browser (CORS); none: no CORS headers. */
+  corsOrigins?: string[];
 }
 
 /**
@@ -76,6 +90,81 @@ class RequestLog extends LogController {
   }
 }
 
+/** Sends any error as our envelope (tRPC's on /trpc), with the request id. */
+function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown) {
+  const { status, body, internal } = toErrorResponse(error, request.id);
+  if (internal) request.log.error({ err: error }, "unexpected error");
+  reply.header("x-request-id", request.id);
+  if (status === 405 && error instanceof ApiError && error.allow)
+    reply.header("allow", error.allow);
+  // Refusals before tRPC runs (too large, not JSON) still answer /trpc clients in their envelope.
+  if (request.url.startsWith("/trpc/")) {
+    return reply.code(status).send(trpcErrorEnvelope(status, body));
+  }
+  return reply.code(status).send(body);
+}
+
+/**
+ * Requests Node's HTTP parser refuses never reach Fastify (no request, no hooks), so the reply is
+ * written on the socket: still our envelope, with the headers every reply carries.
+ */
+function clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
+  if (error.code === "ECONNRESET" || socket.destroyed || !socket.writable) return;
+  let refusal: ApiError;
+  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    refusal = new ApiError(408, "request_timeout", "The request took too long to arrive");
+  } else if (error.code === "HPE_HEADER_OVERFLOW") {
+    // Blame the URI when the request line alone takes most of the limit.
+    const { rawPacket } = error as { rawPacket?: unknown };
+    const lineEnd = Buffer.isBuffer(rawPacket) ? rawPacket.indexOf("\r\n") : 0;
+    const uriTooLong = lineEnd === -1 || lineEnd > maxHeaderSize / 2;
+    refusal = uriTooLong
+      ? new ApiError(414, "uri_too_long", "The URI is too long")
+      : new ApiError(431, "headers_too_large", "The request headers are too large");
+  } else if (error.code === "HPE_INVALID_METHOD") {
+    refusal = new ApiError(501, "not_implemented", "The HTTP method is not supported");
+  } else {
+    refusal = invalidRequest("The request is not valid HTTP");
+  }
+  const requestId = randomUUID();
+  const { status, body } = toErrorResponse(refusal, requestId);
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      "content-type: application/json; charset=utf-8\r\n" +
+      `content-length: ${Buffer.byteLength(text)}\r\n` +
+      "x-content-type-options: nosniff\r\n" +
+      "cache-control: no-store\r\n" +
+      `x-request-id: ${requestId}\r\n` +
+      "connection: close\r\n\r\n" +
+      text,
+  );
+}
+
+/** The methods each served path template answers, for 405 and its Allow header. */
+class RouteMethods {
+  private readonly routes: { pattern: RegExp; methods: Set<string> }[] = [];
+
+  add(url: string, methods: string | string[]) {
+    const source = url
+      .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+      .replace(/:\w+/g, "[^/]+")
+      .replace(/\*/g, ".*");
+    const pattern = new RegExp(`^${source}/?$`);
+    let route = this.routes.find((r) => r.pattern.source === pattern.source);
+    if (!route) this.routes.push((route = { pattern, methods: new Set() }));
+    for (const method of [methods].flat()) route.methods.add(method);
+  }
+
+  /** The methods some route answers at this path; empty when no route has it. */
+  allowed(url: string): string[] {
+    const path = url.split("?")[0]!;
+    return [
+      ...new Set(this.routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods])),
+    ].sort();
+  }
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger
@@ -86,7 +175,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     logController: new RequestLog(),
     routerOptions: { ignoreTrailingSlash: true },
+    // Refusals the router makes before any route or hook runs: bad percent-encoding (400), a
+    // path parameter over 100 characters (no such resource: 404).
+    frameworkErrors: (error, request, reply) => {
+      app.frameworkReplyHeaders(reply);
+      return sendError(request, reply, error);
+    },
+    clientErrorHandler,
   });
+  const routeMethods = new RouteMethods();
+  app.addHook("onRoute", (route) => routeMethods.add(route.url, route.method));
+
+  // Before authentication: a CORS preflight carries no token.
+  await app.register(securityPlugin, { corsOrigins: options.corsOrigins });
 
   const authenticator = new Authenticator(options.db, options.tokenSecret);
   const contextOf = (request: FastifyRequest): Context => ({
@@ -106,7 +207,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header("x-request-id", request.id);
     if (GUARDED.test(request.url)) {
       const { teamId } = request.params as { teamId?: string };
-      const authenticated = await authenticator.authenticate(request.headers.authorization, teamId);
+      // A malformed team id is not looked up here; the procedure refuses it by name.
+      const authenticated = await authenticator.authenticate(
+        request.headers.authorization,
+        teamId !== undefined && isId(teamId) ? teamId : undefined,
+      );
       if (!authenticated) {
         return reply.code(401).send(toErrorResponse(unauthorized(), request.id).body);
       }
@@ -124,23 +229,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (closing) reply.header("connection", "close");
   });
 
-  app.setErrorHandler(async (error, request, reply) => {
-    const { status, body, internal } = toErrorResponse(error, request.id);
-    if (internal) request.log.error({ err: error }, "unexpected error");
-    // Refusals before tRPC runs (too large, not JSON) still answer /trpc clients in their envelope.
-    if (request.url.startsWith("/trpc/")) {
-      return reply.code(status).send(trpcErrorEnvelope(status, body));
-    }
-    return reply.code(status).send(body);
-  });
+  app.setErrorHandler(async (error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler(async (request, reply) => {
-    const { status, body } = toErrorResponse(notFound(), request.id);
-    return reply.code(status).send(body);
+    const allowed = routeMethods.allowed(request.url);
+    return sendError(request, reply, allowed.length > 0 ? methodNotAllowed(allowed) : notFound());
   });
 
-  const document = openApiDocument(appRouter, VERSION);
+  const document = openApiDocument(appRouter, VERSION, options.baseUrl);
   await app.register(healthPlugin, { db: options.db });
-  await app.register(docsPlugin, { document });
+  await app.register(docsPlugin, { document, baseUrl: options.baseUrl });
   registerRestRoutes(app, appRouter, contextOf);
   await app.register(fastifyTRPCPlugin, {
     prefix: "/trpc",

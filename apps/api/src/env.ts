@@ -26,6 +26,23 @@ const Env = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024),
+  CORS_ORIGINS: z
+    .string()
+    .transform((list) =>
+      list
+        .split(",")
+        .map((origin) => origin.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .url({ protocol: /^https?$/ })
+          .refine((url) => new URL(url).origin === url, "must be an origin: scheme://host[:port]"),
+      ),
+    )
+    .default([])
+    .describe("Comma-separated origins allowed to call the API from a browser; none by default"),
   TOKEN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(60),
   WORKERS: z.coerce
     .number()

@@ -10,9 +10,12 @@ const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   401: "UNAUTHORIZED",
   403: "FORBIDDEN",
   404: "NOT_FOUND",
+  405: "METHOD_NOT_SUPPORTED",
+  408: "TIMEOUT",
   409: "CONFLICT",
   413: "PAYLOAD_TOO_LARGE",
   415: "UNSUPPORTED_MEDIA_TYPE",
+  501: "NOT_IMPLEMENTED",
   503: "SERVICE_UNAVAILABLE",
 };
 
@@ -25,6 +28,8 @@ const DEFAULT_CODE_BY_STATUS: Record<number, ErrorCode> = {
   401: "unauthorized",
   403: "forbidden",
   404: "not_found",
+  405: "method_not_allowed",
+  408: "request_timeout",
   413: "payload_too_large",
   415: "unsupported_media_type",
   503: "not_ready",
@@ -37,6 +42,8 @@ export class ApiError extends TRPCError {
   readonly status: number;
   readonly apiCode: string;
   readonly fields: FieldError[] | undefined;
+  /** With 405: the methods the path does answer (the Allow header). */
+  allow?: string;
 
   constructor(status: number, apiCode: string, message: string, fields?: FieldError[]) {
     // A client error needs no stack trace, and capturing one is most of what throwing costs.
@@ -57,6 +64,15 @@ export const forbidden = (message = "unauthorized", code = "unauthorized") =>
 export const notFound = (message = "Not Found") => new ApiError(404, "not_found", message);
 export const invalidRequest = (message: string, fields?: FieldError[]) =>
   new ApiError(400, "invalid_request", message, fields);
+export function methodNotAllowed(allowed: string[]): ApiError {
+  const error = new ApiError(
+    405,
+    "method_not_allowed",
+    `Method not allowed; use ${allowed.join(", ")}`,
+  );
+  error.allow = allowed.join(", ");
+  return error;
+}
 
 function fieldErrors(error: ZodError): FieldError[] {
   return error.issues.flatMap((issue) =>
@@ -111,10 +127,15 @@ function toApiError(error: unknown): ApiError | undefined {
     }
     return undefined;
   }
-  // Fastify's own client errors: body too large, wrong content type, malformed JSON.
+  // Fastify's own client errors: body too large, wrong content type, malformed JSON, bad URL.
   if (error instanceof Error && "statusCode" in error) {
     const status = Number((error as { statusCode: unknown }).statusCode);
     const code = (error as { code?: unknown }).code;
+    if (code === "FST_ERR_BAD_URL") {
+      return invalidRequest("The URL is not valid: a percent-encoding is malformed");
+    }
+    // A path parameter too long to be any id: no such resource.
+    if (code === "FST_ERR_MAX_PARAM_LENGTH") return notFound();
     if (status === 413) return new ApiError(413, "payload_too_large", "The body is too large");
     if (status === 415) {
       return new ApiError(415, "unsupported_media_type", "The body must be application/json");

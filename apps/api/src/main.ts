@@ -46,6 +46,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     logger: log,
     bodyLimit: config.BODY_LIMIT,
     sweepIntervalMs: config.TOKEN_SWEEP_SECONDS * 1000,
+    corsOrigins: config.CORS_ORIGINS,
   });
   await app.listen({ host: config.HOST, port: config.PORT });
 

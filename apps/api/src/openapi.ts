@@ -6,7 +6,7 @@ import type { AnyRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import type { z } from "zod";
 import { PERMISSIONS } from "@flowplane/auth";
-import { REST_PREFIX, restRoutes } from "./rest";
+import { restRoutes } from "./rest";
 import type { Meta } from "./trpc";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -25,14 +25,23 @@ type Operation = {
   [key: string]: unknown;
 };
 
-export function openApiDocument(router: AnyRouter, version: string): OpenAPIObject {
+/**
+ * Paths are the full paths (`/api/v1/teams/{teamId}`), as FlowFuse's document lists them, so
+ * tools that ignore `servers` still call the right URL; `servers` names the origin (`BASE_URL`),
+ * so a viewer's "Try it out" calls this platform.
+ */
+export function openApiDocument(
+  router: AnyRouter,
+  version: string,
+  baseUrl: string,
+): OpenAPIObject {
   const document = generateOpenApiDocument(router, {
     title: "Flowplane Platform API",
     description:
       "Build, deploy and operate flow-based applications. Every operation needs a personal access token: `Authorization: Bearer <token>`. Paths, fields, envelopes and error codes follow FlowFuse's API where it has them.",
     version,
     openApiVersion: "3.0.3",
-    baseUrl: REST_PREFIX,
+    baseUrl,
     securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
     defs: { APIError: ErrorBody as unknown as z.ZodType },
   });

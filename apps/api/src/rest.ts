@@ -13,7 +13,7 @@ export interface RestRoute {
   /** Dotted procedure path, e.g. `team.byId`. */
   procedurePath: string;
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-  /** OpenAPI form, e.g. `/teams/{teamId}`. */
+  /** The full path in OpenAPI form, e.g. `/api/v1/teams/{teamId}`. */
   path: string;
   successStatus: 200 | 201 | 204;
   procedure: AnyProcedure;
@@ -26,6 +26,9 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
   return Object.entries(procedures).flatMap(([procedurePath, procedure]) => {
     const meta = procedure._def.meta as Meta | undefined;
     if (!meta?.openapi || meta.openapi.enabled === false) return [];
+    if (!meta.openapi.path.startsWith(`${REST_PREFIX}/`)) {
+      throw new Error(`${procedurePath}: REST paths start with ${REST_PREFIX}/`);
+    }
     return [
       {
         procedurePath,
@@ -72,7 +75,7 @@ export function registerRestRoutes(
     const type = route.procedure._def.type as "query" | "mutation";
     app.route({
       method: route.method,
-      url: REST_PREFIX + route.path.replace(/\{(\w+)\}/g, ":$1"),
+      url: route.path.replace(/\{(\w+)\}/g, ":$1"),
       handler: async (request, reply) => {
         const input = restInput(route, request);
         const data: unknown = await route.procedure({

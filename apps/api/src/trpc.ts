@@ -6,7 +6,8 @@ import { initTRPC } from "@trpc/server";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { PreloadedTeam } from "./authentication";
-import { forbidden, notFound, toErrorResponse, trpcErrorEnvelope } from "./errors";
+import { TeamIdInput } from "@flowplane/contract";
+import { forbidden, notFound, toErrorResponse, trpcErrorEnvelope, validationError } from "./errors";
 
 export interface Context {
   db: Db;
@@ -60,10 +61,13 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   }
 
   const raw = await getRawInput();
-  const teamId =
-    typeof raw === "object" && raw !== null && "teamId" in raw && typeof raw.teamId === "string"
-      ? raw.teamId
-      : undefined;
+  let teamId: string | undefined;
+  if (typeof raw === "object" && raw !== null && "teamId" in raw) {
+    // Checked before the lookup: a value the database cannot hold must not reach a query.
+    const parsed = TeamIdInput.pick({ teamId: true }).safeParse({ teamId: raw.teamId });
+    if (!parsed.success) throw validationError(parsed.error);
+    teamId = parsed.data.teamId;
+  }
   const found =
     teamId === undefined
       ? undefined

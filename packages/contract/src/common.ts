@@ -1,12 +1,32 @@
 // Building blocks every resource shares: ids, timestamps, links, list envelopes and paging input.
 import { z } from "zod";
 
+/**
+ * Whether PostgreSQL's `text` can hold the string: no NUL, and valid UTF-16 (an unpaired surrogate
+ * has no UTF-8 form). Anything else is storable and round-trips exactly.
+ */
+export function isStorableText(value: string): boolean {
+  return !value.includes("\u0000") && value.isWellFormed();
+}
+
+/** The check every text input carries (a test walks the inputs to make sure of it). */
+export const storableText = z.refine<string>(isStorableText, {
+  message: "Contains a character that cannot be stored (NUL or an unpaired surrogate)",
+  abort: true,
+});
+
+/**
+ * Every text field, path and query parameter starts from this: a string PostgreSQL can store.
+ * Give it a `max` where it is used.
+ */
+export const Text = z.string().check(storableText);
+
 /** Opaque identifier: random base62, never sequential. */
-export const Id = z
-  .string()
-  .min(1)
+export const Id = Text.min(1)
   .max(64)
   .regex(/^[A-Za-z0-9_-]+$/, "Not a valid id");
+
+export const isId = (value: string): boolean => Id.safeParse(value).success;
 
 /** ISO-8601 timestamp in UTC, as every time on the wire. */
 export const Timestamp = z.iso.datetime();
@@ -40,4 +60,4 @@ export const PageInput = {
 };
 
 /** A short human-readable name: trimmed, never blank. */
-export const Name = z.string().trim().min(1, "Must not be blank").max(128);
+export const Name = Text.trim().min(1, "Must not be blank").max(128);

@@ -8,9 +8,14 @@ export const ErrorCode = z.enum([
   "unauthorized",
   "forbidden",
   "not_found",
+  "method_not_allowed",
+  "request_timeout",
   "payload_too_large",
+  "uri_too_long",
   "unsupported_media_type",
+  "headers_too_large",
   "unexpected_error",
+  "not_implemented",
   "not_ready",
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;

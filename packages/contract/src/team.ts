@@ -1,10 +1,8 @@
 import { z } from "zod";
-import { Id, Links, ListMeta, Name, PageInput, Timestamp } from "./common";
+import { Id, Links, ListMeta, Name, PageInput, Text, Timestamp } from "./common";
 import { TeamRole } from "./roles";
 
-export const Slug = z
-  .string()
-  .min(1)
+export const Slug = Text.min(1)
   .max(64)
   .regex(/^[a-z0-9_-]+$/, "Only lower-case letters, digits, '-' and '_'")
   .refine((slug) => slug !== "create", "'create' is reserved")

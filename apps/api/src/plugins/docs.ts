@@ -1,45 +1,72 @@
 // GET /api/ and /api/json: the OpenAPI document, behind a token like every route under /api/.
 // Browsers (preferring text/html) get a self-contained Swagger UI page: its script, styles and the
-// document are inlined, because the page's own asset requests could not carry the token.
+// document are inlined, because the page's own asset requests could not carry the token. Its
+// Content-Security-Policy allows exactly those inline blocks (by hash) and calls to the API.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import Negotiator from "negotiator";
 import type { OpenAPIObject } from "trpc-to-openapi";
+import { API_CSP } from "./security";
 
-function viewerPage(document: OpenAPIObject): string {
+interface ViewerPage {
+  html: string;
+  csp: Record<string, string[]>;
+}
+
+const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+
+function viewerPage(document: OpenAPIObject, baseUrl: string): ViewerPage {
   const dist = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
   const asset = (name: string) => readFileSync(join(dist, name), "utf8");
   // Inside <script>, "<" must not appear raw or "</script>" in a string would end the element.
   const spec = JSON.stringify(document).replace(/</g, "\\u003c");
-  return `<!doctype html>
+  const style = asset("swagger-ui.css");
+  const bundle = asset("swagger-ui-bundle.js").replace(/<\/script/gi, "<\\/script");
+  // "Try it out" calls the document's server (BASE_URL) with the token given under "Authorize".
+  const init = `\nSwaggerUIBundle({ spec: ${spec}, dom_id: "#viewer", deepLinking: true });\n`;
+  const html = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${document.info.title}</title>
-<style>${asset("swagger-ui.css")}</style>
+<style>${style}</style>
 </head>
 <body>
 <div id="viewer"></div>
-<script>${asset("swagger-ui-bundle.js").replace(/<\/script/gi, "<\\/script")}</script>
-<script>
-SwaggerUIBundle({ spec: ${spec}, dom_id: "#viewer", deepLinking: true, supportedSubmitMethods: [] });
-</script>
+<script>${bundle}</script>
+<script>${init}</script>
 </body>
 </html>`;
+  return {
+    html,
+    csp: {
+      ...API_CSP,
+      scriptSrc: [sha256(bundle), sha256(init)],
+      styleSrc: [sha256(style)],
+      imgSrc: ["'self'", "data:"],
+      connectSrc: ["'self'", new URL(baseUrl).origin],
+    },
+  };
 }
 
-export async function docsPlugin(app: FastifyInstance, opts: { document: OpenAPIObject }) {
+export async function docsPlugin(
+  app: FastifyInstance,
+  opts: { document: OpenAPIObject; baseUrl: string },
+) {
   const json = JSON.stringify(opts.document);
-  let page: string | undefined;
+  let page: ViewerPage | undefined;
 
   app.get("/api/json", async (_request, reply) => reply.type("application/json").send(json));
   app.get("/api/", async (request, reply) => {
     const preferred = new Negotiator(request.raw).mediaType(["application/json", "text/html"]);
     if (preferred === "text/html") {
-      page ??= viewerPage(opts.document);
-      return reply.type("text/html; charset=utf-8").send(page);
+      page ??= viewerPage(opts.document, opts.baseUrl);
+      reply.helmet({ contentSecurityPolicy: { useDefaults: false, directives: page.csp } });
+      return reply.type("text/html; charset=utf-8").send(page.html);
     }
     return reply.type("application/json").send(json);
   });

@@ -46,7 +46,7 @@ export const teamRouter = router({
       errors: [409],
       openapi: {
         method: "POST",
-        path: "/teams",
+        path: "/api/v1/teams",
         tags: ["Teams"],
         summary: "Create a team; the caller becomes its owner",
         description:
@@ -86,7 +86,7 @@ export const teamRouter = router({
       permission: "team:list",
       openapi: {
         method: "GET",
-        path: "/teams",
+        path: "/api/v1/teams",
         tags: ["Teams"],
         summary: "Every team on the platform (administrators, with an admin opt-in token)",
       },
@@ -107,7 +107,7 @@ export const teamRouter = router({
       permission: "team:read",
       openapi: {
         method: "GET",
-        path: "/teams/{teamId}",
+        path: "/api/v1/teams/{teamId}",
         tags: ["Teams"],
         summary: "One team",
         description: "A team you are not a member of is 404, as one that does not exist.",
@@ -123,7 +123,7 @@ export const teamRouter = router({
       errors: [409],
       openapi: {
         method: "PUT",
-        path: "/teams/{teamId}",
+        path: "/api/v1/teams/{teamId}",
         tags: ["Teams"],
         summary: "Rename a team (owners)",
         description:

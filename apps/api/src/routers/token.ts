@@ -106,7 +106,7 @@ export const tokenRouter = router({
       permission: "user:token:list",
       openapi: {
         method: "GET",
-        path: "/user/tokens",
+        path: "/api/v1/user/tokens",
         tags: ["Tokens"],
         summary: "The caller's personal access tokens, never their values",
       },
@@ -123,7 +123,7 @@ export const tokenRouter = router({
       permission: "user:token:edit",
       openapi: {
         method: "POST",
-        path: "/user/tokens",
+        path: "/api/v1/user/tokens",
         tags: ["Tokens"],
         summary: "Create a personal access token; its value is in this reply only",
         description:
@@ -173,7 +173,7 @@ export const tokenRouter = router({
       permission: "user:token:edit",
       openapi: {
         method: "PUT",
-        path: "/user/tokens/{id}",
+        path: "/api/v1/user/tokens/{id}",
         tags: ["Tokens"],
         summary: "Change a token's name, scope or expiry",
         description:
@@ -235,7 +235,7 @@ export const tokenRouter = router({
       successStatus: 204,
       openapi: {
         method: "DELETE",
-        path: "/user/tokens/{id}",
+        path: "/api/v1/user/tokens/{id}",
         tags: ["Tokens"],
         summary: "Revoke a token and every token created with it",
         description: "204 on success; the token is refused from the next request on.",

@@ -9,7 +9,12 @@ export const userRouter = router({
   me: procedure
     .meta({
       permission: "user:read",
-      openapi: { method: "GET", path: "/user", tags: ["User"], summary: "The token's owner" },
+      openapi: {
+        method: "GET",
+        path: "/api/v1/user",
+        tags: ["User"],
+        summary: "The token's owner",
+      },
     })
     .input(z.void())
     .output(User)
@@ -25,7 +30,7 @@ export const userRouter = router({
       permission: "user:team:list",
       openapi: {
         method: "GET",
-        path: "/user/teams",
+        path: "/api/v1/user/teams",
         tags: ["User"],
         summary: "The owner's teams, with their role in each",
         description:
