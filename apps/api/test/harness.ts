@@ -6,6 +6,7 @@ import { createTestDb, type TestDb } from "@flowplane/db/testing";
 import { Ajv } from "ajv";
 import type { FastifyInstance } from "fastify";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -52,7 +53,25 @@ export interface TestServer {
 
 let userCounter = 0;
 
-export async function startServer(options: { db?: TestDb } = {}): Promise<TestServer> {
+/** A port nothing listens on now (for a server that must know its own URL before it listens). */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+export async function startServer(
+  options: {
+    db?: TestDb;
+    /** Listen on this port (default: any free one). */
+    port?: number;
+    /** Default http://127.0.0.1:3000, as a server behind a proxy whose public URL differs. */
+    baseUrl?: string;
+    corsOrigins?: string[];
+  } = {},
+): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
   const db = testDb.db;
   const dataDir = await mkdtemp(join(tmpdir(), "flowplane-test-"));
@@ -68,10 +87,11 @@ export async function startServer(options: { db?: TestDb } = {}): Promise<TestSe
   const app = await buildApp({
     db,
     tokenSecret: TOKEN_SECRET,
-    baseUrl: "http://127.0.0.1:3000",
+    baseUrl: options.baseUrl ?? "http://127.0.0.1:3000",
     logger: createLogger("info", stream),
+    corsOrigins: options.corsOrigins,
   });
-  await app.listen({ host: "127.0.0.1", port: 0 });
+  await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
   const address = app.server.address();
   if (!address || typeof address === "string") throw new Error("no address");
   const url = `http://127.0.0.1:${address.port}`;
@@ -179,9 +199,7 @@ function responseChecker(document: OpenApiDocument) {
       });
     }
     if (!bare.startsWith("/api/v1/")) return;
-    const found = operations.find(
-      (o) => o.method === method && o.pattern.test(bare),
-    );
+    const found = operations.find((o) => o.method === method && o.pattern.test(bare));
     if (!found) return;
     const declared = found.operation.responses[String(reply.status)];
     expect(
