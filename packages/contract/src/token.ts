@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, ListMeta, Name, Timestamp } from "./common";
+import { Id, ListMeta, Name, Text, Timestamp } from "./common";
 
 export const TokenTeam = z.object({ id: Id, name: z.string() });
 
@@ -31,7 +31,7 @@ export type TokenList = z.infer<typeof TokenList>;
 
 /** Epoch milliseconds (as FlowFuse) or an ISO-8601 timestamp. */
 export const ExpiresAt = z
-  .union([z.number().int().positive(), z.iso.datetime({ offset: true })])
+  .union([z.number().int().positive(), Text.check(z.iso.datetime({ offset: true }))])
   .describe("When the token stops working: epoch milliseconds or an ISO-8601 timestamp");
 
 const TeamIds = z
