@@ -1,5 +1,8 @@
-// The workspace's packages are TypeScript source, so the one the CLI uses at run time
-// (@flowplane/contract) is bundled in; third-party packages stay external.
+// What `npm i -g @flowplane/cli` installs. Bundled in: the workspace's packages, which are
+// TypeScript source (the one the CLI uses at run time is @flowplane/contract), and tRPC's client,
+// whose package requires `typescript` as a peer: npm installs peers, so leaving it external would
+// put the TypeScript compiler (tens of MB) into every install of a command that never runs it.
+// The other third-party packages (commander, zod) stay external: the package's `dependencies`.
 import { defineConfig } from "tsup";
 
 export default defineConfig({
@@ -8,5 +11,5 @@ export default defineConfig({
   target: "node20",
   platform: "node",
   clean: true,
-  noExternal: [/^@flowplane\//],
+  noExternal: [/^@flowplane\//, /^@trpc\//],
 });

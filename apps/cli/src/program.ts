@@ -3,6 +3,7 @@
 import { Command, CommanderError } from "commander";
 import packageJson from "../package.json" with { type: "json" };
 import { apiFailure } from "./client";
+import { showExamples } from "./commands/examples";
 import { addLoginCommand } from "./commands/login";
 import { addTeamsCommands } from "./commands/teams";
 import { addTokensCommands } from "./commands/tokens";
@@ -29,6 +30,7 @@ export function createProgram(context: Context, io: Io): Command {
   addWhoamiCommand(program, context);
   addTeamsCommands(program, context);
   addTokensCommands(program, context);
+  showExamples(program);
   return program;
 }
 

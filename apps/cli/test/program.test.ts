@@ -1,6 +1,34 @@
+import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
+import { examplesUnder } from "../src/commands/examples";
+import { createContext, type Io } from "../src/context";
+import { createProgram } from "../src/program";
 import { newUser } from "./cli";
+
+/** The program `run` builds, writing nowhere. */
+function program(): Command {
+  const io: Io = { stdout: { write: () => true }, stderr: { write: () => true }, env: {} };
+  return createProgram(createContext(io), io);
+}
+
+/** Every command under `command`, depth first, with the words that name it after `flowplane`. */
+function commandsUnder(
+  command: Command,
+  words: string[] = [],
+): { command: Command; words: string[] }[] {
+  return command.commands.flatMap((sub) => {
+    const named = [...words, sub.name()];
+    return [{ command: sub, words: named }, ...commandsUnder(sub, named)];
+  });
+}
+
+/** The ones that do something, rather than group others (`teams`). */
+const leavesOf = (command: Command) =>
+  commandsUnder(command).filter((entry) => entry.command.commands.length === 0);
+
+/** An example's command line as a shell splits it (its quotes are double quotes). */
+const argv = (line: string) => [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
 
 describe("the flowplane command line", () => {
   it("--help lists the commands on stdout and exits 0", async () => {
@@ -58,5 +86,61 @@ describe("the flowplane command line", () => {
     expect(whoami.stderr).toMatch(/^error: FLOWPLANE_URL: .*\(invalid_config\)\n$/);
     expect(whoami.stderr).not.toContain("token-like-secret");
     expect((await user.flowplane("whoami", "--help")).status).toBe(0);
+  });
+});
+
+describe("examples in the help", () => {
+  const leaves = leavesOf(program());
+
+  it("every command has an example of its own, which starts with the command's name", () => {
+    expect(leaves.map((leaf) => leaf.words.join(" "))).toEqual(
+      expect.arrayContaining(["login", "whoami", "teams list", "tokens revoke"]),
+    );
+    for (const { command, words } of leaves) {
+      const examples = examplesUnder(command);
+      expect(examples, `flowplane ${words.join(" ")} has no example`).not.toHaveLength(0);
+      for (const example of examples) {
+        expect(argv(example.run).slice(0, words.length)).toEqual(words);
+      }
+    }
+  });
+
+  it("--help ends with the examples of every command, each under a comment saying what it does", async () => {
+    const help = await (await newUser()).flowplane("--help");
+    const all = leaves.flatMap((leaf) => examplesUnder(leaf.command));
+
+    expect(help.status).toBe(0);
+    expect(help.stdout.split("\nExamples:\n")[1]).toBe(
+      all.map((example) => `  # ${example.does}\n  flowplane ${example.run}\n`).join("\n"),
+    );
+  });
+
+  it("each command's own --help shows its examples, and a group's those of its commands", async () => {
+    const user = await newUser();
+    for (const { command, words } of commandsUnder(program())) {
+      const help = await user.flowplane(...words, "--help");
+
+      expect(help.status).toBe(0);
+      expect(help.stdout).toContain("\nExamples:\n");
+      for (const example of examplesUnder(command)) {
+        expect(help.stdout).toContain(`\n  flowplane ${example.run}\n`);
+      }
+    }
+  });
+
+  it("every example is a command line that the command it is shown for accepts", async () => {
+    for (const { command, words } of leaves) {
+      for (const example of examplesUnder(command)) {
+        // The same program with every action replaced: nothing is sent anywhere.
+        const parsed = program();
+        let ran: string | undefined;
+        for (const leaf of leavesOf(parsed)) {
+          leaf.command.action(() => void (ran = leaf.words.join(" ")));
+        }
+        await parsed.parseAsync(["node", "flowplane", ...argv(example.run)]);
+
+        expect(ran, example.run).toBe(words.join(" "));
+      }
+    }
   });
 });

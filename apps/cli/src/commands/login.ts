@@ -4,12 +4,17 @@ import { createClient } from "../client";
 import { DEFAULT_URL, readLogin, writeLogin } from "../config";
 import type { Context } from "../context";
 import { json } from "../output";
+import { withExamples } from "./examples";
 import { serverUrl, withJson } from "./options";
 
 export function addLoginCommand(program: Command, context: Context): void {
   withJson(
-    program
-      .command("login")
+    withExamples(program.command("login"), [
+      {
+        does: "Check a token with the server, then store it and the server's URL",
+        run: "login --token <token> --url https://flowplane.example.com",
+      },
+    ])
       .description("Check a personal access token with the server, then store it and the URL")
       .requiredOption("--token <token>", "a personal access token")
       .option(

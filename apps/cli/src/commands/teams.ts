@@ -5,6 +5,7 @@ import { apiFailure } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { type Column, json, table, when } from "../output";
+import { withExamples } from "./examples";
 import { positiveInteger, withJson } from "./options";
 
 const MY_TEAM_COLUMNS: Column<UserTeam>[] = [
@@ -34,8 +35,13 @@ export function addTeamsCommands(program: Command, context: Context): void {
   const teams = program.command("teams").description("List, create and rename teams");
 
   withJson(
-    teams
-      .command("list")
+    withExamples(teams.command("list"), [
+      { does: "List your teams, with your role in each", run: "teams list" },
+      {
+        does: "List every team, 50 a page, as JSON (an administrator's token with admin opt-in)",
+        run: "teams list --all --limit 50 --json",
+      },
+    ])
       .description("Your teams and your role in each")
       .option("--all", "every team on the platform (an administrator's token with admin opt-in)")
       .option("--limit <n>", "with --all: teams per page (default 100)", positiveInteger)
@@ -53,8 +59,9 @@ export function addTeamsCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    teams
-      .command("create")
+    withExamples(teams.command("create"), [
+      { does: "Create a team with its own slug", run: 'teams create "Night Shift" --slug night' },
+    ])
       .description("Create a team; you become its owner")
       .argument("<name>", "the team's name")
       .option("--slug <slug>", "its URL-safe name (default: made from the name)"),
@@ -67,8 +74,9 @@ export function addTeamsCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    teams
-      .command("rename")
+    withExamples(teams.command("rename"), [
+      { does: "Rename a team, keeping its slug", run: 'teams rename <teamId> "Late Shift"' },
+    ])
       .description("Rename a team (owners)")
       .argument("<teamId>", "the team's id")
       .argument("<name>", "its new name")

@@ -4,6 +4,7 @@ import type { TokenSummary } from "@flowplane/contract";
 import type { Command } from "commander";
 import type { Context } from "../context";
 import { type Column, json, table, when } from "../output";
+import { withExamples } from "./examples";
 import { collect, expiry, withJson } from "./options";
 
 const TOKEN_COLUMNS: Column<TokenSummary>[] = [
@@ -37,17 +38,24 @@ export function addTokensCommands(program: Command, context: Context): void {
     .command("tokens")
     .description("List, create and revoke your personal access tokens");
 
-  withJson(tokens.command("list").description("Your tokens (never their values)")).action(
-    async (options: { json?: boolean }) => {
-      const { client } = await context.connect();
-      const list = await client.token.all.query();
-      context.print(options.json ? json(list) : table(list.tokens, TOKEN_COLUMNS));
-    },
-  );
+  withJson(
+    withExamples(tokens.command("list"), [
+      { does: "List your tokens, with their scope, expiry and last use", run: "tokens list" },
+    ]).description("Your tokens (never their values)"),
+  ).action(async (options: { json?: boolean }) => {
+    const { client } = await context.connect();
+    const list = await client.token.all.query();
+    context.print(options.json ? json(list) : table(list.tokens, TOKEN_COLUMNS));
+  });
 
   withJson(
-    tokens
-      .command("create")
+    withExamples(tokens.command("create"), [
+      { does: "Create a token with the scope of the one in use", run: "tokens create laptop" },
+      {
+        does: "Create a read-only token for CI, restricted to one team, that expires",
+        run: "tokens create ci --read-only --team <teamId> --expires-at 2027-01-31T18:00Z",
+      },
+    ])
       .description(
         "Create a token no broader than the one in use; absent options inherit its scope",
       )
@@ -76,8 +84,9 @@ export function addTokensCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    tokens
-      .command("revoke")
+    withExamples(tokens.command("revoke"), [
+      { does: "Revoke a token and every token created with it", run: "tokens revoke <tokenId>" },
+    ])
       .description("Revoke a token, and every token created with it")
       .argument("<id>", "the token's id (see `flowplane tokens list`)"),
   ).action(async (id: string, options: { json?: boolean }) => {

@@ -2,11 +2,14 @@
 import type { Command } from "commander";
 import type { Context } from "../context";
 import { fields, json, when } from "../output";
+import { withExamples } from "./examples";
 import { withJson } from "./options";
 
 export function addWhoamiCommand(program: Command, context: Context): void {
   withJson(
-    program.command("whoami").description("Show the user the token in use belongs to"),
+    withExamples(program.command("whoami"), [
+      { does: "Show whose token is in use, and on which server", run: "whoami" },
+    ]).description("Show the user the token in use belongs to"),
   ).action(async (options: { json?: boolean }) => {
     const { client, url } = await context.connect();
     const user = await client.user.me.query();
