@@ -1,8 +1,10 @@
 // The Fastify server: plugins registered in one place, authentication in one hook, errors in one
 // handler. `buildApp` does not listen, so tests and the CLI's tests run the real thing in-process.
 import { isId } from "@flowplane/contract";
-import type { Db, TokenIdentity } from "@flowplane/db";
-import { deleteExpiredTokens } from "@flowplane/db";
+import type { Db } from "@flowplane/db";
+import cookie from "@fastify/cookie";
+import Negotiator from "negotiator";
+import { deleteExpiredTokens, deleteStaleSessions } from "@flowplane/db";
 import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
 import Fastify, {
   type FastifyBaseLogger,
@@ -13,11 +15,14 @@ import Fastify, {
 } from "fastify";
 import { randomUUID } from "node:crypto";
 import { maxHeaderSize, STATUS_CODES } from "node:http";
+import { parse as parseQueryString } from "node:querystring";
 import type { Socket } from "node:net";
 import { type DestinationStream, type Logger, pino } from "pino";
-import { Authenticator, type PreloadedTeam } from "./authentication";
+import { Authenticator, type Identity, type PreloadedTeam } from "./authentication";
+import { accountPlugin, SESSION_COOKIE } from "./plugins/account";
 import {
   ApiError,
+  forbidden,
   invalidRequest,
   methodNotAllowed,
   notFound,
@@ -36,7 +41,7 @@ import { VERSION } from "./version";
 
 declare module "fastify" {
   interface FastifyRequest {
-    auth?: TokenIdentity;
+    auth?: Identity;
     preloadedTeam?: PreloadedTeam;
   }
 }
@@ -52,6 +57,10 @@ export interface AppOptions {
   sweepIntervalMs?: number;
   /** Origins allowed to call the API from a browser (CORS); none: no CORS headers. */
   corsOrigins?: string[];
+  /** Fixed maximum age of a sign-in session (default 7 days, as FlowFuse). */
+  sessionMaxAgeMs?: number;
+  /** A session unused this long ends (default 32 hours, as FlowFuse). */
+  sessionIdleMs?: number;
 }
 
 /**
@@ -73,6 +82,9 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
 
 /** REST and the document; /trpc authenticates in its createContext, to answer in tRPC's shape. */
 const GUARDED = /^\/api(\/|\?|$)/;
+/** Sign-in and sign-out: a session is read when there is one, but none is needed. */
+const ACCOUNT = /^\/account\//;
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** One log line per request, when it completes (Fastify's default is two). */
 class RequestLog extends LogController {
@@ -88,6 +100,35 @@ class RequestLog extends LogController {
       "request",
     );
   }
+}
+
+/** What the query parser answers for a query string with malformed percent-encoding. */
+class MalformedQuery {
+  [key: string]: unknown;
+  constructor(readonly parameters: string[]) {}
+}
+
+const decodes = (text: string) => {
+  try {
+    decodeURIComponent(text.replace(/\+/g, " "));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Node's parser (repeated keys become arrays), after checking that every parameter decodes: a
+ * malformed or non-UTF-8 percent-encoding is refused (400, naming the parameter) rather than
+ * silently mangled.
+ */
+function parseQuery(query: string): Record<string, unknown> {
+  const malformed = query
+    .split("&")
+    .filter((pair) => !decodes(pair))
+    .map((pair) => pair.split("=")[0]!)
+    .map((key) => (decodes(key) ? decodeURIComponent(key.replace(/\+/g, " ")) : key));
+  return malformed.length > 0 ? new MalformedQuery(malformed) : parseQueryString(query);
 }
 
 /** Sends any error as our envelope (tRPC's on /trpc), with the request id. */
@@ -174,9 +215,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     logController: new RequestLog(),
-    routerOptions: { ignoreTrailingSlash: true },
     // Refusals the router makes before any route or hook runs: bad percent-encoding (400), a
     // path parameter over 100 characters (no such resource: 404).
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: parseQuery },
     frameworkErrors: (error, request, reply) => {
       app.frameworkReplyHeaders(reply);
       return sendError(request, reply, error);
@@ -189,7 +230,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before authentication: a CORS preflight carries no token.
   await app.register(securityPlugin, { corsOrigins: options.corsOrigins });
 
-  const authenticator = new Authenticator(options.db, options.tokenSecret);
+  const sessionMaxAgeMs = options.sessionMaxAgeMs ?? 7 * 24 * 3600_000;
+  const sessionIdleMs = options.sessionIdleMs ?? 32 * 3600_000;
+  const authenticator = new Authenticator(options.db, options.tokenSecret, {
+    maxAgeMs: sessionMaxAgeMs,
+    idleMs: sessionIdleMs,
+  });
   const contextOf = (request: FastifyRequest): Context => ({
     db: options.db,
     auth: request.auth!,
@@ -203,20 +249,54 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Only JSON bodies: without a parser for text/plain, Fastify answers 415 for it.
   app.removeContentTypeParser("text/plain");
 
+  await app.register(cookie);
+  const ownOrigin = new URL(options.baseUrl).origin;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
-    if (GUARDED.test(request.url)) {
-      const { teamId } = request.params as { teamId?: string };
-      // A malformed team id is not looked up here; the procedure refuses it by name.
-      const authenticated = await authenticator.authenticate(
-        request.headers.authorization,
-        teamId !== undefined && isId(teamId) ? teamId : undefined,
+    if (request.query instanceof MalformedQuery) {
+      const { parameters } = request.query;
+      return sendError(
+        request,
+        reply,
+        invalidRequest(
+          `Invalid request: ${parameters.join(", ")}: malformed percent-encoding`,
+          parameters.map((path) => ({ path, message: "Malformed percent-encoding" })),
+        ),
       );
-      if (!authenticated) {
-        return reply.code(401).send(toErrorResponse(unauthorized(), request.id).body);
-      }
+    }
+    const guarded = GUARDED.test(request.url);
+    const account = !guarded && ACCOUNT.test(request.url);
+    if (!guarded && !account) return;
+    const { teamId } = request.params as { teamId?: string };
+    const authenticated = await authenticator.authenticate(
+      request.headers.authorization,
+      // A malformed team id is not looked up here; the procedure refuses it by name.
+      teamId !== undefined && isId(teamId) ? teamId : undefined,
+      request.cookies[SESSION_COOKIE],
+    );
+    if (authenticated) {
       request.auth = authenticated.identity;
       request.preloadedTeam = authenticated.team;
+    } else if (guarded) {
+      // A person's browser goes to the sign-in page; scripts get the bare 401.
+      const wantsPage =
+        request.method === "GET" &&
+        new Negotiator(request.raw).mediaType(["application/json", "text/html"]) === "text/html";
+      if (wantsPage) return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`);
+      return reply.code(401).send(toErrorResponse(unauthorized(), request.id).body);
+    }
+    // Cross-site request forgery: a write that rides on the browser's cookie (or signs in) must
+    // come from a page of this platform. Bearer-token requests carry no ambient credential.
+    if (!SAFE_METHODS.has(request.method) && (account || request.auth?.kind === "session")) {
+      const origin = request.headers.origin;
+      const needsOrigin = request.auth?.kind === "session";
+      if (origin !== undefined ? origin !== ownOrigin : needsOrigin) {
+        return sendError(
+          request,
+          reply,
+          forbidden("Cross-site request refused: the Origin is not this platform's", "csrf_failed"),
+        );
+      }
     }
   });
 
@@ -238,6 +318,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const document = openApiDocument(appRouter, VERSION, options.baseUrl);
   await app.register(healthPlugin, { db: options.db });
   await app.register(docsPlugin, { document, baseUrl: options.baseUrl });
+  await app.register(accountPlugin, {
+    db: options.db,
+    tokenSecret: options.tokenSecret,
+    baseUrl: options.baseUrl,
+    sessionMaxAgeMs,
+  });
   registerRestRoutes(app, appRouter, contextOf);
   await app.register(fastifyTRPCPlugin, {
     prefix: "/trpc",
@@ -262,6 +348,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await authenticator.flushUsage();
       const expired = await deleteExpiredTokens(options.db);
       if (expired.length > 0) app.log.info({ count: expired.length }, "deleted expired tokens");
+      const stale = await deleteStaleSessions(options.db, new Date(), sessionIdleMs);
+      if (stale > 0) app.log.info({ count: stale }, "deleted ended sessions");
     } catch (error) {
       app.log.error({ err: error }, "token housekeeping failed");
     }

@@ -1,6 +1,6 @@
 // First-start work: the token secret, and the platform administrator with one token whose value is
 // written to a 0600 file (never logged). A database that already has users is never touched.
-import { generateToken, randomBase62, tokenDigest } from "@flowplane/auth";
+import { generateToken, hashPassword, randomBase62, tokenDigest } from "@flowplane/auth";
 import {
   countUsers,
   type Db,
@@ -13,6 +13,7 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 export const INITIAL_TOKEN_FILE = "initial-admin-token";
+export const INITIAL_PASSWORD_FILE = "initial-admin-password";
 const SECRET_FILE = "token-secret";
 
 /** FLOWPLANE_TOKEN_SECRET, or the secret kept in DATA_DIR (generated on first start). */
@@ -29,8 +30,9 @@ export async function loadTokenSecret(dataDir: string, configured?: string): Pro
 }
 
 /**
- * Creates `admin` and its token when the database has no user yet. Returns the token file's path
- * when it did. Replicas starting together agree through an advisory lock.
+ * Creates `admin` when the database has no user yet: a token, and a generated password marked
+ * expired (the first sign-in chooses a new one), each written to a 0600 file in DATA_DIR. Returns
+ * the token file's path when it did. Replicas starting together agree through an advisory lock.
  */
 export async function ensureInitialAdmin(
   db: Db,
@@ -38,13 +40,22 @@ export async function ensureInitialAdmin(
   dataDir: string,
 ): Promise<string | undefined> {
   const path = join(dataDir, INITIAL_TOKEN_FILE);
+  const passwordPath = join(dataDir, INITIAL_PASSWORD_FILE);
+  const password = randomBase62(20);
+  const passwordHash = await hashPassword(password);
   return db
     .transaction()
     .execute(async (trx) => {
       await lockForTransaction(trx, "flowplane.initial-admin");
       if ((await countUsers(trx)) > 0) return undefined;
 
-      const user = await insertUser(trx, { username: "admin", name: "Administrator", admin: true });
+      const user = await insertUser(trx, {
+        username: "admin",
+        name: "Administrator",
+        admin: true,
+        passwordHash,
+        passwordExpired: true,
+      });
       const value = generateToken("personalAccessToken");
       const token = await insertToken(trx, {
         userId: user.id,
@@ -68,10 +79,14 @@ export async function ensureInitialAdmin(
       await mkdir(dataDir, { recursive: true });
       // "wx": never overwrite. Written before commit; removed again if the commit fails.
       await writeFile(path, `${value}\n`, { mode: 0o600, flag: "wx" });
+      await writeFile(passwordPath, `${password}\n`, { mode: 0o600, flag: "wx" });
       return path;
     })
     .catch(async (error: unknown) => {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") await rm(path, { force: true });
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+        await rm(path, { force: true });
+        await rm(passwordPath, { force: true });
+      }
       throw error;
     });
 }

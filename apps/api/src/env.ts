@@ -43,6 +43,16 @@ const Env = z.object({
     )
     .default([])
     .describe("Comma-separated origins allowed to call the API from a browser; none by default"),
+  SESSION_MAX_AGE_HOURS: z.coerce
+    .number()
+    .positive()
+    .default(168)
+    .describe("A sign-in session ends this long after sign-in, however active"),
+  SESSION_IDLE_HOURS: z.coerce
+    .number()
+    .positive()
+    .default(32)
+    .describe("A sign-in session unused this long ends"),
   TOKEN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(60),
   WORKERS: z.coerce
     .number()

@@ -1,5 +1,10 @@
 // What other packages may import: the router type for typed tRPC clients, and the server itself.
 export type { AppRouter } from "./routers/index";
 export { buildApp, createLogger, type AppOptions } from "./app";
-export { ensureInitialAdmin, loadTokenSecret, INITIAL_TOKEN_FILE } from "./bootstrap";
+export {
+  ensureInitialAdmin,
+  loadTokenSecret,
+  INITIAL_PASSWORD_FILE,
+  INITIAL_TOKEN_FILE,
+} from "./bootstrap";
 export { loadConfig, type Config } from "./env";

@@ -5,9 +5,10 @@
 import { createDb, type Db, migrateToLatest } from "@flowplane/db";
 import cluster from "node:cluster";
 import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import type { Logger } from "pino";
 import { buildApp, createLogger } from "./app";
-import { ensureInitialAdmin, loadTokenSecret } from "./bootstrap";
+import { ensureInitialAdmin, INITIAL_PASSWORD_FILE, loadTokenSecret } from "./bootstrap";
 import { type Config, ConfigError, loadConfig } from "./env";
 
 function openDb(config: Config, log: Logger): Promise<Db> {
@@ -33,7 +34,10 @@ async function prepare(config: Config, log: Logger, db: Db): Promise<string> {
   const secret = await loadTokenSecret(config.DATA_DIR, config.FLOWPLANE_TOKEN_SECRET);
   const tokenFile = await ensureInitialAdmin(db, secret, config.DATA_DIR);
   if (tokenFile) {
-    log.info({ file: tokenFile }, "created the administrator 'admin'; its token is in this file");
+    log.info(
+      { tokenFile, passwordFile: join(config.DATA_DIR, INITIAL_PASSWORD_FILE) },
+      "created the administrator 'admin'; its token and its first password are in these files",
+    );
   }
   return secret;
 }
@@ -47,6 +51,8 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     bodyLimit: config.BODY_LIMIT,
     sweepIntervalMs: config.TOKEN_SWEEP_SECONDS * 1000,
     corsOrigins: config.CORS_ORIGINS,
+    sessionMaxAgeMs: config.SESSION_MAX_AGE_HOURS * 3600_000,
+    sessionIdleMs: config.SESSION_IDLE_HOURS * 3600_000,
   });
   await app.listen({ host: config.HOST, port: config.PORT });
 

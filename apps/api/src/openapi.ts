@@ -12,7 +12,7 @@ import type { Meta } from "./trpc";
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Invalid request (`invalid_request`, with the fields at fault), or another 400 code",
   401: "Missing, malformed, unknown, expired or revoked token (`unauthorized`)",
-  403: "The role or the token's scope does not allow it",
+  403: "The role or the token's scope does not allow it (`unauthorized`, `forbidden`); in a signed-in browser also `password_expired` or `csrf_failed`",
   404: "Not found, or in a team the caller is not a member of (`not_found`)",
   409: "Conflicts with existing data (e.g. `invalid_slug`)",
   413: "The body is larger than the limit (`payload_too_large`)",
@@ -61,8 +61,9 @@ export function openApiDocument(
     const statuses = new Set([401, 500]);
     if (route.method !== "GET") statuses.add(415).add(413);
     if (route.path.includes("{") || rule.kind === "team") statuses.add(404);
-    if (rule.kind !== "user" && rule.kind !== "self") statuses.add(403);
-    if (rule.access === "write") statuses.add(403);
+    // Role, token scope, another user's record, or (signed in) an expired password or a
+    // cross-site write: any operation can be refused.
+    statuses.add(403);
     if (operation.parameters || operation.requestBody) statuses.add(400);
     for (const status of meta.errors ?? []) statuses.add(status);
     for (const key of Object.keys(operation.responses)) {

@@ -51,8 +51,9 @@ function restInput(route: RestRoute, request: FastifyRequest): unknown {
     return route.acceptsNoInput && Object.keys(input).length === 0 ? undefined : input;
   }
   const body = request.body;
-  if (body === undefined || body === null) return { ...params };
-  if (typeof body !== "object" || Array.isArray(body)) {
+  // No body at all: the input is the path's. A JSON `null` is a body, and not an object.
+  if (body === undefined) return { ...params };
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalidRequest("The body must be a JSON object", [
       { path: "", message: "Not an object" },
     ]);

@@ -1,18 +1,18 @@
 // tRPC setup: the request context, procedure metadata, and the one middleware that enforces every
 // permission and token scope. Every procedure is built from `procedure` and declares its permission.
 import { authorize, type Caller, type Permission, PERMISSIONS } from "@flowplane/auth";
-import { type Db, findTeamForUser, type TeamForUser, type TokenIdentity } from "@flowplane/db";
+import { type AuditEntry, type Db, findTeamForUser, type TeamForUser } from "@flowplane/db";
 import { initTRPC } from "@trpc/server";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import type { PreloadedTeam } from "./authentication";
-import { TeamIdInput } from "@flowplane/contract";
+import type { Identity, PreloadedTeam } from "./authentication";
+import { TeamIdInput, UserIdInput } from "@flowplane/contract";
 import { forbidden, notFound, toErrorResponse, trpcErrorEnvelope, validationError } from "./errors";
 
 export interface Context {
   db: Db;
-  /** The authenticated token and its owner. Every procedure runs authenticated. */
-  auth: TokenIdentity;
+  /** The caller: a token and its owner, or a signed-in user. Every procedure runs authenticated. */
+  auth: Identity;
   /** A team looked up with the token (REST team routes), so authorization need not query it. */
   preloadedTeam?: PreloadedTeam;
   requestId: string;
@@ -27,6 +27,8 @@ export type Meta = OpenApiMeta<{
   successStatus?: 200 | 201 | 204;
   /** Error statuses beyond those that follow from the permission and the input (e.g. 409). */
   errors?: number[];
+  /** Open to a signed-in user whose password has expired (who must change it first). */
+  allowExpiredPassword?: boolean;
 }>;
 
 const t = initTRPC
@@ -53,9 +55,22 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   if (!permission) throw new Error("procedure declares no permission");
   // A token's identity is the caller: its owner's id and admin flag, narrowed by its scope.
   const caller: Caller = ctx.auth;
+  if (ctx.auth.passwordExpired && !meta.allowExpiredPassword) {
+    throw forbidden("Your password has expired: choose a new one first", "password_expired");
+  }
 
   if (PERMISSIONS[permission].kind !== "team") {
-    const decision = authorize(permission, caller);
+    // `self` permissions on a route that names a user: that user, or an administrator.
+    let subject: { userId: string } | undefined;
+    if (PERMISSIONS[permission].kind === "self") {
+      const raw = await getRawInput();
+      if (typeof raw === "object" && raw !== null && "userId" in raw) {
+        const parsed = UserIdInput.safeParse({ userId: raw.userId });
+        if (!parsed.success) throw validationError(parsed.error);
+        subject = parsed.data;
+      }
+    }
+    const decision = authorize(permission, caller, undefined, subject);
     if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
     return next({ ctx: { team: undefined } });
   }
@@ -84,6 +99,11 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
 });
 
 export const procedure = t.procedure.use(authorized);
+
+/** Who acted, for the audit log: the user, with the token they used (null in a browser). */
+export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {
+  return { userId: ctx.auth.userId, tokenId: ctx.auth.tokenId };
+}
 
 /** The team a team procedure's middleware loaded. */
 export function teamOf(ctx: { team: TeamForUser | undefined }) {

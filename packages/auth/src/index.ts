@@ -2,3 +2,4 @@ export * from "./permissions";
 export * from "./token-digest";
 export * from "./token-format";
 export * from "./token-scope";
+export * from "./passwords";

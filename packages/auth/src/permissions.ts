@@ -5,7 +5,7 @@ export type Access = "read" | "write";
 
 /**
  * `team`: needs a team role of at least `role` in the team the request names.
- * `self`: the caller acting on their own account.
+ * `self`: the caller acting on their own account (another user's: administrators only).
  * `admin`: platform administrators whose token carries admin opt-in.
  * `user`: any authenticated caller.
  */
@@ -15,7 +15,12 @@ export type PermissionRule =
 
 export const PERMISSIONS = {
   "user:read": { kind: "self", access: "read" },
+  "user:edit": { kind: "self", access: "write" },
+  "user:delete": { kind: "self", access: "write" },
+  "user:list": { kind: "admin", access: "read" },
+  "user:create": { kind: "admin", access: "write" },
   "user:team:list": { kind: "self", access: "read" },
+  "settings:read": { kind: "user", access: "read" },
   "user:token:list": { kind: "self", access: "read" },
   "user:token:edit": { kind: "self", access: "write" },
   "team:create": { kind: "user", access: "write" },
@@ -62,6 +67,8 @@ export function authorize(
   permission: Permission,
   caller: Caller,
   team?: { id: string; membershipRole: number | undefined; exists: boolean },
+  /** For `self` permissions: the user the request is about, when it names one. */
+  subject?: { userId: string },
 ): Decision {
   const rule: PermissionRule = PERMISSIONS[permission];
   const admin = actsAsAdmin(caller);
@@ -76,8 +83,11 @@ export function authorize(
 
   switch (rule.kind) {
     case "user":
-    case "self":
       return { allowed: true };
+    case "self":
+      return !subject || subject.userId === caller.userId || admin
+        ? { allowed: true }
+        : { allowed: false, status: 403 };
     case "admin":
       return admin ? { allowed: true } : { allowed: false, status: 403 };
     case "team": {

@@ -11,6 +11,8 @@ const CHECKSUM_LENGTH = 6;
 /** Each kind of token has its own prefix. */
 export const TOKEN_PREFIX = {
   personalAccessToken: "fpp",
+  /** The value of a signed-in browser's session cookie. */
+  session: "fps",
 } as const;
 export type TokenKind = keyof typeof TOKEN_PREFIX;
 

@@ -8,7 +8,7 @@ export interface AuditEntry {
   event: string;
   entity: { type: "platform" | "user" | "team"; id: string | null };
   teamId?: string | null;
-  /** Who acted: a user with the token they used, or the platform itself. */
+  /** Who acted: a user with the token they used (null: a signed-in session), or the platform. */
   actor: { userId: string; tokenId: string | null } | "system";
   /** Never a secret: names and ids of what changed, before and after. */
   body?: Record<string, unknown>;
@@ -24,7 +24,7 @@ export function auditRow(entry: AuditEntry): Insertable<AuditLogTable> {
     entity_id: entry.entity.id,
     team_id: entry.teamId ?? null,
     actor_id: actor?.userId ?? null,
-    source: actor ? "api" : "system",
+    source: actor ? (actor.tokenId ? "api" : null) : "system",
     token_id: actor?.tokenId ?? null,
     body: JSON.stringify(entry.body ?? {}),
   };

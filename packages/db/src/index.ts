@@ -3,6 +3,7 @@ export * from "./create-db";
 export * from "./errors";
 export * from "./ids";
 export * from "./schema";
+export * from "./sessions";
 export * from "./teams";
 export * from "./tokens";
 export * from "./users";

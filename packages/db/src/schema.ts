@@ -11,8 +11,27 @@ export interface UsersTable {
   name: string;
   email: string | null;
   admin: Generated<boolean>;
+  /** scrypt, in the format of @flowplane/auth's hashPassword; null: cannot sign in. */
+  password_hash: string | null;
+  /** The next sign-in must choose a new password first. */
+  password_expired: Generated<boolean>;
+  /** Suspended users' tokens and sessions fail; they cannot sign in. */
+  suspended: Generated<boolean>;
+  default_team_id: string | null;
   created_at: CreatedAt;
   updated_at: Timestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  /** HMAC-SHA-256 of the cookie's value, keyed by the server secret. */
+  digest: string;
+  created_at: CreatedAt;
+  /** Written at most once a minute per session, for the idle timeout. */
+  last_seen_at: Timestamp;
+  /** The fixed maximum age: no activity extends it. */
+  expires_at: Date;
 }
 
 export interface TeamsTable {
@@ -63,8 +82,8 @@ export interface AuditLogTable {
   team_id: string | null;
   /** The user who acted; null for the system. */
   actor_id: string | null;
-  /** `api` for requests made with a token, `system` for the platform's own work. */
-  source: string;
+  /** `api` for requests made with a token, null in a signed-in browser, `system` for the platform. */
+  source: string | null;
   token_id: string | null;
   body: ColumnType<Record<string, unknown>, string, string>;
 }
@@ -76,10 +95,13 @@ export interface Database {
   access_tokens: AccessTokensTable;
   access_token_teams: AccessTokenTeamsTable;
   audit_log: AuditLogTable;
+  sessions: SessionsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type SessionRow = Selectable<SessionsTable>;
 export type TeamRow = Selectable<TeamsTable>;
 export type TeamUpdate = Updateable<TeamsTable>;
 export type AccessTokenRow = Selectable<AccessTokensTable>;

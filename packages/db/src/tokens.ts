@@ -12,6 +12,8 @@ export interface TokenIdentity {
   userId: string;
   username: string;
   admin: boolean;
+  /** The owner is suspended: the token must fail (but stays, for when they are reinstated). */
+  suspended: boolean;
   scope: TokenScope;
 }
 
@@ -83,6 +85,7 @@ function identityQuery(db: Kysely<Database>, digest: string) {
       "t.expires_at",
       "u.username",
       "u.admin",
+      "u.suspended",
       sql<
         string[] | null
       >`case when t.team_restricted then array(select a.team_id from access_token_teams a where a.token_id = t.id) end`.as(
@@ -97,6 +100,7 @@ function identityOf(row: {
   user_id: string;
   username: string;
   admin: boolean;
+  suspended: boolean;
   read_only: boolean;
   admin_opt_in: boolean;
   team_restricted: boolean;
@@ -108,6 +112,7 @@ function identityOf(row: {
     userId: row.user_id,
     username: row.username,
     admin: row.admin,
+    suspended: row.suspended,
     scope: {
       readOnly: row.read_only,
       adminOptIn: row.admin_opt_in,

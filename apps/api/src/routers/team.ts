@@ -19,7 +19,7 @@ import {
   updateTeam,
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../errors";
-import { procedure, router, teamOf } from "../trpc";
+import { actorOf, procedure, router, teamOf } from "../trpc";
 import { teamView } from "./views";
 
 const slugTaken = () => new ApiError(409, "invalid_slug", "Slug is already in use");
@@ -69,7 +69,7 @@ export const teamRouter = router({
             event: "team.created",
             entity: { type: "team", id: team.id },
             teamId: team.id,
-            actor: { userId: ctx.auth.userId, tokenId: ctx.auth.id },
+            actor: actorOf(ctx),
             body: { team: { id: team.id, name: team.name, slug: team.slug } },
           });
           return team;
@@ -152,7 +152,7 @@ export const teamRouter = router({
             event: "team.settings.updated",
             entity: { type: "team", id: before.id },
             teamId: before.id,
-            actor: { userId: ctx.auth.userId, tokenId: ctx.auth.id },
+            actor: actorOf(ctx),
             body: { updates },
           },
         );

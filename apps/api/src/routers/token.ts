@@ -30,7 +30,7 @@ import {
 } from "@flowplane/db";
 import { z } from "zod";
 import { ApiError, forbidden, invalidRequest, notFound } from "../errors";
-import { type Context, procedure, router } from "../trpc";
+import { actorOf, type Context, procedure, router } from "../trpc";
 import { tokenView } from "./views";
 
 const TOO_BROAD: Record<ScopeViolation, string> = {
@@ -79,7 +79,7 @@ function checkAdminOptIn(ctx: Context, scope: TokenScope) {
   }
 }
 
-const actor = (ctx: Context) => ({ userId: ctx.auth.userId, tokenId: ctx.auth.id });
+const actor = actorOf;
 
 function scopeBody(scope: TokenScope) {
   return {
@@ -94,7 +94,7 @@ function scopeBody(scope: TokenScope) {
 async function managedToken(ctx: Context, id: string) {
   const target = await findTokenScope(ctx.db, ctx.auth.userId, id);
   if (!target) throw notFound();
-  if (target.id !== ctx.auth.id && scopeViolation(target, ctx.auth.scope)) {
+  if (target.id !== ctx.auth.tokenId && scopeViolation(target, ctx.auth.scope)) {
     throw forbidden("A token can only manage tokens no broader than itself", "forbidden");
   }
   return target;
@@ -152,7 +152,7 @@ export const tokenRouter = router({
       const summary = await ctx.db.transaction().execute(async (trx) => {
         const row = await insertToken(trx, {
           userId: ctx.auth.userId,
-          parentId: ctx.auth.id,
+          parentId: ctx.auth.tokenId,
           name: input.name,
           digest: tokenDigest(ctx.tokenSecret, value),
           scope,
@@ -183,7 +183,13 @@ export const tokenRouter = router({
     .input(UpdateTokenInput)
     .output(TokenSummary)
     .mutation(async ({ ctx, input }) => {
-      const target = await managedToken(ctx, input.id);
+      const { id, ...changes } = input;
+      const target = await managedToken(ctx, id);
+      if (Object.values(changes).every((value) => value === undefined)) {
+        throw invalidRequest("Nothing to change: give at least one field", [
+          { path: "", message: "Give name, expiresAt, readOnly, teamIds or adminOptIn" },
+        ]);
+      }
       const scope: TokenScope = {
         readOnly: input.readOnly ?? target.readOnly,
         adminOptIn: input.adminOptIn ?? target.adminOptIn,

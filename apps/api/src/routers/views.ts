@@ -12,6 +12,9 @@ export function userView(row: UserRow, baseUrl: string): User {
     name: row.name,
     email: row.email,
     admin: row.admin,
+    suspended: row.suspended,
+    ...(row.default_team_id ? { defaultTeam: row.default_team_id } : {}),
+    ...(row.password_expired ? { password_expired: true as const } : {}),
     createdAt: iso(row.created_at),
     links: { self: `${baseUrl}/api/v1/users/${row.id}` },
   };

@@ -1,7 +1,9 @@
 // Every migration, in order. Listed statically so that a bundled server carries them.
 import type { Migration } from "kysely";
 import * as foundation from "./2026-11-21T1200-foundation";
+import * as accounts from "./2026-11-23T1200-accounts";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
+  "2026-11-23T1200-accounts": accounts,
 };

@@ -1,0 +1,106 @@
+// Sign-in sessions, kept server-side so that every server process honours them and signing out,
+// suspension or a password change ends them at once. Only a digest of the cookie's value is stored.
+import type { Kysely } from "kysely";
+import { compiledOnce } from "./compiled-once";
+import { newId } from "./ids";
+import type { Database } from "./schema";
+
+export interface SessionIdentity {
+  id: string;
+  userId: string;
+  username: string;
+  admin: boolean;
+  suspended: boolean;
+  passwordExpired: boolean;
+  lastSeenAt: Date;
+  expiresAt: Date;
+}
+
+export async function insertSession(
+  db: Kysely<Database>,
+  session: { userId: string; digest: string; expiresAt: Date },
+): Promise<{ id: string }> {
+  return db
+    .insertInto("sessions")
+    .values({
+      id: newId(),
+      user_id: session.userId,
+      digest: session.digest,
+      expires_at: session.expiresAt,
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+}
+
+export async function findSessionByDigest(
+  db: Kysely<Database>,
+  digest: string,
+): Promise<SessionIdentity | undefined> {
+  const [row] = await sessionByDigest(db, digest);
+  return (
+    row && {
+      id: row.id,
+      userId: row.user_id,
+      username: row.username,
+      admin: row.admin,
+      suspended: row.suspended,
+      passwordExpired: row.password_expired,
+      lastSeenAt: row.last_seen_at,
+      expiresAt: row.expires_at,
+    }
+  );
+}
+
+const sessionByDigest = compiledOnce((db, digest: string) =>
+  db
+    .selectFrom("sessions as s")
+    .innerJoin("users as u", "u.id", "s.user_id")
+    .select([
+      "s.id",
+      "s.user_id",
+      "s.last_seen_at",
+      "s.expires_at",
+      "u.username",
+      "u.admin",
+      "u.suspended",
+      "u.password_expired",
+    ])
+    .where("s.digest", "=", digest),
+);
+
+export async function touchSession(db: Kysely<Database>, id: string, at: Date): Promise<void> {
+  await db.updateTable("sessions").set({ last_seen_at: at }).where("id", "=", id).execute();
+}
+
+export async function deleteSession(db: Kysely<Database>, id: string): Promise<void> {
+  await db.deleteFrom("sessions").where("id", "=", id).execute();
+}
+
+/** Ends every session of the user, but the one named (the caller's own, after a password change). */
+export async function deleteUserSessions(
+  db: Kysely<Database>,
+  userId: string,
+  except?: string,
+): Promise<void> {
+  let query = db.deleteFrom("sessions").where("user_id", "=", userId);
+  if (except !== undefined) query = query.where("id", "<>", except);
+  await query.execute();
+}
+
+/** Deletes sessions past their maximum age or idle longer than `idleMs`. */
+export async function deleteStaleSessions(
+  db: Kysely<Database>,
+  now: Date,
+  idleMs: number,
+): Promise<number> {
+  const result = await db
+    .deleteFrom("sessions")
+    .where((eb) =>
+      eb.or([
+        eb("expires_at", "<=", now),
+        eb("last_seen_at", "<=", new Date(now.getTime() - idleMs)),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
