@@ -72,7 +72,17 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
     {
       level,
       redact: {
-        paths: ["req.headers.authorization", "*.authorization", "token"],
+        paths: [
+          "req.headers.authorization",
+          "req.headers.cookie",
+          "*.authorization",
+          "*.cookie",
+          "token",
+          "password",
+          "old_password",
+          "*.password",
+          "*.old_password",
+        ],
         censor: "[redacted]",
       },
     },

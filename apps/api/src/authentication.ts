@@ -52,7 +52,7 @@ export interface SessionLifetime {
   idleMs: number;
 }
 
-/** How often a session's last activity is written (the idle timeout's resolution). */
+/** How often a session's last activity is written at most (the idle timeout's resolution). */
 const TOUCH_INTERVAL_MS = 60_000;
 
 export class Authenticator {
@@ -140,7 +140,10 @@ export class Authenticator {
       this.unknown.set(digest, true);
       return undefined;
     }
-    if (now - session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
+    if (
+      now - session.lastSeenAt.getTime() >=
+      Math.min(TOUCH_INTERVAL_MS, this.sessions.idleMs / 10)
+    ) {
       await touchSession(this.db, session.id, new Date(now));
     }
     return {

@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 describe("the server process", () => {
-  test("first start creates admin and a 0600 token file; logs its path, never the token", async () => {
+  test("first start creates admin with a 0600 token file and an expired first password; logs the paths, never the values", async () => {
     const server = await start(env);
     try {
       const file = join(dataDir, "initial-admin-token");
@@ -88,6 +88,21 @@ describe("the server process", () => {
 
       expect(server.output()).toContain(file);
       expect(server.output()).not.toContain(token);
+
+      // The first password: a 0600 file, named in the log, never its value; marked expired.
+      const passwordFile = join(dataDir, "initial-admin-password");
+      expect((await stat(passwordFile)).mode & 0o777).toBe(0o600);
+      const password = (await readFile(passwordFile, "utf8")).trim();
+      expect(password.length).toBeGreaterThanOrEqual(16);
+      expect(server.output()).toContain(passwordFile);
+      expect(server.output()).not.toContain(password);
+      const login = await fetch(`${server.url}/account/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "admin", password }),
+      });
+      expect(login.status).toBe(200);
+      expect(await login.json()).toEqual({ status: "okay", password_expired: true });
     } finally {
       server.child.kill("SIGTERM");
     }
