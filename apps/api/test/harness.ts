@@ -70,6 +70,8 @@ export async function startServer(
     /** Default http://127.0.0.1:3000, as a server behind a proxy whose public URL differs. */
     baseUrl?: string;
     corsOrigins?: string[];
+    sessionMaxAgeMs?: number;
+    sessionIdleMs?: number;
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -90,6 +92,8 @@ export async function startServer(
     baseUrl: options.baseUrl ?? "http://127.0.0.1:3000",
     logger: createLogger("info", stream),
     corsOrigins: options.corsOrigins,
+    sessionMaxAgeMs: options.sessionMaxAgeMs,
+    sessionIdleMs: options.sessionIdleMs,
   });
   await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
   const address = app.server.address();
