@@ -181,8 +181,42 @@ async function main(config: BenchConfig): Promise<void> {
       }
       teamIds.push(((await response.json()) as { id: string }).id);
     }
+    // A user with a password, member of every bench team, signed in once for the session runs.
+    const login = { username: "bench-user", password: "bench password 0123456789" };
+    const created = await fetch(`${api.url}/api/v1/users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ ...login, name: "Bench User" }),
+    });
+    if (created.status !== 200) {
+      throw new Error(`creating the bench user: ${created.status} ${await created.text()}`);
+    }
+    const signedIn = await fetch(`${api.url}/account/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(login),
+    });
+    const sessionCookie = signedIn.headers.getSetCookie()[0]?.split(";")[0];
+    if (signedIn.status !== 200 || !sessionCookie) {
+      throw new Error(`signing in: ${signedIn.status} ${await signedIn.text()}`);
+    }
+    // As many teams as the administrator, made in the browser's way (cookie and Origin).
+    for (let i = 0; i < teamCount; i++) {
+      const response = await fetch(`${api.url}/api/v1/teams`, {
+        method: "POST",
+        headers: { cookie: sessionCookie, origin: api.url, "content-type": "application/json" },
+        body: JSON.stringify({ name: `Bench user team ${String(i + 1).padStart(2, "0")}` }),
+      });
+      if (response.status !== 200) {
+        throw new Error(
+          `creating a team in a session: ${response.status} ${await response.text()}`,
+        );
+      }
+    }
     const valid = generateToken("personalAccessToken");
     const fixture: Fixture = {
+      login,
+      sessionCookie,
       adminToken,
       teamIds,
       // Flip the last checksum character: right shape, wrong checksum.
@@ -191,7 +225,7 @@ async function main(config: BenchConfig): Promise<void> {
     };
     const startRss = (await rssOf(api.pid)) ?? 0;
     say(
-      `Seeded ${teamCount} teams through the API; server RSS ${Math.round(startRss / 2 ** 20)} MB.\n`,
+      `Seeded ${teamCount} teams for the administrator and ${teamCount} for a signed-in user through the API; server RSS ${Math.round(startRss / 2 ** 20)} MB.\n`,
     );
 
     let runNumber = 0;

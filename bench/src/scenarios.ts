@@ -12,6 +12,10 @@ export interface Fixture {
   malformedToken: string;
   /** Right shape and checksum, but no such token: one database lookup, then 401. */
   unknownToken: string;
+  /** A user who signs in with a password (not the administrator, whose first one is expired). */
+  login: { username: string; password: string };
+  /** That user's session cookie (`sid=…`), signed in once, and a member of the admin's teams. */
+  sessionCookie: string;
 }
 
 export interface Scenario {
@@ -86,6 +90,32 @@ export const SCENARIOS: Scenario[] = [
         path: (context) => `/api/v1/user/tokens/${String(context.tokenId ?? "missing")}`,
         headers: bearer(f.adminToken),
         expect: 204,
+      },
+    ],
+  },
+  {
+    id: "session-teams",
+    title: "GET /api/v1/user/teams, signed in (session cookie)",
+    steps: (f) => [
+      {
+        method: "GET",
+        path: "/api/v1/user/teams",
+        headers: { cookie: f.sessionCookie },
+        expect: 200,
+      },
+    ],
+  },
+  {
+    id: "login",
+    title: "POST /account/login",
+    note: "each request checks the password (scrypt, N=2^15, r=8: 32 MiB, tens of ms of one core by design) and creates a session; the baseline answers the same bytes without hashing, so the ratio is the price of a memory-hard hash",
+    steps: (f) => [
+      {
+        method: "POST",
+        path: "/account/login",
+        headers: json,
+        body: JSON.stringify(f.login),
+        expect: 200,
       },
     ],
   },
