@@ -59,23 +59,21 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     throw forbidden("Your password has expired: choose a new one first", "password_expired");
   }
 
+  const raw = await getRawInput();
+  // A route that names a user: `self` permissions allow that user (or an administrator).
+  let subject: { userId: string } | undefined;
+  if (typeof raw === "object" && raw !== null && "userId" in raw) {
+    const parsed = UserIdInput.safeParse({ userId: raw.userId });
+    if (!parsed.success) throw validationError(parsed.error);
+    subject = parsed.data;
+  }
+
   if (PERMISSIONS[permission].kind !== "team") {
-    // `self` permissions on a route that names a user: that user, or an administrator.
-    let subject: { userId: string } | undefined;
-    if (PERMISSIONS[permission].kind === "self") {
-      const raw = await getRawInput();
-      if (typeof raw === "object" && raw !== null && "userId" in raw) {
-        const parsed = UserIdInput.safeParse({ userId: raw.userId });
-        if (!parsed.success) throw validationError(parsed.error);
-        subject = parsed.data;
-      }
-    }
     const decision = authorize(permission, caller, undefined, subject);
     if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
     return next({ ctx: { team: undefined } });
   }
 
-  const raw = await getRawInput();
   let teamId: string | undefined;
   if (typeof raw === "object" && raw !== null && "teamId" in raw) {
     // Checked before the lookup: a value the database cannot hold must not reach a query.
@@ -89,11 +87,12 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
       : ctx.preloadedTeam?.teamId === teamId
         ? ctx.preloadedTeam.found
         : await findTeamForUser(ctx.db, teamId, ctx.auth.userId);
-  const decision = authorize(permission, caller, {
-    id: teamId ?? "",
-    exists: found !== undefined,
-    membershipRole: found?.role,
-  });
+  const decision = authorize(
+    permission,
+    caller,
+    { id: teamId ?? "", exists: found !== undefined, membershipRole: found?.role },
+    subject,
+  );
   if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
   return next({ ctx: { team: found } });
 });

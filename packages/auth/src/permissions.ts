@@ -10,7 +10,8 @@ export type Access = "read" | "write";
  * `user`: any authenticated caller.
  */
 export type PermissionRule =
-  | { kind: "team"; role: number; access: Access }
+  /** `orSelf`: a member below the role may still act on their own membership (leaving a team). */
+  | { kind: "team"; role: number; access: Access; orSelf?: true }
   | { kind: "self" | "admin" | "user"; access: Access };
 
 export const PERMISSIONS = {
@@ -27,6 +28,21 @@ export const PERMISSIONS = {
   "team:list": { kind: "admin", access: "read" },
   "team:read": { kind: "team", role: Role.dashboard, access: "read" },
   "team:edit": { kind: "team", role: Role.owner, access: "write" },
+  "team:delete": { kind: "team", role: Role.owner, access: "write" },
+  "team:audit-log": { kind: "team", role: Role.owner, access: "read" },
+  "team:user:list": { kind: "team", role: Role.viewer, access: "read" },
+  "team:user:invite": { kind: "team", role: Role.owner, access: "write" },
+  "team:user:remove": { kind: "team", role: Role.owner, access: "write", orSelf: true },
+  "team:user:change-role": { kind: "team", role: Role.owner, access: "write" },
+  "team-type:list": { kind: "user", access: "read" },
+  "team-type:read": { kind: "user", access: "read" },
+  "team-type:create": { kind: "admin", access: "write" },
+  "team-type:edit": { kind: "admin", access: "write" },
+  "team-type:delete": { kind: "admin", access: "write" },
+  "platform:audit-log": { kind: "admin", access: "read" },
+  /** Beyond FlowFuse, which hides a user's own account events from them. */
+  "user:audit-log": { kind: "self", access: "read" },
+  "user:invitation:list": { kind: "self", access: "read" },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -67,7 +83,7 @@ export function authorize(
   permission: Permission,
   caller: Caller,
   team?: { id: string; membershipRole: number | undefined; exists: boolean },
-  /** For `self` permissions: the user the request is about, when it names one. */
+  /** The user the request is about, when it names one (`self` rules, and team rules `orSelf`). */
   subject?: { userId: string },
 ): Decision {
   const rule: PermissionRule = PERMISSIONS[permission];
@@ -92,7 +108,9 @@ export function authorize(
       return admin ? { allowed: true } : { allowed: false, status: 403 };
     case "team": {
       const level = admin ? Role.admin : (team!.membershipRole ?? 0);
-      return level >= rule.role ? { allowed: true } : { allowed: false, status: 403 };
+      if (level >= rule.role) return { allowed: true };
+      const self = "orSelf" in rule && subject?.userId === caller.userId;
+      return self ? { allowed: true } : { allowed: false, status: 403 };
     }
   }
 }

@@ -7,3 +7,4 @@ export * from "./sessions";
 export * from "./teams";
 export * from "./tokens";
 export * from "./users";
+export { DEFAULT_TEAM_TYPE_ID } from "./migrations/2026-11-23T1300-team-sharing";

@@ -22,6 +22,32 @@ export interface UsersTable {
   updated_at: Timestamp;
 }
 
+export interface TeamTypesTable {
+  id: string;
+  name: string;
+  description: string | null;
+  active: Generated<boolean>;
+  order: Generated<number>;
+  /** Per-team limits and features: `{ users: { limit }, instances: { limit }, devices: { limit },
+   * teamBroker: { clients: { limit } } }`; a null or absent limit is no limit. */
+  properties: ColumnType<Record<string, unknown>, string | undefined, string>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface InvitationsTable {
+  id: string;
+  team_id: string;
+  invitor_id: string | null;
+  /** The invited user; null when the invitation went to an email nobody has yet. */
+  invitee_id: string | null;
+  email: string | null;
+  role: number;
+  created_at: CreatedAt;
+  sent_at: Timestamp;
+  expires_at: Date;
+}
+
 export interface SessionsTable {
   id: string;
   user_id: string;
@@ -38,6 +64,8 @@ export interface TeamsTable {
   id: string;
   name: string;
   slug: string;
+  /** The team type (its limits); the default type when not chosen. */
+  type_id: Generated<string>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }
@@ -96,12 +124,16 @@ export interface Database {
   access_token_teams: AccessTokenTeamsTable;
   audit_log: AuditLogTable;
   sessions: SessionsTable;
+  team_types: TeamTypesTable;
+  invitations: InvitationsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
+export type TeamTypeRow = Selectable<TeamTypesTable>;
+export type InvitationRow = Selectable<InvitationsTable>;
 export type TeamRow = Selectable<TeamsTable>;
 export type TeamUpdate = Updateable<TeamsTable>;
 export type AccessTokenRow = Selectable<AccessTokensTable>;
