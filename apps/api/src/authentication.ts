@@ -155,7 +155,8 @@ export class Authenticator {
         username: session.username,
         admin: session.admin,
         // A signed-in administrator acts as one, as in FlowFuse.
-        scope: { readOnly: false, adminOptIn: true, teamIds: null, expiresAt: session.expiresAt },
+        // No expiry in the scope: tokens made in a browser are not bound to the session's end.
+        scope: { readOnly: false, adminOptIn: true, teamIds: null, expiresAt: null },
         passwordExpired: session.passwordExpired,
       },
     };

@@ -441,6 +441,18 @@ describe("signing in", () => {
     } finally {
       await short.close();
     }
+  }, 120_000);
+
+  test("a token created in a browser does not end with the session", async () => {
+    const user = await newUser();
+    const sid = await signIn(user.username, user.password);
+    const token = await asSession(sid, "POST", "/api/v1/user/tokens", { body: { name: "kept" } });
+    expect(token.status).toBe(200);
+    expect(token.body.expiresAt).toBeNull();
+    await asSession(sid, "POST", "/account/logout");
+    expect((await server.request("GET", "/api/v1/user", { token: token.body.token })).status).toBe(
+      200,
+    );
   });
 
   test("an expired password allows only reading yourself and changing it", async () => {

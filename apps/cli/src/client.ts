@@ -7,7 +7,7 @@ import { CliError } from "./errors";
 
 export type Client = TRPCClient<AppRouter>;
 
-const TIMEOUT_MS = 30_000;
+export const TIMEOUT_MS = 30_000;
 
 export function createClient({ url, token }: Login): Client {
   return createTRPCClient<AppRouter>({
@@ -32,7 +32,8 @@ export function createClient({ url, token }: Login): Client {
   });
 }
 
-function unreachable(url: string, error: unknown): CliError {
+/** A request that got no answer, as the user should see it: the server's URL and the reason. */
+export function unreachable(url: string, error: unknown): CliError {
   if (error instanceof Error && error.name === "TimeoutError") {
     return new CliError(`${url} did not answer within ${TIMEOUT_MS / 1000} s`, "unreachable");
   }
@@ -59,6 +60,17 @@ export function apiFailure(error: unknown): unknown {
   }
   return new CliError(
     status ? `the server answered HTTP ${status} with no API error` : failure.message,
+    "unexpected_response",
+  );
+}
+
+/** The API's `{ code, error, requestId }` envelope of a failed REST request (or Fastify's). */
+export function restFailure(body: unknown, status: number): CliError {
+  if (isErrorBody(body)) {
+    return new CliError(body.error, body.code, serverFault(body.code, body.requestId), status);
+  }
+  return new CliError(
+    `the server answered HTTP ${status} with no API error`,
     "unexpected_response",
   );
 }

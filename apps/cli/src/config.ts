@@ -1,5 +1,6 @@
-// The stored login: `<config dir>/flowplane/config.json`, a server URL and a token. It holds a
-// secret, so the file is 0600 in a 0700 directory, and it is replaced whole, never half-written.
+// The stored login: `<config dir>/flowplane/config.json`, a server URL and a token (and, when
+// `login --username` created the token, its id, so that `logout` revokes it). It holds a secret, so
+// the file is 0600 in a 0700 directory, and it is replaced whole, never half-written.
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
@@ -13,7 +14,15 @@ export const ServerUrl = z
   .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
   .transform((url) => url.replace(/\/+$/, ""));
 
-const Login = z.object({ url: ServerUrl, token: z.string().min(1) });
+const Login = z.object({
+  url: ServerUrl,
+  token: z.string().min(1),
+  /**
+   * Set when `login --username` created the token for this login: `logout` revokes it. Absent for
+   * a token given to `login --token`, which is the user's own to keep or revoke.
+   */
+  tokenId: z.string().min(1).optional(),
+});
 export type Login = z.infer<typeof Login>;
 
 /**
@@ -49,6 +58,17 @@ export async function readLogin(path: string): Promise<Login | undefined> {
     );
   }
   return result.data;
+}
+
+/** Removes the stored login; false when there was none. */
+export async function removeLogin(path: string): Promise<boolean> {
+  try {
+    await rm(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw new CliError(`cannot remove ${path}: ${(error as Error).message}`, "invalid_config");
+  }
 }
 
 export async function writeLogin(path: string, login: Login): Promise<void> {

@@ -1,9 +1,11 @@
-// What every command is given: where to write, the environment, the stored login, and a client for
-// the server that the environment and the stored login name.
+// What every command is given: where to write and read, the environment, the stored login, and a
+// client for the server that the environment and the stored login name.
+import { Readable } from "node:stream";
 import { type Client, createClient } from "./client";
 import { DEFAULT_URL, type Login, loginFile, readLogin } from "./config";
 import { type Env, parseEnv } from "./env";
 import { CliError } from "./errors";
+import { type Input, readSecret, type SecretOptions } from "./prompt";
 
 export interface Writer {
   write(text: string): unknown;
@@ -13,6 +15,8 @@ export interface Io {
   stdout: Writer;
   stderr: Writer;
   env: Record<string, string | undefined>;
+  /** Where passwords are read from (default: nothing, as from /dev/null). */
+  stdin?: Input;
   /** The user's config directory, instead of XDG_CONFIG_HOME or ~/.config (tests). */
   configDir?: string;
 }
@@ -25,6 +29,11 @@ export interface Context {
   /** Parsed on first use, so that `--help` works whatever the environment holds. */
   env(): Env;
   loginFile(): string;
+  /**
+   * A password: asked for on stderr without echo when stdin is a terminal, else stdin's first line.
+   * Never an argument, which would land in the shell's history.
+   */
+  readSecret(prompt: string, options?: SecretOptions): Promise<string>;
   /** FLOWPLANE_TOKEN and FLOWPLANE_URL override the stored login, each on its own. */
   connect(): Promise<{ client: Client; url: string }>;
 }
@@ -36,6 +45,8 @@ export function createContext(io: Io): Context {
     warn: (text) => void io.stderr.write(`warning: ${text}\n`),
     env: () => (env ??= parseEnv(io.env)),
     loginFile: () => loginFile(context.env().XDG_CONFIG_HOME, io.configDir),
+    readSecret: (prompt, options) =>
+      readSecret(io.stdin ?? Readable.from([]), io.stderr, prompt, options),
     async connect() {
       const { FLOWPLANE_TOKEN, FLOWPLANE_URL } = context.env();
       // With both variables set, the stored login does not matter, even if it is unreadable.
@@ -44,7 +55,7 @@ export function createContext(io: Io): Context {
       const token = FLOWPLANE_TOKEN ?? stored?.token;
       if (!token) {
         throw new CliError(
-          "not logged in: run `flowplane login --token <token>` or set FLOWPLANE_TOKEN",
+          "not logged in: run `flowplane login --username <name>` (or `--token <token>`), or set FLOWPLANE_TOKEN",
           "not_logged_in",
         );
       }

@@ -6,5 +6,6 @@ import { run } from "./program";
 process.exitCode = await run(process.argv, {
   stdout: process.stdout,
   stderr: process.stderr,
+  stdin: process.stdin,
   env: processEnv(),
 });

@@ -3,10 +3,15 @@
 import { Command, CommanderError } from "commander";
 import packageJson from "../package.json" with { type: "json" };
 import { apiFailure } from "./client";
+import { addAuditLogCommand } from "./commands/audit-log";
 import { showExamples } from "./commands/examples";
+import { addInvitationsCommands } from "./commands/invitations";
 import { addLoginCommand } from "./commands/login";
+import { addLogoutCommand } from "./commands/logout";
+import { addMembersCommands } from "./commands/members";
 import { addTeamsCommands } from "./commands/teams";
 import { addTokensCommands } from "./commands/tokens";
+import { addUsersCommands } from "./commands/users";
 import { addWhoamiCommand } from "./commands/whoami";
 import { type Context, createContext, type Io } from "./context";
 import { CliError } from "./errors";
@@ -15,7 +20,7 @@ export function createProgram(context: Context, io: Io): Command {
   // Settings before subcommands: `command()` copies them to each subcommand it creates.
   const program = new Command("flowplane")
     .description(
-      "Manage Flowplane teams and personal access tokens.\n" +
+      "Manage Flowplane users, teams and personal access tokens.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -27,9 +32,14 @@ export function createProgram(context: Context, io: Io): Command {
     .showHelpAfterError("(add --help for usage)");
 
   addLoginCommand(program, context);
+  addLogoutCommand(program, context);
   addWhoamiCommand(program, context);
   addTeamsCommands(program, context);
+  addMembersCommands(program, context);
+  addInvitationsCommands(program, context);
   addTokensCommands(program, context);
+  addUsersCommands(program, context);
+  addAuditLogCommand(program, context);
   showExamples(program);
   return program;
 }

@@ -4,8 +4,10 @@ import { mkdtempSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { afterAll } from "vitest";
 import { run } from "../src/index";
+import type { Input } from "../src/prompt";
 
 // Every directory a test file makes lives in one, removed when the file is done.
 const root = mkdtempSync(join(tmpdir(), "flowplane-cli-test-"));
@@ -25,6 +27,8 @@ export interface User {
   configDir: string | undefined;
   env: Record<string, string>;
   flowplane(...args: string[]): Promise<Outcome>;
+  /** The same, with `stdin` as its standard input: text (as if piped in), or a stream. */
+  flowplaneWith(stdin: string | Input, ...args: string[]): Promise<Outcome>;
 }
 
 /** A user with an empty config directory of their own, and only `env` in the environment. */
@@ -33,21 +37,24 @@ export async function newUser(env: Record<string, string> = {}): Promise<User> {
 }
 
 export function userWith(configDir: string | undefined, env: Record<string, string>): User {
-  return {
+  const user: User = {
     configDir,
     env,
-    async flowplane(...args) {
+    flowplane: (...args) => user.flowplaneWith("", ...args),
+    async flowplaneWith(stdin, ...args) {
       let stdout = "";
       let stderr = "";
       const status = await run(["node", "flowplane", ...args], {
         stdout: { write: (text: string) => (stdout += text) },
         stderr: { write: (text: string) => (stderr += text) },
+        stdin: typeof stdin === "string" ? Readable.from([stdin]) : stdin,
         env,
         configDir,
       });
       return { status, stdout, stderr };
     },
   };
+  return user;
 }
 
 export function loginFileOf(user: User): string {
@@ -60,7 +67,8 @@ export function loginFileOf(user: User): string {
  */
 export function cell(table: string, row: number, header: string): string {
   const lines = table.trimEnd().split("\n");
-  const start = lines[0]!.indexOf(header);
+  // The header as a whole (NAME, not the end of USERNAME).
+  const start = ` ${lines[0]!} `.indexOf(` ${header} `);
   const line = lines[row];
   if (start < 0 || line === undefined) throw new Error(`no column ${header} or no row ${row}`);
   if (line[start] === " " || (start > 0 && line[start - 1] !== " ")) {

@@ -35,7 +35,7 @@ describe("the flowplane command line", () => {
     const help = await (await newUser()).flowplane("--help");
 
     expect(help.status).toBe(0);
-    for (const command of ["login", "whoami", "teams", "tokens"]) {
+    for (const command of ["login", "logout", "whoami", "teams", "tokens", "users"]) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     }
   });
@@ -59,6 +59,12 @@ describe("the flowplane command line", () => {
       ["tokens", "list"],
       ["tokens", "create"],
       ["tokens", "revoke"],
+      ["users", "list"],
+      ["users", "create"],
+      ["users", "suspend"],
+      ["users", "unsuspend"],
+      ["users", "delete"],
+      ["audit-log"],
     ]) {
       expect((await user.flowplane(...command, "--help")).stdout).toContain("--json");
     }
@@ -94,7 +100,18 @@ describe("examples in the help", () => {
 
   it("every command has an example of its own, which starts with the command's name", () => {
     expect(leaves.map((leaf) => leaf.words.join(" "))).toEqual(
-      expect.arrayContaining(["login", "whoami", "teams list", "tokens revoke"]),
+      expect.arrayContaining([
+        "login",
+        "logout",
+        "whoami",
+        "teams list",
+        "tokens revoke",
+        "users list",
+        "users create",
+        "users suspend",
+        "users unsuspend",
+        "users delete",
+      ]),
     );
     for (const { command, words } of leaves) {
       const examples = examplesUnder(command);

@@ -1,45 +1,80 @@
 // The real API server for the CLI's tests: a fresh database, the first administrator and its token,
-// listening on a free loopback port.
-import { buildApp, ensureInitialAdmin, INITIAL_TOKEN_FILE } from "@flowplane/api";
+// listening on a free loopback port. The server knows its own URL (BASE_URL), as a deployed one
+// does: a signed-in write must come with that origin, which `login --username` sends.
+import {
+  buildApp,
+  ensureInitialAdmin,
+  INITIAL_PASSWORD_FILE,
+  INITIAL_TOKEN_FILE,
+} from "@flowplane/api";
+import type { Db } from "@flowplane/db";
 import { createTestDb } from "@flowplane/db/testing";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export interface TestServer {
+  /** Where it listens, and (unless `publicUrl` was given) its BASE_URL. */
   url: string;
+  /** Its database, to check what the API does not show (sessions). */
+  db: Db;
   /** The administrator's first token (admin opt-in, every team, no expiry). */
   adminToken: string;
+  /** The administrator's first password, marked expired: a sign-in must choose a new one. */
+  adminPassword: string;
   close(): Promise<void>;
 }
 
-export async function startServer(): Promise<TestServer> {
+export async function startServer(
+  options: {
+    /** BASE_URL, as a server behind a proxy whose public URL differs from where it listens. */
+    publicUrl?: string;
+  } = {},
+): Promise<TestServer> {
   const { db, drop } = await createTestDb();
   const dataDir = await mkdtemp(join(tmpdir(), "flowplane-cli-server-"));
   const secret = "x".repeat(40);
   await ensureInitialAdmin(db, secret, dataDir);
   const adminToken = (await readFile(join(dataDir, INITIAL_TOKEN_FILE), "utf8")).trim();
-  const app = await buildApp({ db, tokenSecret: secret, baseUrl: "http://127.0.0.1:0" });
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const { port } = app.server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    adminToken,
-    async close() {
+  const adminPassword = (await readFile(join(dataDir, INITIAL_PASSWORD_FILE), "utf8")).trim();
+  // The port is chosen before the server is built, since its BASE_URL names it. Another process
+  // may take it in between: then try another.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const app = await buildApp({ db, tokenSecret: secret, baseUrl: options.publicUrl ?? url });
+    try {
+      await app.listen({ host: "127.0.0.1", port });
+    } catch (error) {
       await app.close();
-      await drop();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
+      if ((error as NodeJS.ErrnoException).code === "EADDRINUSE" && attempt < 5) continue;
+      throw error;
+    }
+    return {
+      url,
+      db,
+      adminToken,
+      adminPassword,
+      async close() {
+        await app.close();
+        await drop();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
 }
 
-/** A loopback URL nothing listens on. */
-export async function deadUrl(): Promise<string> {
-  const { createServer } = await import("node:net");
+/** A loopback port nothing listens on now. */
+async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
+  return port;
+}
+
+/** A loopback URL nothing listens on. */
+export async function deadUrl(): Promise<string> {
+  return `http://127.0.0.1:${await freePort()}`;
 }
