@@ -79,13 +79,15 @@ export async function openSql(
 
 const id = (letter: string, expr: string) => `'${letter}' || lpad((${expr})::text, 11, '0')`;
 
-/** The scale data set, one statement per table; ids are 12 characters like the server's. */
-function seedStatements(seed: {
-  teams: number;
-  users: number;
-  memberships: number;
-  tokens: number;
-}) {
+/**
+ * The scale data set, one statement per table; ids are 12 characters like the server's. The audit
+ * entries all go to one team's log (`auditTeamId`), older than anything in it, so that its first
+ * page is the same before and after.
+ */
+function seedStatements(
+  seed: { teams: number; users: number; memberships: number; tokens: number; auditEntries: number },
+  auditTeamId: string,
+) {
   return [
     {
       table: "users",
@@ -121,6 +123,19 @@ function seedStatements(seed: {
                    md5(random()::text) || '.' || i
             from generate_series(1, ${seed.tokens}) as i`,
     },
+    {
+      // A second apart going back from a day ago, by seeded users through a token, three kinds.
+      table: "audit_log",
+      rows: seed.auditEntries,
+      sql: `insert into audit_log (id, created_at, event, entity_type, entity_id, team_id, actor_id, source, token_id, body)
+            select ${id("a", "i")}, now() - interval '1 day' - i * interval '1 second',
+                   (array['team.settings.updated', 'team.user.added', 'team.user.role-changed'])[i % 3 + 1],
+                   'team', '${auditTeamId}', '${auditTeamId}', ${id("u", `(i - 1) % ${seed.users} + 1`)},
+                   'api', ${id("k", `(i - 1) % ${seed.tokens} + 1`)},
+                   jsonb_build_object('updates', jsonb_build_array(jsonb_build_object(
+                     'key', 'name', 'old', 'Seed name ' || i, 'new', 'Seed name ' || (i + 1))))
+            from generate_series(1, ${seed.auditEntries}) as i`,
+    },
   ];
 }
 
@@ -139,7 +154,15 @@ export interface SeedReport {
 export async function seedScale(
   sql: Sql,
   options: {
-    seed: { teams: number; users: number; memberships: number; tokens: number };
+    seed: {
+      teams: number;
+      users: number;
+      memberships: number;
+      tokens: number;
+      auditEntries: number;
+    };
+    /** The team whose audit log gets the seeded entries. */
+    auditTeamId: string;
     secret: string;
     adminToken: string;
     seededUserToken: string;
@@ -154,7 +177,8 @@ export async function seedScale(
   const seconds: Record<string, number> = {};
   const rows: Record<string, number> = {};
   const start = performance.now();
-  for (const statement of seedStatements(options.seed)) {
+  if (!/^[A-Za-z0-9]+$/.test(options.auditTeamId)) throw new Error("not a team id");
+  for (const statement of seedStatements(options.seed, options.auditTeamId)) {
     const t0 = performance.now();
     await sql.query(statement.sql);
     seconds[statement.table] = (performance.now() - t0) / 1000;

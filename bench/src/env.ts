@@ -33,7 +33,7 @@ export interface BenchConfig {
   /** Suffix of the result files: results/<date>-<db>[-<label>].{json,md}. */
   label: string | undefined;
   /** Scale data set: rows of each table. */
-  seed: { teams: number; users: number; memberships: number; tokens: number };
+  seed: { teams: number; users: number; memberships: number; tokens: number; auditEntries: number };
 }
 
 const USAGE = `Usage: pnpm bench [-- options]
@@ -170,7 +170,13 @@ export function loadConfig(
     teams: 10,
     maxMinutes: number("--max-minutes", values["max-minutes"] ?? env.BENCH_MAX_MINUTES, 30, 1),
     label,
-    seed: { teams: 10_000, users: 100_000, memberships: 100_000, tokens: 1_000_000 },
+    seed: {
+      teams: 10_000,
+      users: 100_000,
+      memberships: 100_000,
+      tokens: 1_000_000,
+      auditEntries: 1_000_000,
+    },
   };
 }
 

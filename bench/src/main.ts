@@ -37,7 +37,14 @@ import {
   type ScenarioResult,
   targets,
 } from "./report";
-import { baselineSteps, type Fixture, probe, type Scenario, SCENARIOS } from "./scenarios";
+import {
+  AUDIT_PAGE,
+  baselineSteps,
+  type Fixture,
+  probe,
+  type Scenario,
+  SCENARIOS,
+} from "./scenarios";
 
 const BENCH_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ROOT = resolve(BENCH_DIR, "..");
@@ -143,6 +150,9 @@ async function main(config: BenchConfig): Promise<void> {
         NODE_ENV: "production",
         LOG_LEVEL: config.serverLogLevel,
         HOST: "127.0.0.1",
+        // The login scenario signs in from one address as fast as it can: the per-address bound
+        // that protects against guessing would measure the limiter, not sign-in.
+        LOGIN_ADDRESS_RATE_LIMIT: "100000000/1",
         PORT: String(port),
         DATA_DIR: dataDir,
         FLOWPLANE_TOKEN_SECRET: secret,
@@ -213,8 +223,30 @@ async function main(config: BenchConfig): Promise<void> {
         );
       }
     }
+    // A team of the administrator's whose audit log nothing else writes to: a full first page of
+    // renames now, and the scale phase adds a million older entries below them.
+    const auditTeam = await fetch(`${api.url}/api/v1/teams`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Bench audit team" }),
+    });
+    if (auditTeam.status !== 200) {
+      throw new Error(`creating the audit team: ${auditTeam.status} ${await auditTeam.text()}`);
+    }
+    const auditTeamId = ((await auditTeam.json()) as { id: string }).id;
+    for (let i = 0; i < AUDIT_PAGE; i++) {
+      const renamed = await fetch(`${api.url}/api/v1/teams/${auditTeamId}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: `Bench audit team ${i}` }),
+      });
+      if (renamed.status !== 200) {
+        throw new Error(`renaming the audit team: ${renamed.status} ${await renamed.text()}`);
+      }
+    }
     const valid = generateToken("personalAccessToken");
     const fixture: Fixture = {
+      auditTeamId,
       login,
       sessionCookie,
       adminToken,
@@ -301,7 +333,13 @@ async function main(config: BenchConfig): Promise<void> {
       const sql = await openSql(db, join(dataDir, "pglite"));
       try {
         seeding = await guarded(
-          seedScale(sql, { seed: config.seed, secret, adminToken, seededUserToken }),
+          seedScale(sql, {
+            seed: config.seed,
+            auditTeamId: fixture.auditTeamId,
+            secret,
+            adminToken,
+            seededUserToken,
+          }),
         );
         counts = await tableCounts(sql);
       } finally {

@@ -8,6 +8,8 @@ export interface Fixture {
   adminToken: string;
   /** Teams the admin owns, at least one per connection. */
   teamIds: string[];
+  /** A team the admin owns whose audit log has a full first page (and, at scale, a million more). */
+  auditTeamId: string;
   /** Right shape, wrong checksum: refused before any database access. */
   malformedToken: string;
   /** Right shape and checksum, but no such token: one database lookup, then 401. */
@@ -28,6 +30,9 @@ export interface Scenario {
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** The audit log's default page size: the audit team gets this many renames, a full first page. */
+export const AUDIT_PAGE = 100;
 const json = { "content-type": "application/json" };
 
 export const SCENARIOS: Scenario[] = [
@@ -65,6 +70,31 @@ export const SCENARIOS: Scenario[] = [
       });
       return [put(`Bench ${tag} ${connection} A`), put(`Bench ${tag} ${connection} B`)];
     },
+  },
+  {
+    id: "team-members",
+    title: "GET /api/v1/teams/{id}/members",
+    steps: (f) => [
+      {
+        method: "GET",
+        path: `/api/v1/teams/${f.teamIds[0]}/members`,
+        headers: bearer(f.adminToken),
+        expect: 200,
+      },
+    ],
+  },
+  {
+    id: "audit-log",
+    title: "GET /api/v1/teams/{id}/audit-log (first page)",
+    note: `the first ${AUDIT_PAGE} entries of a team's log, newest first, with \`count\` (counted up to 1000); at scale the same team's log has 1,000,000 older entries below them`,
+    steps: (f) => [
+      {
+        method: "GET",
+        path: `/api/v1/teams/${f.auditTeamId}/audit-log`,
+        headers: bearer(f.adminToken),
+        expect: 200,
+      },
+    ],
   },
   {
     id: "token-pair",

@@ -4,7 +4,7 @@ import { isId } from "@flowplane/contract";
 import type { Db } from "@flowplane/db";
 import cookie from "@fastify/cookie";
 import Negotiator from "negotiator";
-import { deleteExpiredTokens, deleteStaleSessions } from "@flowplane/db";
+import { deleteExpiredInvitations, deleteExpiredTokens, deleteStaleSessions } from "@flowplane/db";
 import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
 import Fastify, {
   type FastifyBaseLogger,
@@ -33,6 +33,8 @@ import {
 import { openApiDocument } from "./openapi";
 import { docsPlugin } from "./plugins/docs";
 import { healthPlugin } from "./plugins/health";
+import { pagesPlugin } from "./plugins/pages";
+import { type RateLimitOptions, registerRateLimits } from "./plugins/rate-limits";
 import { securityPlugin } from "./plugins/security";
 import { registerRestRoutes } from "./rest";
 import { appRouter } from "./routers/index";
@@ -61,6 +63,8 @@ export interface AppOptions {
   sessionMaxAgeMs?: number;
   /** A session unused this long ends (default 32 hours, as FlowFuse). */
   sessionIdleMs?: number;
+  /** Rate limits (plugins/rate-limits.ts): the figures, FlowFuse's optional ones, Redis. */
+  rateLimits?: RateLimitOptions;
 }
 
 /**
@@ -94,6 +98,7 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
 const GUARDED = /^\/api(\/|\?|$)/;
 /** Sign-in and sign-out: a session is read when there is one, but none is needed. */
 const ACCOUNT = /^\/account\//;
+const TRPC = /^\/trpc\//;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** One log line per request, when it completes (Fastify's default is two). */
@@ -148,6 +153,8 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown)
   reply.header("x-request-id", request.id);
   if (status === 405 && error instanceof ApiError && error.allow)
     reply.header("allow", error.allow);
+  if (status === 429 && error instanceof ApiError && error.retryAfter)
+    reply.header("retry-after", error.retryAfter);
   // Refusals before tRPC runs (too large, not JSON) still answer /trpc clients in their envelope.
   if (request.url.startsWith("/trpc/")) {
     return reply.code(status).send(trpcErrorEnvelope(status, body));
@@ -239,6 +246,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Before authentication: a CORS preflight carries no token.
   await app.register(securityPlugin, { corsOrigins: options.corsOrigins });
+  // Before the routes: the plugin hooks each route as it is added, and its hooks run after the
+  // authentication hook below, so the global limit counts per token or session.
+  const limits = await registerRateLimits(app, options.rateLimits ?? {});
 
   const sessionMaxAgeMs = options.sessionMaxAgeMs ?? 7 * 24 * 3600_000;
   const sessionIdleMs = options.sessionIdleMs ?? 32 * 3600_000;
@@ -254,6 +264,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     log: request.log,
     baseUrl: options.baseUrl,
     tokenSecret: options.tokenSecret,
+    rateLimit: (procedurePath, run) => limits.procedure(request, procedurePath, run),
   });
 
   // Only JSON bodies: without a parser for text/plain, Fastify answers 415 for it.
@@ -276,7 +287,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
     const guarded = GUARDED.test(request.url);
     const account = !guarded && ACCOUNT.test(request.url);
-    if (!guarded && !account) return;
+    if (!guarded && !account) {
+      // The caller of a /trpc request, known here for the rate limits; createContext refuses it
+      // when there is none, in tRPC's envelope.
+      if (TRPC.test(request.url)) {
+        request.auth = (await authenticator.authenticate(request.headers.authorization))?.identity;
+      }
+      return;
+    }
     const { teamId } = request.params as { teamId?: string };
     const authenticated = await authenticator.authenticate(
       request.headers.authorization,
@@ -325,7 +343,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendError(request, reply, allowed.length > 0 ? methodNotAllowed(allowed) : notFound());
   });
 
-  const document = openApiDocument(appRouter, VERSION, options.baseUrl);
+  const document = openApiDocument(appRouter, VERSION, options.baseUrl, limits.mayRefuse);
   await app.register(healthPlugin, { db: options.db });
   await app.register(docsPlugin, { document, baseUrl: options.baseUrl });
   await app.register(accountPlugin, {
@@ -333,6 +351,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     tokenSecret: options.tokenSecret,
     baseUrl: options.baseUrl,
     sessionMaxAgeMs,
+    signInLimits: limits.signIn,
+  });
+  await app.register(pagesPlugin, {
+    account: {
+      db: options.db,
+      tokenSecret: options.tokenSecret,
+      baseUrl: options.baseUrl,
+      sessionMaxAgeMs,
+      signInLimits: limits.signIn,
+    },
+    authenticator,
+    context: contextOf,
   });
   registerRestRoutes(app, appRouter, contextOf);
   await app.register(fastifyTRPCPlugin, {
@@ -340,10 +370,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trpcOptions: {
       router: appRouter,
       createContext: async ({ req }: { req: FastifyRequest }) => {
-        const authenticated = await authenticator.authenticate(req.headers.authorization);
-        if (!authenticated) throw unauthorized();
-        req.auth = authenticated.identity;
+        // Authenticated by the onRequest hook.
+        if (!req.auth) throw unauthorized();
         return contextOf(req);
+      },
+      // A refusal's Retry-After (429), as sendError sets it for REST.
+      responseMeta: ({ errors }: { errors: Error[] }) => {
+        const retryAfter = errors.find((e) => e instanceof ApiError && e.retryAfter);
+        return retryAfter instanceof ApiError
+          ? { headers: { "retry-after": String(retryAfter.retryAfter) } }
+          : {};
       },
       onError: ({ error, req }: { error: Error; req: FastifyRequest }) => {
         if (toErrorResponse(error, req.id).internal)
@@ -360,6 +396,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (expired.length > 0) app.log.info({ count: expired.length }, "deleted expired tokens");
       const stale = await deleteStaleSessions(options.db, new Date(), sessionIdleMs);
       if (stale > 0) app.log.info({ count: stale }, "deleted ended sessions");
+      await deleteExpiredInvitations(options.db);
     } catch (error) {
       app.log.error({ err: error }, "token housekeeping failed");
     }

@@ -1,6 +1,18 @@
 // The server's configuration: every environment variable it reads, parsed and checked in one place.
 import { z } from "zod";
 
+/** `MAX/SECONDS`, e.g. `5/30`: at most MAX in a window of SECONDS. */
+const rateLimit = (fallback: string, description: string) =>
+  z
+    .string()
+    .regex(/^[1-9]\d{0,8}\/[1-9]\d{0,6}$/, "must be MAX/SECONDS, e.g. 5/30")
+    .default(fallback)
+    .transform((text) => {
+      const [max, seconds] = text.split("/").map(Number) as [number, number];
+      return { max, windowMs: seconds * 1000 };
+    })
+    .describe(description);
+
 const Env = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -53,6 +65,24 @@ const Env = z.object({
     .positive()
     .default(32)
     .describe("A sign-in session unused this long ends"),
+  RATE_LIMITS: z
+    .enum(["on", "off"])
+    .default("off")
+    .describe(
+      "FlowFuse's optional limits: RATE_LIMIT_MAX per token, session or address, and 5 per 30 s on PUT /user and POST /user/tokens",
+    ),
+  RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(1000),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  LOGIN_RATE_LIMIT: rateLimit("5/30", "Failed sign-ins per username; always on"),
+  LOGIN_ADDRESS_RATE_LIMIT: rateLimit("30/30", "Sign-in attempts per client address; always on"),
+  PASSWORD_RATE_LIMIT: rateLimit(
+    "5/30",
+    "Password changes with a wrong current password, per user; always on",
+  ),
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/ })
+    .optional()
+    .describe("Redis keeping the rate-limit counts, shared by every server process using it"),
   TOKEN_SWEEP_SECONDS: z.coerce.number().int().min(1).default(60),
   WORKERS: z.coerce
     .number()

@@ -15,6 +15,7 @@ const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   409: "CONFLICT",
   413: "PAYLOAD_TOO_LARGE",
   415: "UNSUPPORTED_MEDIA_TYPE",
+  429: "TOO_MANY_REQUESTS",
   501: "NOT_IMPLEMENTED",
   503: "SERVICE_UNAVAILABLE",
 };
@@ -32,6 +33,7 @@ const DEFAULT_CODE_BY_STATUS: Record<number, ErrorCode> = {
   408: "request_timeout",
   413: "payload_too_large",
   415: "unsupported_media_type",
+  429: "too_many_requests",
   503: "not_ready",
 };
 
@@ -44,6 +46,8 @@ export class ApiError extends TRPCError {
   readonly fields: FieldError[] | undefined;
   /** With 405: the methods the path does answer (the Allow header). */
   allow?: string;
+  /** With 429: seconds until the limit's window ends (the Retry-After header). */
+  retryAfter?: number;
 
   constructor(status: number, apiCode: string, message: string, fields?: FieldError[]) {
     // A client error needs no stack trace, and capturing one is most of what throwing costs.

@@ -53,6 +53,14 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     corsOrigins: config.CORS_ORIGINS,
     sessionMaxAgeMs: config.SESSION_MAX_AGE_HOURS * 3600_000,
     sessionIdleMs: config.SESSION_IDLE_HOURS * 3600_000,
+    rateLimits: {
+      enabled: config.RATE_LIMITS === "on",
+      global: { max: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000 },
+      signIn: config.LOGIN_RATE_LIMIT,
+      signInAddress: config.LOGIN_ADDRESS_RATE_LIMIT,
+      passwordChange: config.PASSWORD_RATE_LIMIT,
+      redisUrl: config.REDIS_URL,
+    },
   });
   await app.listen({ host: config.HOST, port: config.PORT });
 

@@ -5,7 +5,7 @@ import { ErrorBody } from "@flowplane/contract";
 import type { AnyRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import type { z } from "zod";
-import { PERMISSIONS } from "@flowplane/auth";
+import { describePermission, PERMISSIONS } from "@flowplane/auth";
 import { restRoutes } from "./rest";
 import type { Meta } from "./trpc";
 
@@ -17,11 +17,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: "Conflicts with existing data (e.g. `invalid_slug`)",
   413: "The body is larger than the limit (`payload_too_large`)",
   415: "The body is not `application/json` (`unsupported_media_type`)",
+  429: "Rate limited (`too_many_requests`); the `Retry-After` header gives the seconds to wait",
   500: "Unexpected error (`unexpected_error`); quote the requestId",
 };
 
 type Operation = {
-  responses: Record<string, { description: string; content?: unknown }>;
+  responses: Record<string, { description: string; headers?: unknown; content?: unknown }>;
   [key: string]: unknown;
 };
 
@@ -34,6 +35,8 @@ export function openApiDocument(
   router: AnyRouter,
   version: string,
   baseUrl: string,
+  /** Whether a procedure's operation can be rate limited (429), as configured. */
+  rateLimited: (procedurePath: string) => boolean = () => false,
 ): OpenAPIObject {
   const document = generateOpenApiDocument(router, {
     title: "Flowplane Platform API",
@@ -46,6 +49,10 @@ export function openApiDocument(
     defs: { APIError: ErrorBody as unknown as z.ZodType },
   });
   const apiError = { $ref: "#/components/schemas/APIError" };
+  const retryAfter = {
+    description: "Seconds until the limit's window ends",
+    schema: { type: "integer", minimum: 1 },
+  };
 
   for (const route of restRoutes(router)) {
     const operation = (document.paths?.[route.path] as Record<string, Operation>)[
@@ -56,6 +63,9 @@ export function openApiDocument(
     delete operation.responses["200"];
     operation.responses[String(route.successStatus)] =
       route.successStatus === 204 ? { description: "Done; no body" } : success;
+    if (route.contentType) {
+      success.content = { [route.contentType]: { schema: { type: "string" } } };
+    }
 
     const rule = PERMISSIONS[meta.permission];
     const statuses = new Set([401, 500]);
@@ -66,16 +76,22 @@ export function openApiDocument(
     statuses.add(403);
     if (operation.parameters || operation.requestBody) statuses.add(400);
     for (const status of meta.errors ?? []) statuses.add(status);
+    if (rateLimited(route.procedurePath)) statuses.add(429);
     for (const key of Object.keys(operation.responses)) {
       if (Number(key) >= 400) delete operation.responses[key];
     }
     for (const status of [...statuses].sort()) {
       operation.responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status]!,
+        ...(status === 429 ? { headers: { "Retry-After": retryAfter } } : {}),
         content: { "application/json": { schema: apiError } },
       };
     }
     operation["x-permission"] = meta.permission;
+    const description = operation.description as string | undefined;
+    operation.description = [description, describePermission(meta.permission)]
+      .filter(Boolean)
+      .join("\n\n");
   }
   return document;
 }

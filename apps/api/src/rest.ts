@@ -19,6 +19,8 @@ export interface RestRoute {
   procedure: AnyProcedure;
   /** Whether the procedure takes no input at all (then an empty query means `undefined`). */
   acceptsNoInput: boolean;
+  /** A reply that is not JSON: the procedure's output is its text. */
+  contentType?: "text/csv";
 }
 
 export function restRoutes(router: AnyRouter): RestRoute[] {
@@ -39,6 +41,7 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
         acceptsNoInput: (procedure._def.inputs as z.ZodType[]).every(
           (parser) => parser.safeParse(undefined).success,
         ),
+        contentType: meta.contentType,
       },
     ];
   });
@@ -88,6 +91,7 @@ export function registerRestRoutes(
           batchIndex: 0,
         });
         reply.code(route.successStatus);
+        if (route.contentType) return reply.type(`${route.contentType}; charset=utf-8`).send(data);
         return route.successStatus === 204 ? reply.send() : data;
       },
     });

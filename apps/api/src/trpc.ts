@@ -1,12 +1,18 @@
 // tRPC setup: the request context, procedure metadata, and the one middleware that enforces every
 // permission and token scope. Every procedure is built from `procedure` and declares its permission.
 import { authorize, type Caller, type Permission, PERMISSIONS } from "@flowplane/auth";
-import { type AuditEntry, type Db, findTeamForUser, type TeamForUser } from "@flowplane/db";
+import {
+  type AuditEntry,
+  type Db,
+  findTeamForUser,
+  findTeamForUserBySlug,
+  type TeamForUser,
+} from "@flowplane/db";
 import { initTRPC } from "@trpc/server";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Identity, PreloadedTeam } from "./authentication";
-import { TeamIdInput, UserIdInput } from "@flowplane/contract";
+import { TeamIdInput, TeamSlugInput, UserIdInput } from "@flowplane/contract";
 import { forbidden, notFound, toErrorResponse, trpcErrorEnvelope, validationError } from "./errors";
 
 export interface Context {
@@ -19,6 +25,8 @@ export interface Context {
   log: FastifyBaseLogger;
   baseUrl: string;
   tokenSecret: string;
+  /** Runs the call within the procedure's own rate limit, if it has one (429 past it). */
+  rateLimit?: <T>(procedurePath: string, run: () => Promise<T>) => Promise<T>;
 }
 
 export type Meta = OpenApiMeta<{
@@ -29,6 +37,11 @@ export type Meta = OpenApiMeta<{
   errors?: number[];
   /** Open to a signed-in user whose password has expired (who must change it first). */
   allowExpiredPassword?: boolean;
+  /**
+   * The REST reply's media type when it is not JSON: the procedure's output is then the body's
+   * text (e.g. a CSV export), sent as it is. Over /trpc it stays a JSON string.
+   */
+  contentType?: "text/csv";
 }>;
 
 const t = initTRPC
@@ -46,8 +59,8 @@ export const router = t.router;
 
 /**
  * Checks the procedure's permission against the caller's role and token scope. For team
- * permissions it loads the team named by `teamId` in the input (once: handlers get it in
- * `ctx.team`). Runs before input validation, so nothing about a team the caller cannot see leaks
+ * permissions it loads the team named by `teamId` in the input — or by `slug` when there is no
+ * `teamId` (`GET /teams/slug/{slug}`) — once: handlers get it in `ctx.team`. Runs before input validation, so nothing about a team the caller cannot see leaks
  * through a validation message.
  */
 const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
@@ -81,23 +94,43 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     if (!parsed.success) throw validationError(parsed.error);
     teamId = parsed.data.teamId;
   }
-  const found =
-    teamId === undefined
-      ? undefined
-      : ctx.preloadedTeam?.teamId === teamId
+  let found: TeamForUser | undefined;
+  if (teamId !== undefined) {
+    found =
+      ctx.preloadedTeam?.teamId === teamId
         ? ctx.preloadedTeam.found
         : await findTeamForUser(ctx.db, teamId, ctx.auth.userId);
+  } else if (typeof raw === "object" && raw !== null && "slug" in raw) {
+    // A team named by its slug (`GET /teams/slug/{slug}`): the same checks, found by slug.
+    const parsed = TeamSlugInput.safeParse({ slug: raw.slug });
+    if (!parsed.success) throw validationError(parsed.error);
+    found = await findTeamForUserBySlug(ctx.db, parsed.data.slug, ctx.auth.userId);
+  }
   const decision = authorize(
     permission,
     caller,
-    { id: teamId ?? "", exists: found !== undefined, membershipRole: found?.role },
+    { id: found?.team.id ?? "", exists: found !== undefined, membershipRole: found?.role },
     subject,
   );
   if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
   return next({ ctx: { team: found } });
 });
 
-export const procedure = t.procedure.use(authorized);
+/**
+ * A procedure's own rate limit (plugins/rate-limits.ts), after its permission: the same count
+ * whether the call comes through REST, /trpc or a page.
+ */
+const rateLimited = t.middleware(async ({ ctx, path, next }) => {
+  if (!ctx.rateLimit) return next();
+  return ctx.rateLimit(path, async () => {
+    const result = await next();
+    // tRPC hands a failure back rather than throwing it; thrown, the limit sees what failed.
+    if (!result.ok) throw result.error;
+    return result;
+  });
+});
+
+export const procedure = t.procedure.use(authorized).use(rateLimited);
 
 /** Who acted, for the audit log: the user, with the token they used (null in a browser). */
 export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {

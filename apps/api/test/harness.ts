@@ -11,7 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { expect } from "vitest";
-import { buildApp, createLogger, ensureInitialAdmin, INITIAL_TOKEN_FILE } from "../src/index";
+import {
+  type AppOptions,
+  buildApp,
+  createLogger,
+  ensureInitialAdmin,
+  INITIAL_TOKEN_FILE,
+} from "../src/index";
 
 export const TOKEN_SECRET = "test-secret-0123456789-abcdefghijklmnopqrstuvwxyz";
 
@@ -72,6 +78,7 @@ export async function startServer(
     corsOrigins?: string[];
     sessionMaxAgeMs?: number;
     sessionIdleMs?: number;
+    rateLimits?: AppOptions["rateLimits"];
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -94,6 +101,7 @@ export async function startServer(
     corsOrigins: options.corsOrigins,
     sessionMaxAgeMs: options.sessionMaxAgeMs,
     sessionIdleMs: options.sessionIdleMs,
+    rateLimits: options.rateLimits,
   });
   await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
   const address = app.server.address();
@@ -212,6 +220,13 @@ function responseChecker(document: OpenApiDocument) {
     ).toBeDefined();
     if (!declared?.content) {
       expect(reply.text, `${method} ${path}: ${reply.status} must have no body`).toBe("");
+      return;
+    }
+    // A reply that is not JSON (a CSV export): its media type must be the one documented.
+    const mediaTypes = Object.keys(declared.content);
+    if (!mediaTypes.includes("application/json")) {
+      const type = reply.headers.get("content-type")?.split(";")[0];
+      expect(mediaTypes, `${method} ${path}: ${type} is not in the document`).toContain(type);
       return;
     }
     const ref = `openapi#/${pointer("paths", found.template, method.toLowerCase(), "responses", String(reply.status), "content", "application/json", "schema")}`;

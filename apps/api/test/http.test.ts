@@ -93,9 +93,9 @@ describe("the framework's refusals speak our envelope", () => {
     const patch = await raw("PATCH", "/api/v1/teams", { headers: bearer() });
     expectEnvelope(patch, 405, "method_not_allowed");
     expect(patch.headers.allow).toBe("GET, HEAD, POST");
-    const remove = await raw("DELETE", "/api/v1/teams/someteamid1", { headers: bearer() });
-    expectEnvelope(remove, 405, "method_not_allowed");
-    expect(remove.headers.allow).toBe("GET, HEAD, PUT");
+    const patchTeam = await raw("PATCH", "/api/v1/teams/someteamid1", { headers: bearer() });
+    expectEnvelope(patchTeam, 405, "method_not_allowed");
+    expect(patchTeam.headers.allow).toBe("DELETE, GET, HEAD, PUT");
     // Still behind authentication: without a token it is the 401 of every route under /api/.
     expectEnvelope(await raw("PATCH", "/api/v1/teams"), 401, "unauthorized");
     // A path no route has stays a plain 404.

@@ -62,7 +62,8 @@ describe("POST /api/v1/teams", () => {
       [{ name: 123 }, "name"],
       [{ name: "ok", slug: "Not Valid" }, "slug"],
       [{ name: "ok", slug: "create" }, "slug"],
-      [{ name: "ok", type: "abc" }, "type"],
+      [{ name: "ok", type: 5 }, "type"],
+      [{ name: "ok", type: "not an id" }, "type"],
       [{ name: "ok", slug: 5 }, "slug"],
     ];
     for (const [body, field] of cases) {

@@ -1,4 +1,5 @@
 export * from "./permissions";
+export * from "./permission-words";
 export * from "./token-digest";
 export * from "./token-format";
 export * from "./token-scope";

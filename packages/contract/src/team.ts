@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Id, Links, ListMeta, Name, PageInput, Text, Timestamp } from "./common";
 import { TeamRole } from "./roles";
+import { TeamTypeSummary } from "./team-type";
 
 export const Slug = Text.min(1)
   .max(64)
@@ -19,6 +20,7 @@ export const TeamSummary = z
 export type TeamSummary = z.infer<typeof TeamSummary>;
 
 export const Team = TeamSummary.extend({
+  type: TeamTypeSummary,
   memberCount: z.number().int(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -27,6 +29,7 @@ export type Team = z.infer<typeof Team>;
 
 /** A team as one of its members sees it in their own list. */
 export const UserTeam = TeamSummary.extend({
+  type: TeamTypeSummary.pick({ id: true, name: true, active: true }),
   role: TeamRole,
   memberCount: z.number().int(),
 }).meta({ id: "UserTeam" });
@@ -49,6 +52,9 @@ export const ListTeamsInput = z.strictObject({ ...PageInput });
 export const CreateTeamInput = z.strictObject({
   name: Name,
   slug: Slug.optional().describe("Defaults to the name, made URL-safe (and unique)"),
+  type: Id.optional().describe(
+    "An active team type's id; default: the active type with the lowest `order`",
+  ),
 });
 export type CreateTeamInput = z.infer<typeof CreateTeamInput>;
 
@@ -58,3 +64,21 @@ export const UpdateTeamInput = z.strictObject({
   slug: Slug.optional(),
 });
 export type UpdateTeamInput = z.infer<typeof UpdateTeamInput>;
+
+export const TeamSlugInput = z.strictObject({ slug: Slug });
+
+export const CheckSlugInput = z.strictObject({ slug: Slug });
+
+/** The caller's place in a team: `GET /teams/{teamId}/user`. */
+export const TeamMembership = z
+  .object({
+    role: z
+      .number()
+      .int()
+      .describe("Team role (5, 10, 30, 50), or 99 for an administrator who is not a member"),
+    permissions: z
+      .array(z.string())
+      .describe("The team permissions the role grants (names from the permission matrix)"),
+  })
+  .meta({ id: "TeamMembership" });
+export type TeamMembership = z.infer<typeof TeamMembership>;

@@ -1,10 +1,14 @@
 export * from "./audit";
+export * from "./audit-log";
 export * from "./create-db";
 export * from "./errors";
 export * from "./ids";
+export * from "./invitations";
+export * from "./members";
 export * from "./schema";
 export * from "./sessions";
 export * from "./teams";
+export * from "./team-types";
 export * from "./tokens";
 export * from "./users";
 export { DEFAULT_TEAM_TYPE_ID } from "./migrations/2026-11-23T1300-team-sharing";

@@ -3,8 +3,10 @@ import { type AuditEntry, auditRow } from "./audit";
 import { compiledOnce } from "./compiled-once";
 import { newId } from "./ids";
 import type { Database, TeamRow } from "./schema";
+import { teamTypeOf, type TeamTypeSummaryRow } from "./team-types";
 
-export type TeamWithCount = TeamRow & { member_count: number };
+/** A team with its member count and its type, as every team reply shows it. */
+export type TeamWithCount = TeamRow & { member_count: number; type: TeamTypeSummaryRow };
 
 /** The member count of the team whose id is in `teamIdColumn`, as a column named `alias`. */
 export function memberCount<A extends string = "member_count">(
@@ -16,15 +18,24 @@ export function memberCount<A extends string = "member_count">(
   );
 }
 
-/** Creates a team with `ownerId` as its owner (role 50). */
+/**
+ * Creates a team with `ownerId` as its owner (role 50), of type `typeId` (default: the column's
+ * default, the seeded type). A type deleted meanwhile is a foreign-key violation.
+ */
 export async function insertTeam(
   trx: Kysely<Database>,
-  team: { name: string; slug: string; ownerId: string; ownerRole: number },
+  team: { name: string; slug: string; ownerId: string; ownerRole: number; typeId?: string },
 ): Promise<TeamWithCount> {
   const row = await trx
     .insertInto("teams")
-    .values({ id: newId(), name: team.name, slug: team.slug })
+    .values({
+      id: newId(),
+      name: team.name,
+      slug: team.slug,
+      ...(team.typeId === undefined ? {} : { type_id: team.typeId }),
+    })
     .returningAll()
+    .returning(teamTypeOf())
     .executeTakeFirstOrThrow();
   await trx
     .insertInto("team_members")
@@ -56,19 +67,40 @@ export async function findTeamForUser(
 }
 
 const teamForUser = compiledOnce((db, teamId: string, userId: string) =>
-  db
+  teamForUserQuery(db, userId).where("teams.id", "=", teamId),
+);
+
+/** The same, by the team's slug (`GET /teams/slug/{slug}`). */
+export async function findTeamForUserBySlug(
+  db: Kysely<Database>,
+  slug: string,
+  userId: string,
+): Promise<TeamForUser | undefined> {
+  const [row] = await teamBySlugForUser(db, slug, userId);
+  if (!row) return undefined;
+  const { role, ...team } = row;
+  return { team, role: role ?? undefined };
+}
+
+const teamBySlugForUser = compiledOnce((db, slug: string, userId: string) =>
+  teamForUserQuery(db, userId).where("teams.slug", "=", slug),
+);
+
+function teamForUserQuery(db: Kysely<Database>, userId: string) {
+  return db
     .selectFrom("teams")
     .leftJoin("team_members as m", (join) =>
       join.onRef("m.team_id", "=", "teams.id").on("m.user_id", "=", userId),
     )
     .selectAll("teams")
-    .select([memberCount(), "m.role"])
-    .where("teams.id", "=", teamId),
-);
+    .select([memberCount(), teamTypeOf(), "m.role"]);
+}
 
-export type UserTeamRow = Pick<TeamRow, "id" | "name" | "slug"> & {
+export type UserTeamRow = Pick<TeamRow, "id" | "name" | "slug" | "type_id"> & {
   member_count: number;
   role: number;
+  type_name: string;
+  type_active: boolean;
 };
 
 /** The user's teams with their role, optionally only those in `teamIds`. */
@@ -86,7 +118,17 @@ function userTeamsQuery(db: Kysely<Database>, userId: string) {
   return db
     .selectFrom("team_members as m")
     .innerJoin("teams", "teams.id", "m.team_id")
-    .select(["teams.id", "teams.name", "teams.slug", memberCount(), "m.role"])
+    .innerJoin("team_types as tt", "tt.id", "teams.type_id")
+    .select([
+      "teams.id",
+      "teams.name",
+      "teams.slug",
+      "teams.type_id",
+      "tt.name as type_name",
+      "tt.active as type_active",
+      memberCount(),
+      "m.role",
+    ])
     .where("m.user_id", "=", userId)
     .orderBy("teams.name")
     .orderBy("teams.id");
@@ -102,7 +144,7 @@ export async function listTeams(
   let query = db
     .selectFrom("teams")
     .selectAll("teams")
-    .select(memberCount())
+    .select([memberCount(), teamTypeOf()])
     .orderBy("created_at")
     .orderBy("id")
     .limit(page.limit + 1);
@@ -154,7 +196,7 @@ export async function updateTeam(
     )
     .selectFrom("changed")
     .selectAll("changed")
-    .select(memberCount("changed.id"))
+    .select([memberCount("changed.id"), teamTypeOf("changed.type_id")])
     .executeTakeFirst();
 }
 
@@ -182,4 +224,16 @@ export async function addMember(
     .insertInto("team_members")
     .values({ team_id: member.teamId, user_id: member.userId, role: member.role })
     .execute();
+}
+
+/**
+ * Deletes a team and, by cascade in the same statement, its memberships, invitations and the
+ * rows that restrict tokens to it (a token restricted to it alone then reaches no team); users
+ * whose default team it was get none. Undefined when it no longer exists.
+ */
+export async function deleteTeam(
+  trx: Kysely<Database>,
+  teamId: string,
+): Promise<TeamRow | undefined> {
+  return trx.deleteFrom("teams").where("id", "=", teamId).returningAll().executeTakeFirst();
 }

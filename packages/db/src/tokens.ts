@@ -4,6 +4,7 @@ import { type Kysely, sql } from "kysely";
 import { compiledOnce } from "./compiled-once";
 import { newId } from "./ids";
 import type { AccessTokenRow, Database } from "./schema";
+import { teamTypeOf } from "./team-types";
 import { memberCount, type TeamForUser } from "./teams";
 
 /** What authentication needs: the token, its scope and its owner, in one query. */
@@ -48,6 +49,7 @@ export async function findTokenAndTeam(
             created_at: row.team_created_at!,
             updated_at: row.team_updated_at!,
             member_count: row.team_member_count,
+            type: row.team_type!,
           },
           role: row.team_role ?? undefined,
         };
@@ -71,6 +73,7 @@ const identityAndTeam = compiledOnce((db, digest: string, teamId: string) =>
       "team.updated_at as team_updated_at",
       "m.role as team_role",
       memberCount("team.id", "team_member_count"),
+      teamTypeOf("team.type_id", "team_type"),
     ]),
 );
 

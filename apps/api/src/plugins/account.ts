@@ -12,6 +12,7 @@ import {
 } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { ApiError, validationError } from "../errors";
+import type { SignInLimits } from "./rate-limits";
 
 export const SESSION_COOKIE = "sid";
 
@@ -20,6 +21,8 @@ export interface AccountOptions {
   tokenSecret: string;
   baseUrl: string;
   sessionMaxAgeMs: number;
+  /** Sign-in attempts per client address, failures per username (plugins/rate-limits.ts). */
+  signInLimits: SignInLimits;
 }
 
 /** The same reply, in about the same time, for an unknown user and a wrong password. */
@@ -72,7 +75,10 @@ export async function accountPlugin(app: FastifyInstance, options: AccountOption
   app.post("/account/login", async (request, reply) => {
     const parsed = LoginInput.safeParse(request.body ?? {});
     if (!parsed.success) throw validationError(parsed.error);
-    const user = await checkCredentials(options.db, parsed.data.username, parsed.data.password);
+    const { username, password } = parsed.data;
+    const user = await options.signInLimits.attempt(request, username, () =>
+      checkCredentials(options.db, username, password),
+    );
     await startSession(reply, options, user);
     return { status: "okay", ...(user.password_expired ? { password_expired: true } : {}) };
   });

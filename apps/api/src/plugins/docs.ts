@@ -27,6 +27,15 @@ function viewerPage(document: OpenAPIObject, baseUrl: string): ViewerPage {
   const bundle = asset("swagger-ui-bundle.js").replace(/<\/script/gi, "<\\/script");
   // "Try it out" calls the document's server (BASE_URL) with the token given under "Authorize".
   const init = `\nSwaggerUIBundle({ spec: ${spec}, dom_id: "#viewer", deepLinking: true });\n`;
+  // A bar with links to the signed-in user's pages, styled by its own block (allowed by hash too).
+  const barStyle = `
+body{margin:0}
+.fp-bar{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.25rem;padding:.6rem 1rem;background:#1b2130;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+.fp-bar a{color:#eef1f6;text-decoration:none}
+.fp-bar a:hover,.fp-bar a:focus-visible{text-decoration:underline}
+.fp-bar .fp-brand{margin-right:auto;font-weight:700;font-size:1.1rem}
+.fp-bar nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem}
+`;
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -34,8 +43,13 @@ function viewerPage(document: OpenAPIObject, baseUrl: string): ViewerPage {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${document.info.title}</title>
 <style>${style}</style>
+<style>${barStyle}</style>
 </head>
 <body>
+<header class="fp-bar">
+<a class="fp-brand" href="/">Flowplane</a>
+<nav aria-label="Account"><a href="/settings/profile">Profile</a><a href="/settings/security">Security</a><a href="/sign-out">Sign out</a></nav>
+</header>
 <div id="viewer"></div>
 <script>${bundle}</script>
 <script>${init}</script>
@@ -46,7 +60,7 @@ function viewerPage(document: OpenAPIObject, baseUrl: string): ViewerPage {
     csp: {
       ...API_CSP,
       scriptSrc: [sha256(bundle), sha256(init)],
-      styleSrc: [sha256(style)],
+      styleSrc: [sha256(style), sha256(barStyle)],
       imgSrc: ["'self'", "data:"],
       connectSrc: ["'self'", new URL(baseUrl).origin],
     },

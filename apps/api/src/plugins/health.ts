@@ -3,8 +3,10 @@ import { type Db, ping } from "@flowplane/db";
 import type { FastifyInstance } from "fastify";
 
 export async function healthPlugin(app: FastifyInstance, opts: { db: Db }) {
-  app.get("/healthz", async (_request, reply) => reply.code(200).send());
-  app.get("/readyz", async (request, reply) => {
+  // Never rate limited: a limit must not take a healthy server out of its load balancer.
+  const config = { rateLimit: false as const };
+  app.get("/healthz", { config }, async (_request, reply) => reply.code(200).send());
+  app.get("/readyz", { config }, async (request, reply) => {
     try {
       await ping(opts.db);
       return reply.code(200).send();

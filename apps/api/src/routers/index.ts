@@ -1,6 +1,10 @@
 import { router } from "../trpc";
+import { auditLogRouter } from "./audit-log";
+import { invitationRouter } from "./invitations";
+import { memberRouter } from "./members";
 import { settingsRouter } from "./settings";
 import { teamRouter } from "./team";
+import { teamTypesRouter } from "./team-types";
 import { tokenRouter } from "./token";
 import { userRouter } from "./user";
 import { usersRouter } from "./users";
@@ -10,7 +14,11 @@ export const appRouter = router({
   user: userRouter,
   users: usersRouter,
   team: teamRouter,
+  teamTypes: teamTypesRouter,
   token: tokenRouter,
+  member: memberRouter,
+  invitation: invitationRouter,
+  auditLog: auditLogRouter,
 });
 
 export type AppRouter = typeof appRouter;

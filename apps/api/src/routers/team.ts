@@ -1,4 +1,5 @@
-// Teams: create, list (administrators), read and rename.
+// Teams: create, list (administrators), read and rename; the rest of a team's life is in
+// team-lifecycle.ts.
 import { randomBase62 } from "@flowplane/auth";
 import {
   CreateTeamInput,
@@ -11,7 +12,10 @@ import {
 } from "@flowplane/contract";
 import {
   type Db,
+  defaultTeamType,
+  findTeamType,
   insertTeam,
+  isForeignKeyViolation,
   isUniqueViolation,
   listTeams,
   recordAudit,
@@ -20,9 +24,23 @@ import {
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../errors";
 import { actorOf, procedure, router, teamOf } from "../trpc";
+import { teamLifecycleProcedures } from "./team-lifecycle";
 import { teamView } from "./views";
 
 const slugTaken = () => new ApiError(409, "invalid_slug", "Slug is already in use");
+
+const invalidTeamType = (message: string) =>
+  new ApiError(400, "invalid_team_type", message, [{ path: "type", message }]);
+
+/** The type a new team gets: the one chosen, which must be active, or else the default. */
+async function typeFor(db: Db, typeId: string | undefined) {
+  const type = typeId === undefined ? await defaultTeamType(db) : await findTeamType(db, typeId);
+  if (!type) {
+    throw invalidTeamType(typeId === undefined ? "No active team type" : "Unknown team type");
+  }
+  if (!type.active) throw invalidTeamType("The team type is not active");
+  return type;
+}
 
 /** A URL-safe slug from a team name, made unique with a short random suffix when taken. */
 async function slugFor(db: Db, name: string): Promise<string> {
@@ -40,6 +58,7 @@ async function slugFor(db: Db, name: string): Promise<string> {
 }
 
 export const teamRouter = router({
+  ...teamLifecycleProcedures,
   create: procedure
     .meta({
       permission: "team:create",
@@ -50,12 +69,13 @@ export const teamRouter = router({
         tags: ["Teams"],
         summary: "Create a team; the caller becomes its owner",
         description:
-          "Unlike FlowFuse there are no team types yet, so `type` is not taken. A taken `slug` is 409 `invalid_slug`.",
+          "`type` is an active team type's id; without it the team gets the active type with the lowest `order` (FlowFuse requires it). An unknown or inactive type is 400 `invalid_team_type`; a taken `slug` is 409 `invalid_slug`.",
       },
     })
     .input(CreateTeamInput)
     .output(Team)
     .mutation(async ({ ctx, input }) => {
+      const type = await typeFor(ctx.db, input.type);
       const slug = input.slug ?? (await slugFor(ctx.db, input.name));
       try {
         const team = await ctx.db.transaction().execute(async (trx) => {
@@ -64,19 +84,25 @@ export const teamRouter = router({
             slug,
             ownerId: ctx.auth.userId,
             ownerRole: Role.owner,
+            typeId: type.id,
           });
           await recordAudit(trx, {
             event: "team.created",
             entity: { type: "team", id: team.id },
             teamId: team.id,
             actor: actorOf(ctx),
-            body: { team: { id: team.id, name: team.name, slug: team.slug } },
+            body: {
+              team: { id: team.id, name: team.name, slug: team.slug },
+              type: { id: type.id, name: type.name },
+            },
           });
           return team;
         });
         return teamView(team, ctx.baseUrl);
       } catch (error) {
         if (isUniqueViolation(error)) throw slugTaken();
+        // The type was deleted between the check and the insert.
+        if (isForeignKeyViolation(error)) throw invalidTeamType("Unknown team type");
         throw error;
       }
     }),

@@ -1,6 +1,21 @@
 // Database rows as the API shows them (FlowFuse's view shapes).
-import type { Team, TokenSummary, User, UserTeam } from "@flowplane/contract";
-import type { TeamWithCount, TokenSummaryRow, UserRow, UserTeamRow } from "@flowplane/db";
+import type {
+  Team,
+  TeamType,
+  TeamTypeProperties,
+  TeamTypeSummary,
+  TokenSummary,
+  User,
+  UserTeam,
+} from "@flowplane/contract";
+import type {
+  TeamTypeRow,
+  TeamTypeSummaryRow,
+  TeamWithCount,
+  TokenSummaryRow,
+  UserRow,
+  UserTeamRow,
+} from "@flowplane/db";
 
 const iso = (date: Date) => date.toISOString();
 const isoOrNull = (date: Date | null) => (date ? date.toISOString() : null);
@@ -20,7 +35,7 @@ export function userView(row: UserRow, baseUrl: string): User {
   };
 }
 
-function teamSummary(row: Pick<TeamWithCount, "id" | "name" | "slug">, baseUrl: string) {
+export function teamSummary(row: Pick<TeamWithCount, "id" | "name" | "slug">, baseUrl: string) {
   return {
     id: row.id,
     name: row.name,
@@ -32,7 +47,28 @@ function teamSummary(row: Pick<TeamWithCount, "id" | "name" | "slug">, baseUrl: 
 export function teamView(row: TeamWithCount, baseUrl: string): Team {
   return {
     ...teamSummary(row, baseUrl),
+    type: teamTypeSummaryView(row.type),
     memberCount: row.member_count,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+export function teamTypeSummaryView(row: TeamTypeSummaryRow | TeamTypeRow): TeamTypeSummary {
+  return {
+    id: row.id,
+    name: row.name,
+    active: row.active,
+    order: row.order,
+    description: row.description,
+    // Written only through the contract's schema, so stored properties have its shape.
+    properties: row.properties as TeamTypeProperties,
+  };
+}
+
+export function teamTypeView(row: TeamTypeRow): TeamType {
+  return {
+    ...teamTypeSummaryView(row),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };
@@ -41,6 +77,7 @@ export function teamView(row: TeamWithCount, baseUrl: string): Team {
 export function userTeamView(row: UserTeamRow, baseUrl: string): UserTeam {
   return {
     ...teamSummary(row, baseUrl),
+    type: { id: row.type_id, name: row.type_name, active: row.type_active },
     role: row.role as UserTeam["role"],
     memberCount: row.member_count,
   };

@@ -3,9 +3,11 @@ import type { Migration } from "kysely";
 import * as foundation from "./2026-11-21T1200-foundation";
 import * as accounts from "./2026-11-23T1200-accounts";
 import * as teamSharing from "./2026-11-23T1300-team-sharing";
+import * as auditLogReading from "./2026-11-23T1400-audit-log-reading";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
   "2026-11-23T1200-accounts": accounts,
   "2026-11-23T1300-team-sharing": teamSharing,
+  "2026-11-23T1400-audit-log-reading": auditLogReading,
 };

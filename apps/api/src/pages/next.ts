@@ -1,0 +1,32 @@
+// Where a page sends the browser next: only a path on this site, never another origin (an open
+// redirect would let a link to our sign-in page forward a fresh session's browser anywhere).
+
+export const DEFAULT_NEXT = "/settings/security";
+
+/** Pages that must not be gone back to after signing in (they would loop or only accept POST). */
+const NOT_NEXT = /^\/(sign-in|sign-out|account\/)/;
+
+/** A backslash (a browser reads it as "/") or a control character. */
+const unsafeCharacter = (char: string) => char === "\\" || char <= "\u001f" || char === "\u007f";
+
+/** `next` when it is a same-site path (with its query and fragment), else the Security page. */
+export function safeNext(next: unknown): string {
+  if (typeof next !== "string" || !next.startsWith("/")) return DEFAULT_NEXT;
+  // "//host" and "/\host" are other sites to a browser, which also drops tabs and newlines.
+  if (next.startsWith("//") || [...next].some(unsafeCharacter)) return DEFAULT_NEXT;
+  const base = "http://flowplane.invalid";
+  let url: URL;
+  try {
+    url = new URL(next, base);
+  } catch {
+    return DEFAULT_NEXT;
+  }
+  if (url.origin !== base) return DEFAULT_NEXT;
+  const path = url.pathname + url.search + url.hash;
+  return NOT_NEXT.test(path) ? DEFAULT_NEXT : path;
+}
+
+/** A page's URL with `next` in its query, when `next` is not the default. */
+export function withNext(page: string, next: string): string {
+  return next === DEFAULT_NEXT ? page : `${page}?next=${encodeURIComponent(next)}`;
+}

@@ -1,0 +1,101 @@
+// Server-rendered pages: Eta templates (output escaped unless a template asks for raw with `<%~`),
+// static assets served from memory under /assets/, and the Content-Security-Policy every page
+// carries. Templates and assets are files of this package, found from the package root at run time,
+// so the bundle (dist/main.js) and the sources (src/) find the same ones.
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Eta } from "eta";
+import { API_CSP } from "../plugins/security";
+
+/** The directory of the nearest package.json above this module (apps/api, from src/ or dist/). */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "package.json"))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error("no package.json above the pages module");
+    dir = parent;
+  }
+  return dir;
+}
+
+const PAGES_DIR = join(packageRoot(), "src", "pages");
+
+/** Pages load their own script, styles and images, call only this origin and post only to it. */
+export const PAGE_CSP = {
+  ...API_CSP,
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", "data:"],
+  connectSrc: ["'self'"],
+  formAction: ["'self'"],
+};
+
+/**
+ * Route options of every page: helmet's headers with the page policy in place of the API's, and
+ * a referrer policy that keeps the Origin on the pages' own form posts (under helmet's default,
+ * `no-referrer`, a browser sends `Origin: null` with a form, which the CSRF check refuses) while
+ * still telling other sites nothing.
+ */
+export const pageRoute = {
+  helmet: {
+    contentSecurityPolicy: { useDefaults: false, directives: PAGE_CSP },
+    referrerPolicy: { policy: "same-origin" },
+  },
+} as const;
+
+export interface Asset {
+  body: Buffer;
+  type: string;
+  /** A short hash of the content: the `v` of its URL, so a changed file gets a new URL. */
+  version: string;
+}
+
+const TYPES: Record<string, string> = {
+  ".css": "text/css; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".svg": "image/svg+xml",
+};
+
+/** Every file of src/pages/assets, read once. */
+export function loadAssets(): Map<string, Asset> {
+  const dir = join(PAGES_DIR, "assets");
+  const assets = new Map<string, Asset>();
+  for (const name of readdirSync(dir)) {
+    const type = TYPES[extname(name)];
+    if (!type) continue;
+    const body = readFileSync(join(dir, name));
+    const version = createHash("sha256").update(body).digest("base64url").slice(0, 12);
+    assets.set(name, { body, type, version });
+  }
+  return assets;
+}
+
+export class PageRenderer {
+  private readonly eta = new Eta({
+    views: join(PAGES_DIR, "templates"),
+    autoEscape: true,
+    // Compiled once per template; the files do not change while the server runs.
+    cache: true,
+  });
+  private readonly urls: Record<string, string>;
+
+  constructor(assets: Map<string, Asset>) {
+    this.urls = Object.fromEntries(
+      [...assets].map(([name, asset]) => [name, `/assets/${name}?v=${asset.version}`]),
+    );
+  }
+
+  /** The HTML of a template, given the data it reads as `it` (plus `it.asset(name)`). */
+  render(template: string, data: object): string {
+    return this.eta.render(template, {
+      ...data,
+      asset: (name: string) => {
+        const url = this.urls[name];
+        if (!url) throw new Error(`no asset ${name}`);
+        return url;
+      },
+    });
+  }
+}

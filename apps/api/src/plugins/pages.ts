@@ -1,0 +1,103 @@
+// The web pages a person uses: sign-in, Profile, Security (personal access tokens) and the forced
+// new-password page, rendered on the server; and their static assets under /assets/ (open: they
+// carry no data). Pages read the session cookie themselves (the API's hook covers only /api/ and
+// /account/), take URL-encoded forms (in this plugin only: the API still refuses all but JSON), and
+// refuse a form POSTed from another origin.
+import formbody from "@fastify/formbody";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Authenticator } from "../authentication";
+import { notFound } from "../errors";
+import { formError } from "../pages/forms";
+import { type PageDeps, sendPage } from "../pages/page";
+import { loadAssets, PageRenderer } from "../pages/render";
+import { settingsPages } from "../pages/settings";
+import { signInPages } from "../pages/sign-in";
+import type { Context } from "../trpc";
+import { type AccountOptions, SESSION_COOKIE } from "./account";
+
+export interface PagesOptions {
+  account: AccountOptions;
+  authenticator: Authenticator;
+  /** The tRPC context of a request whose `auth` is set (the one the REST routes use). */
+  context: (request: FastifyRequest) => Context;
+}
+
+export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
+  const assets = loadAssets();
+  const deps: PageDeps = {
+    renderer: new PageRenderer(assets),
+    account: options.account,
+    context: options.context,
+  };
+  const ownOrigin = new URL(options.account.baseUrl).origin;
+
+  // Asset URLs carry their content's hash (`?v=`), so a browser may keep them for good.
+  app.get<{ Params: { name: string }; Querystring: { v?: string } }>(
+    "/assets/:name",
+    {
+      onSend: async (request, reply) => {
+        const asset = assets.get(request.params.name);
+        if (!asset) return;
+        const current = request.query.v === asset.version;
+        reply.header(
+          "cache-control",
+          current ? "public, max-age=31536000, immutable" : "public, max-age=0, must-revalidate",
+        );
+      },
+    },
+    async (request, reply) => {
+      const asset = assets.get(request.params.name);
+      if (!asset) throw notFound();
+      return reply.type(asset.type).send(asset.body);
+    },
+  );
+
+  await app.register(async (pages) => {
+    await pages.register(formbody, { bodyLimit: 64 * 1024 });
+
+    // A page's failure is a page too (a person reads it), with the API's message and status.
+    pages.setErrorHandler(async (error, request, reply) => {
+      const failed = formError(request, reply, error);
+      return sendPage(
+        deps,
+        request,
+        reply,
+        "error",
+        {
+          title: failed.status >= 500 ? "Something went wrong" : "Request refused",
+          message: failed.message,
+        },
+        failed.status,
+      );
+    });
+
+    pages.addHook("onRequest", async (request, reply) => {
+      const sid = request.cookies[SESSION_COOKIE];
+      if (sid !== undefined) {
+        const authenticated = await options.authenticator.authenticate(undefined, undefined, sid);
+        request.auth = authenticated?.identity;
+      }
+      // Cross-site request forgery: as for the API's cookie writes, a form must come from a page
+      // of this platform; signing in may come without an Origin (not from a browser).
+      if (request.method === "POST") {
+        const origin = request.headers.origin;
+        if (origin !== undefined ? origin !== ownOrigin : request.auth !== undefined) {
+          return sendPage(
+            deps,
+            request,
+            reply,
+            "error",
+            {
+              title: "Request refused",
+              message: "This form was sent from another site, so it was refused. Nothing changed.",
+            },
+            403,
+          );
+        }
+      }
+    });
+
+    signInPages(pages, deps);
+    settingsPages(pages, deps);
+  });
+}

@@ -1,0 +1,297 @@
+// Rate limits, counted by @fastify/rate-limit: in memory, or in Redis shared by every server
+// process. Always on where guessing is the threat: failed sign-ins per username, sign-in attempts
+// per client address, password changes with a wrong current password per user. FlowFuse's other
+// limits are off by default (automation legitimately hammers the API) and on with RATE_LIMITS=on:
+// a global limit per token, session or (anonymous) client address, and 5 per 30 s on PUT /user
+// and POST /user/tokens.
+//
+// Limits of particular procedures are named once, by procedure path (PROCEDURE_LIMITS), and
+// counted by the procedures' own middleware (trpc.ts), so a call counts the same whether it comes
+// through REST, /trpc or a page. Refusals are 429 `too_many_requests` in our envelope (tRPC's on
+// /trpc) with Retry-After.
+import rateLimit, {
+  normalizeIP,
+  type RateLimitOptions as RouteRateLimit,
+} from "@fastify/rate-limit";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { Redis } from "ioredis";
+import { ApiError } from "../errors";
+
+/** At most `max` in a window of `windowMs` (fixed windows, as the plugin counts). */
+export interface Limit {
+  max: number;
+  windowMs: number;
+}
+
+export interface RateLimitOptions {
+  /** FlowFuse's optional limits: the global one and those of PUT /user, POST /user/tokens. */
+  enabled?: boolean;
+  /** Requests per token, session or anonymous client address (default 1000 per 60 s). */
+  global?: Limit;
+  /** PUT /user and POST /user/tokens, each per user (default 5 per 30 s). */
+  routes?: Limit;
+  /** Failed sign-ins per username; always on (default 5 per 30 s, FlowFuse's figure). */
+  signIn?: Limit;
+  /** Sign-in attempts per client address; always on (default 30 per 30 s). */
+  signInAddress?: Limit;
+  /** Password changes with a wrong current password, per user; always on (default 5 per 30 s). */
+  passwordChange?: Limit;
+  /** Counts kept in this Redis, shared by every server using it; none: in this process. */
+  redisUrl?: string;
+  /** Prefix of the Redis keys (default `flowplane-rate-limit-`). */
+  nameSpace?: string;
+}
+
+export const RATE_LIMIT_DEFAULTS = {
+  global: { max: 1000, windowMs: 60_000 },
+  routes: { max: 5, windowMs: 30_000 },
+  signIn: { max: 5, windowMs: 30_000 },
+  signInAddress: { max: 30, windowMs: 30_000 },
+  passwordChange: { max: 5, windowMs: 30_000 },
+} satisfies Record<string, Limit>;
+
+/**
+ * Procedures with a limit of their own: which one, and whether it is always on. FlowFuse's route
+ * limits count every call; the password change counts failed guesses of the current password.
+ */
+const PROCEDURE_LIMITS: Record<string, { limit: "passwordChange" | "routes"; always: boolean }> = {
+  "user.changePassword": { limit: "passwordChange", always: true },
+  "user.update": { limit: "routes", always: false },
+  "token.create": { limit: "routes", always: false },
+};
+
+/** The error of a wrong current password (routers/user.ts): what the password limit counts. */
+const WRONG_PASSWORD = "password_change_failed";
+
+const MESSAGES = {
+  global: "Too many requests",
+  routes: "Too many requests to this operation",
+  passwordChange: "Too many failed password changes",
+  signIn: "Too many failed sign-ins for this username",
+  signInAddress: "Too many sign-in attempts from this address",
+};
+
+/**
+ * In memory, how many keys each count keeps (the least recently used go first). Sign-in failures
+ * keep more, so that an attacker cannot cheaply push a username's count out with other names.
+ */
+const CACHE = { default: 10_000, signIn: 50_000 };
+
+/** For every way of signing in (POST /account/login, the sign-in page): one count for all. */
+export interface SignInLimits {
+  /**
+   * Runs a sign-in attempt (`run` throws a 401 for wrong credentials) unless the client address
+   * made too many attempts or `username` failed too often (then 429). Every attempt counts
+   * against the address; only a failed one against the username, so signing in often does not
+   * lock a user out.
+   */
+  attempt<T>(request: FastifyRequest, username: string, run: () => Promise<T>): Promise<T>;
+}
+
+export interface RateLimits {
+  /**
+   * Runs a call of a procedure (`run` throws its error) within the procedure's own limit, if it
+   * has one: 429 instead when the limit is reached.
+   */
+  procedure<T>(request: FastifyRequest, procedurePath: string, run: () => Promise<T>): Promise<T>;
+  /** Whether a procedure's operation can be refused with 429 (for the OpenAPI document). */
+  mayRefuse(procedurePath: string): boolean;
+  signIn: SignInLimits;
+}
+
+/** The refusal, for a count whose window ends in `ttlMs`; Retry-After in whole seconds. */
+function tooManyRequests(ttlMs: number, message: string): ApiError {
+  const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
+  const error = new ApiError(429, "too_many_requests", `${message}; retry in ${seconds} s`);
+  error.retryAfter = seconds;
+  return error;
+}
+
+const addressKey = (request: FastifyRequest) => `address:${normalizeIP(request.ip)}`;
+
+/** The caller as the global count knows it: the token or session, else the client address. */
+const identityKey = (request: FastifyRequest) =>
+  request.auth ? `${request.auth.kind}:${request.auth.id}` : addressKey(request);
+
+/** The code of an ApiError, also one tRPC wrapped. */
+function apiErrorOf(error: unknown): string | undefined {
+  if (error instanceof ApiError) return error.apiCode;
+  if (error instanceof Error && error.cause instanceof ApiError) return error.cause.apiCode;
+  return undefined;
+}
+
+/** Runs each call after every earlier call with the same key has finished (in this process). */
+function serializer() {
+  const tails = new Map<string, Promise<unknown>>();
+  return async <T>(key: string, run: () => Promise<T>): Promise<T> => {
+    const result = (tails.get(key) ?? Promise.resolve()).then(run);
+    const tail = result.catch(() => {});
+    tails.set(key, tail);
+    try {
+      return await result;
+    } finally {
+      if (tails.get(key) === tail) tails.delete(key);
+    }
+  };
+}
+
+/**
+ * Registers @fastify/rate-limit on `app` and returns what the routes and procedures use to apply
+ * the limits. Register it before the routes the global limit covers: the plugin attaches its hook
+ * to each route as it is added, as a route-level onRequest hook, which runs after the
+ * application's own onRequest hooks — after authentication, so it can key on the caller.
+ */
+export async function registerRateLimits(
+  app: FastifyInstance,
+  options: RateLimitOptions,
+): Promise<RateLimits> {
+  const limits = {
+    global: options.global ?? RATE_LIMIT_DEFAULTS.global,
+    routes: options.routes ?? RATE_LIMIT_DEFAULTS.routes,
+    signIn: options.signIn ?? RATE_LIMIT_DEFAULTS.signIn,
+    signInAddress: options.signInAddress ?? RATE_LIMIT_DEFAULTS.signInAddress,
+    passwordChange: options.passwordChange ?? RATE_LIMIT_DEFAULTS.passwordChange,
+  };
+  const enabled = options.enabled ?? false;
+
+  let redis: Redis | undefined;
+  if (options.redisUrl) {
+    // As the plugin's documentation advises, a count fails quickly rather than waits: no queue
+    // while disconnected (ioredis reconnects in the background), one retry. Connected before the
+    // server serves, so that its first requests do not fail; unreachable, the start fails.
+    const client = new Redis(options.redisUrl, {
+      connectTimeout: 1000,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      connectionName: "flowplane-rate-limits",
+    });
+    client.on("error", (error) => app.log.warn({ err: error }, "rate-limit store (Redis) error"));
+    try {
+      await client.connect();
+    } catch (error) {
+      client.disconnect();
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`REDIS_URL: cannot connect to Redis: ${reason}`, { cause: error });
+    }
+    app.addHook("onClose", async () => {
+      if (client.status === "ready") await client.quit().catch(() => client.disconnect());
+      else client.disconnect();
+    });
+    redis = client;
+  }
+
+  await app.register(rateLimit, {
+    // The global limit, only with RATE_LIMITS=on.
+    global: enabled,
+    max: limits.global.max,
+    timeWindow: limits.global.windowMs,
+    hook: "onRequest",
+    keyGenerator: identityKey,
+    cache: CACHE.default,
+    // A limit on load: while Redis is unreachable, serve rather than fail every request.
+    skipOnError: true,
+    // The plugin sets Retry-After and x-ratelimit-*; the body is our envelope.
+    errorResponseBuilder: (_request, context) => tooManyRequests(context.ttl, MESSAGES.global),
+    ...(redis ? { redis, nameSpace: options.nameSpace ?? "flowplane-rate-limit-" } : {}),
+  });
+
+  /**
+   * A count checked by hand (`createRateLimit`), keyed by `kind` and a subject: with Redis, every
+   * such count shares one key prefix. Guessing limits fail closed: while the store is unreachable
+   * the request fails (500) rather than go uncounted.
+   */
+  const manual = (kind: string, limit: Limit, cache = CACHE.default) => {
+    const subjects = new WeakMap<FastifyRequest, string>();
+    const settings: RouteRateLimit = {
+      max: limit.max,
+      timeWindow: limit.windowMs,
+      keyGenerator: (request) => `${kind}:${subjects.get(request)}`,
+      skipOnError: false,
+      cache,
+    };
+    const check = app.createRateLimit(settings);
+    /** Counts one for the subject, or (`increment` false) only reads its count. */
+    return async (request: FastifyRequest, subject: string, increment = true) => {
+      subjects.set(request, subject);
+      const status = await check(request, { increment });
+      // No allowList is configured, so nothing is exempt.
+      if (status.isAllowed) throw new Error("unexpected rate-limit allowList");
+      return status;
+    };
+  };
+
+  const oneAtATime = serializer();
+  /**
+   * A limit on failures only: `run` unless the subject's failures reached the limit (then 429),
+   * and its error counted when `failed` says so. Runs for one subject go one at a time in this
+   * process, so that a burst of parallel guesses cannot all pass the check before the first
+   * failure is counted.
+   */
+  const failuresOnly = (kind: string, limit: Limit, message: string, cache?: number) => {
+    const count = manual(kind, limit, cache);
+    return <T>(
+      request: FastifyRequest,
+      subject: string,
+      run: () => Promise<T>,
+      failed: (error: unknown) => boolean,
+    ): Promise<T> =>
+      oneAtATime(`${kind}:${subject}`, async () => {
+        // Read, not counted: the limit is reached once `max` failures are counted.
+        const before = await count(request, subject, false);
+        if (before.remaining === 0) throw tooManyRequests(before.ttl, message);
+        try {
+          return await run();
+        } catch (error) {
+          if (failed(error)) await count(request, subject);
+          throw error;
+        }
+      });
+  };
+
+  // Per user, whichever token or session the user calls with.
+  const routeCalls = manual("route", limits.routes);
+  const wrongPasswords = failuresOnly("password", limits.passwordChange, MESSAGES.passwordChange);
+  const activeLimit = (procedurePath: string) => {
+    const entry = PROCEDURE_LIMITS[procedurePath];
+    return entry && (entry.always || enabled) ? entry.limit : undefined;
+  };
+
+  const signInAttempts = manual("sign-in-address", limits.signInAddress);
+  const signInFailures = failuresOnly("sign-in", limits.signIn, MESSAGES.signIn, CACHE.signIn);
+
+  return {
+    async procedure(request, procedurePath, run) {
+      const limit = activeLimit(procedurePath);
+      // Every procedure runs authenticated; without a caller there is nothing to key on.
+      if (!limit || !request.auth) return run();
+      const { userId } = request.auth;
+      if (limit === "passwordChange") {
+        return wrongPasswords(
+          request,
+          userId,
+          run,
+          (error) => apiErrorOf(error) === WRONG_PASSWORD,
+        );
+      }
+      const count = await routeCalls(request, `${procedurePath}:${userId}`);
+      if (count.isExceeded) throw tooManyRequests(count.ttl, MESSAGES.routes);
+      return run();
+    },
+
+    mayRefuse: (procedurePath) => enabled || activeLimit(procedurePath) !== undefined,
+
+    signIn: {
+      async attempt(request, username, run) {
+        const attempts = await signInAttempts(request, addressKey(request));
+        if (attempts.isExceeded) throw tooManyRequests(attempts.ttl, MESSAGES.signInAddress);
+        return signInFailures(
+          request,
+          username.toLowerCase(),
+          run,
+          (error) => error instanceof ApiError && error.status === 401,
+        );
+      },
+    },
+  };
+}

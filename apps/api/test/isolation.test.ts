@@ -1,0 +1,337 @@
+// Isolation between teams, walked over every operation of the served document: the owner of team B
+// names team A's resources (in the path, and in body fields that are ids) and gets 404 (path),
+// 400 (body) or, for administrators' operations, 403 — never a success — and team A is exactly as
+// it was. Operations are read from the document, so a new one is walked the moment it is declared;
+// a path parameter this file does not know fails the walk until the fixtures below learn it.
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { type Reply, startServer, type TestServer } from "./harness";
+import {
+  createInvitation,
+  createTeam,
+  createToken,
+  GLOBAL_PATH_PARAMS,
+  isIdField,
+  makeUser,
+  requiredQuery,
+  type TestTeam,
+  type TestUser,
+  validBody,
+} from "./team-fixtures";
+import {
+  type DocumentOperation,
+  operationsOf,
+  permissionOf,
+  schemaWalker,
+  type SchemaWalker,
+} from "./walk";
+
+let server: TestServer;
+let walker: SchemaWalker;
+beforeAll(async () => {
+  server = await startServer();
+  walker = schemaWalker(server.document);
+});
+afterAll(() => server.close());
+
+/** One side of the walk: a team, its owner (who acts), another member, and what they made. */
+interface Side {
+  owner: TestUser;
+  team: TestTeam;
+  member: TestUser;
+  /** A second token of the owner's. */
+  tokenId: string;
+  /** Made on demand (only once an operation names an invitation). */
+  invitationId?: string;
+}
+
+/**
+ * Path parameters that name a team's resource (or a user's): team A's value (`foreign`) and the
+ * walker's own (`own`). Extend this when an operation brings a new parameter: create the resource
+ * through the API in `prepare` below.
+ */
+const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string | undefined> = {
+  teamId: (side) => side.team.id,
+  slug: (side) => side.team.slug,
+  // Team A's member (not a member of B); the walker's own account.
+  userId: (side, whose) => (whose === "foreign" ? side.member.id : side.owner.id),
+  // /user/tokens/{id}: a token of the side's owner.
+  id: (side) => side.tokenId,
+  invitationId: (side) => side.invitationId,
+};
+
+/** Body fields that are ids: team A's value, and the walker's own. */
+const BODY_IDS: Record<string, (side: Side) => unknown> = {
+  teamId: (side) => side.team.id,
+  teamIds: (side) => [side.team.id],
+  defaultTeam: (side) => side.team.id,
+};
+/** Body id fields that name a platform-wide resource: the example value stays. */
+const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
+
+let a: Side;
+let w: Side;
+/** Replies to team A's owner, while snapshotting, that the document does not allow. */
+const snapshotProblems = new Set<string>();
+
+async function makeSide(): Promise<Side> {
+  const owner = await makeUser(server);
+  const team = await createTeam(server, owner);
+  const member = await makeUser(server, { teams: [{ id: team.id, role: 30 }] });
+  return { owner, team, member, tokenId: await createToken(server, owner) };
+}
+
+/** Makes what the operations' parameters need, before the walk, so the snapshot stays still. */
+async function prepare(operations: DocumentOperation[]) {
+  const params = new Set(operations.flatMap((o) => o.pathParams));
+  if (params.has("invitationId")) {
+    for (const side of [a, w]) {
+      const invitee = await makeUser(server);
+      side.invitationId = await createInvitation(server, side.owner, side.team.id, invitee);
+    }
+  }
+}
+
+const stripLastUsed = (value: unknown): unknown =>
+  JSON.parse(
+    JSON.stringify(value, (key, v) =>
+      key === "lastUsedAt" || key === "last_used_at" ? undefined : v,
+    ),
+  );
+
+/** Team A as its owner and the database see it. */
+async function snapshotA(operations: DocumentOperation[]) {
+  const db = server.db as any;
+  const userIds = [a.owner.id, a.member.id];
+  const tokens = await db
+    .selectFrom("access_tokens")
+    .selectAll()
+    .where("user_id", "in", userIds)
+    .orderBy("id")
+    .execute();
+  const rows = {
+    team: await db.selectFrom("teams").selectAll().where("id", "=", a.team.id).execute(),
+    members: await db
+      .selectFrom("team_members")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("user_id")
+      .execute(),
+    users: await db
+      .selectFrom("users")
+      .selectAll()
+      .where("id", "in", userIds)
+      .orderBy("id")
+      .execute(),
+    tokens,
+    tokenTeams: await db
+      .selectFrom("access_token_teams")
+      .selectAll()
+      .where(
+        "token_id",
+        "in",
+        tokens.map((t: { id: string }) => t.id),
+      )
+      .orderBy("token_id")
+      .execute(),
+    invitations: await db
+      .selectFrom("invitations")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    auditEntries: (await db.selectFrom("audit_log").select("id").execute()).length,
+  };
+  // And every team read the owner can make with the team's id alone (team, members, invitations,
+  // audit log …), plus their own account and tokens.
+  const reads: Record<string, unknown> = {};
+  for (const operation of operations) {
+    const isTeamRead =
+      operation.method === "GET" &&
+      operation.pathParams.join() === "teamId" &&
+      permissionOf(operation).rule.kind === "team";
+    if (!isTeamRead && !["GET /api/v1/user", "GET /api/v1/user/tokens"].includes(operation.name)) {
+      continue;
+    }
+    const path = operation.template.replace("{teamId}", a.team.id);
+    try {
+      const reply = await server.request("GET", path + requiredQuery(operation, walker.example), {
+        token: a.owner.token,
+      });
+      reads[operation.name] = { status: reply.status, body: reply.body ?? reply.text };
+    } catch (error) {
+      // The reply does not match the document: reported once, and compared like any reply.
+      const message = error instanceof Error ? error.message : String(error);
+      snapshotProblems.add(`team A's owner: ${operation.name}: ${message}`);
+      reads[operation.name] = { error: message };
+    }
+  }
+  return stripLastUsed({ rows, reads });
+}
+
+interface Sent {
+  what: string;
+  method: string;
+  path: string;
+  body?: unknown;
+  expected: string;
+  reply?: Reply;
+  problem?: string;
+}
+
+async function send(
+  record: Omit<Sent, "reply" | "problem">,
+  check: (reply: Reply) => string | undefined,
+): Promise<Sent> {
+  const sent: Sent = { ...record };
+  try {
+    sent.reply = await server.request(record.method, record.path, {
+      token: w.owner.token,
+      ...(record.body === undefined ? {} : { body: record.body }),
+    });
+    sent.problem = check(sent.reply);
+  } catch (error) {
+    // The harness found the reply does not match the document.
+    sent.problem = error instanceof Error ? error.message : String(error);
+  }
+  return sent;
+}
+
+function describeSent(sent: Sent): string {
+  const body = sent.body === undefined ? "" : ` ${JSON.stringify(sent.body)}`;
+  const reply = sent.reply ? `${sent.reply.status} ${sent.reply.text.slice(0, 300)}` : "no reply";
+  return `${sent.what}: ${sent.method} ${sent.path}${body}\n    expected ${sent.expected}, got ${reply}\n    ${sent.problem}`;
+}
+
+/** The status a foreign id in the path must get, from the operation's permission kind. */
+function expectedForPath(operation: DocumentOperation, foreign: Set<string>): 403 | 404 {
+  const { rule } = permissionOf(operation);
+  // The walker is no administrator.
+  if (rule.kind === "admin") return 403;
+  // Another user's account: administrators only, 403 as FlowFuse (the user exists).
+  if (rule.kind === "self" && foreign.has("userId")) return 403;
+  // A team (or a resource in one) the walker cannot see, or a resource of another user: 404.
+  return 404;
+}
+
+test("the owner of another team gets 404 for team A's ids in every path, 400 for them in every body, and changes nothing", async () => {
+  const operations = operationsOf(server.document);
+  expect(operations.length).toBeGreaterThan(5);
+
+  // Every path parameter is known: team A's resource, or a platform-wide one.
+  const unknownParams = operations.flatMap((o) =>
+    o.pathParams
+      .filter((p) => !(p in PATH_IDS) && !(p in GLOBAL_PATH_PARAMS))
+      .map((p) => `${o.name}: {${p}}`),
+  );
+  expect(
+    unknownParams,
+    "path parameters the isolation walk does not know: add each to PATH_IDS (create team A's resource through the API in prepare()) or to GLOBAL_PATH_PARAMS (team-fixtures.ts)",
+  ).toEqual([]);
+
+  a = await makeSide();
+  w = await makeSide();
+  await prepare(operations);
+  const before = await snapshotA(operations);
+
+  const sent: Sent[] = [];
+  const changedBy: string[] = [];
+  let walkedPaths = 0;
+  let walkedBodies = 0;
+
+  for (const operation of operations) {
+    const { name, method, template, pathParams } = operation;
+    const { rule } = permissionOf(operation);
+    const scoped = pathParams.filter((p) => !(p in GLOBAL_PATH_PARAMS));
+    const pathWith = (foreign: Set<string>) =>
+      template.replace(/\{(\w+)\}/g, (_, param: string) => {
+        const global = GLOBAL_PATH_PARAMS[param];
+        if (global) return global();
+        const whose = foreign.has(param) ? "foreign" : "own";
+        const value = PATH_IDS[param]!(whose === "foreign" ? a : w, whose);
+        if (!value) throw new Error(`${name}: no ${whose} {${param}}; make one in prepare()`);
+        return value;
+      });
+
+    const body = walker.bodySchema(operation.operation);
+    const hasBody = validBody(walker, operation) !== undefined;
+    const idFields = Object.keys(body?.properties ?? {}).filter(isIdField);
+    const unknownFields = idFields.filter((f) => !(f in BODY_IDS) && !GLOBAL_BODY_IDS.has(f));
+    expect(
+      unknownFields,
+      `${name}: body id fields the isolation walk does not know: add each to BODY_IDS (team A's value) or GLOBAL_BODY_IDS`,
+    ).toEqual([]);
+    /** A valid body whose id fields name the walker's own resources. */
+    const ownBody = () => {
+      const value = validBody(walker, operation)!;
+      for (const field of idFields) {
+        if (field in value && field in BODY_IDS) value[field] = BODY_IDS[field]!(w);
+      }
+      return value;
+    };
+    const query = requiredQuery(operation, walker.example);
+
+    // Team A's ids in the path: all of them, and (with several) each alone among the walker's own.
+    if (scoped.length > 0) {
+      const variants = [new Set(scoped)];
+      if (scoped.length > 1) variants.push(...scoped.map((p) => new Set([p])));
+      for (const foreign of variants) {
+        const expected = expectedForPath(operation, foreign);
+        walkedPaths++;
+        sent.push(
+          await send(
+            {
+              what: `${name} with team A's ${[...foreign].map((p) => `{${p}}`).join(", ")}`,
+              method,
+              path: pathWith(foreign) + query,
+              body: hasBody ? ownBody() : undefined,
+              expected: String(expected),
+            },
+            (reply) => (reply.status === expected ? undefined : `expected ${expected}`),
+          ),
+        );
+      }
+    }
+
+    // Team A's ids in the body, the path naming the walker's own resources.
+    if (hasBody) {
+      for (const field of idFields.filter((f) => f in BODY_IDS)) {
+        const expected = rule.kind === "admin" ? 403 : 400;
+        walkedBodies++;
+        sent.push(
+          await send(
+            {
+              what: `${name} with team A's id in body field ${field}`,
+              method,
+              path: pathWith(new Set()) + query,
+              body: { ...ownBody(), [field]: BODY_IDS[field]!(a) },
+              expected: expected === 400 ? `400 naming ${field}` : "403",
+            },
+            (reply) => {
+              if (reply.status !== expected) return `expected ${expected}`;
+              if (expected === 403) return undefined;
+              const paths = (reply.body?.errors ?? []).map((e: { path?: string }) => e.path);
+              return paths.some((p: unknown) => p === field || String(p).startsWith(`${field}.`))
+                ? undefined
+                : `the 400's errors[].path ${JSON.stringify(paths)} does not name ${field}`;
+            },
+          ),
+        );
+      }
+    }
+
+    const now = await snapshotA(operations);
+    if (JSON.stringify(now) !== JSON.stringify(before)) {
+      changedBy.push(name);
+      expect.soft(now, `team A changed after walking ${name}`).toEqual(before);
+    }
+  }
+
+  expect.soft(walkedPaths, "operations with team A's ids in the path").toBeGreaterThan(3);
+  expect.soft(walkedBodies, "bodies with team A's ids").toBeGreaterThan(1);
+  const failures = sent.filter((s) => s.problem);
+  expect
+    .soft(failures.map(describeSent), `${failures.length} of ${sent.length} requests failed`)
+    .toEqual([]);
+  expect.soft([...snapshotProblems], "replies to team A's owner").toEqual([]);
+  expect(changedBy, "operations after which team A had changed").toEqual([]);
+}, 120_000);

@@ -1,0 +1,157 @@
+// Every team operation of the served document, called by each team role (dashboard, viewer, member,
+// owner) and by an owner's read-only token, on a real team of their own: allowed exactly when the
+// permission matrix (PERMISSIONS in @flowplane/auth) says so, else 403. Expectations come from the
+// matrix and operations from the document, so a new operation is covered the moment it is
+// declared; a path parameter this file cannot fill fails until the fixtures learn it.
+import { type PermissionRule } from "@flowplane/auth";
+import { Role } from "@flowplane/contract";
+import { afterAll, describe, expect, test } from "vitest";
+import { startServer } from "./harness";
+import {
+  createInvitation,
+  createTeam,
+  GLOBAL_PATH_PARAMS,
+  isIdField,
+  makeUser,
+  requiredQuery,
+  type TestTeam,
+  type TestUser,
+  validBody,
+} from "./team-fixtures";
+import { operationsOf, permissionOf, schemaWalker } from "./walk";
+
+const server = await startServer();
+const walker = schemaWalker(server.document);
+afterAll(() => server.close());
+
+/** A fresh team (made by its founder, an owner), the caller in it, and another member. */
+interface World {
+  founder: TestUser;
+  team: TestTeam;
+  caller: TestUser;
+  /** A member (30) other than the caller: the one member operations act on. */
+  member: TestUser;
+}
+
+/**
+ * How each path parameter is filled in a world. Extend this when an operation brings a new
+ * parameter: make the resource through the API, as the team's founder would.
+ */
+const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
+  teamId: async (world) => world.team.id,
+  slug: async (world) => world.team.slug,
+  userId: async (world) => world.member.id,
+  invitationId: async (world) =>
+    createInvitation(server, world.founder, world.team.id, await makeUser(server)),
+};
+
+/** Body fields that are ids, filled with the world's own resources. */
+const BODY_VALUES: Record<string, (world: World) => unknown> = {
+  teamId: (world) => world.team.id,
+  teamIds: (world) => [world.team.id],
+  defaultTeam: (world) => world.team.id,
+  userId: (world) => world.member.id,
+};
+
+interface CallerKind {
+  label: string;
+  role: number;
+  readOnly: boolean;
+}
+
+const CALLERS: CallerKind[] = [
+  { label: "dashboard (5)", role: Role.dashboard, readOnly: false },
+  { label: "viewer (10)", role: Role.viewer, readOnly: false },
+  { label: "member (30)", role: Role.member, readOnly: false },
+  { label: "owner (50)", role: Role.owner, readOnly: false },
+  { label: "owner (50) with a read-only token", role: Role.owner, readOnly: true },
+];
+
+/** What the matrix says: may this caller do it? */
+function mayAct(rule: PermissionRule & { kind: "team" }, caller: CallerKind, onSelf: boolean) {
+  if (caller.readOnly && rule.access === "write") return false;
+  return caller.role >= rule.role || ("orSelf" in rule && onSelf);
+}
+
+async function makeWorld(caller: CallerKind): Promise<World> {
+  const founder = await makeUser(server);
+  const team = await createTeam(server, founder);
+  const member = await makeUser(server, { teams: [{ id: team.id, role: Role.member }] });
+  const callerUser = await makeUser(server, {
+    teams: [{ id: team.id, role: caller.role }],
+    scope: { readOnly: caller.readOnly },
+  });
+  return { founder, team, caller: callerUser, member };
+}
+
+const teamOperations = operationsOf(server.document).filter(
+  (operation) => permissionOf(operation).rule.kind === "team",
+);
+
+test("the document has team operations to walk", () => {
+  expect(teamOperations.length).toBeGreaterThan(1);
+});
+
+describe("each team role may do what the permission matrix says, and is 403 otherwise", () => {
+  for (const operation of teamOperations) {
+    const { permission, rule } = permissionOf(operation);
+    const teamRule = rule as PermissionRule & { kind: "team" };
+
+    test(`${operation.name} (${permission})`, async () => {
+      const unknown = operation.pathParams.filter(
+        (p) => !(p in PATH_VALUES) && !(p in GLOBAL_PATH_PARAMS),
+      );
+      expect(
+        unknown,
+        `${operation.name}: path parameters roles.test.ts cannot fill; add each to PATH_VALUES (make the resource through the API)`,
+      ).toEqual([]);
+      const idFields = Object.keys(walker.bodySchema(operation.operation)?.properties ?? {}).filter(
+        isIdField,
+      );
+      expect(
+        idFields.filter((f) => !(f in BODY_VALUES)),
+        `${operation.name}: body id fields roles.test.ts cannot fill; add each to BODY_VALUES`,
+      ).toEqual([]);
+
+      // With `orSelf`, a member below the role may still act on their own membership.
+      const onSelfCases = "orSelf" in teamRule && operation.pathParams.includes("userId");
+      const problems: string[] = [];
+      for (const caller of CALLERS) {
+        for (const onSelf of onSelfCases ? [false, true] : [false]) {
+          // A fresh team each time: an allowed call may change or delete it.
+          const world = await makeWorld(caller);
+          const values: Record<string, string> = {};
+          for (const param of operation.pathParams) {
+            values[param] =
+              param === "userId" && onSelf
+                ? world.caller.id
+                : (GLOBAL_PATH_PARAMS[param]?.() ?? (await PATH_VALUES[param]!(world)));
+          }
+          const path =
+            operation.template.replace(/\{(\w+)\}/g, (_, param: string) => values[param]!) +
+            requiredQuery(operation, walker.example);
+          const body = validBody(walker, operation);
+          if (body) {
+            for (const field of idFields) {
+              if (field in body) body[field] = BODY_VALUES[field]!(world);
+            }
+          }
+          const reply = await server.request(operation.method, path, {
+            token: world.caller.token,
+            ...(body ? { body } : {}),
+          });
+          const may = mayAct(teamRule, caller, onSelf);
+          const ok = may
+            ? reply.status < 500 && reply.status !== 403 && reply.status !== 404
+            : reply.status === 403;
+          if (!ok) {
+            problems.push(
+              `${caller.label}${onSelf ? " on their own membership" : ""}: ${operation.method} ${path}${body ? ` ${JSON.stringify(body)}` : ""} → ${reply.status} ${reply.text.slice(0, 300)}; the matrix says ${may ? "allowed (not 403/404)" : "403"}`,
+            );
+          }
+        }
+      }
+      expect(problems).toEqual([]);
+    }, 60_000);
+  }
+});

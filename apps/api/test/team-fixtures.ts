@@ -1,0 +1,123 @@
+// Teams and what is in them, made through the API as their owners would, for the tests that walk
+// every operation against real resources (isolation.test.ts, roles.test.ts).
+import { DEFAULT_TEAM_TYPE_ID } from "@flowplane/db";
+import { expect } from "vitest";
+import type { TestServer } from "./harness";
+import type { DocumentOperation, SchemaWalker } from "./walk";
+
+export interface TestUser {
+  id: string;
+  token: string;
+  tokenId: string;
+  username: string;
+}
+
+export interface TestTeam {
+  id: string;
+  name: string;
+  slug: string;
+}
+
+let counter = 0;
+const unique = (prefix: string) =>
+  `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 8)}`;
+
+/** A user with a token (see `TestServer.user`), and their username. */
+export async function makeUser(
+  server: TestServer,
+  options: Parameters<TestServer["user"]>[0] = {},
+): Promise<TestUser> {
+  const username = options.username ?? unique("user");
+  return { ...(await server.user({ ...options, username })), username };
+}
+
+/** A team created by `owner` through the API (so the owner is its first member). */
+export async function createTeam(server: TestServer, owner: TestUser): Promise<TestTeam> {
+  const name = unique("Team");
+  const body: Record<string, unknown> = { name, slug: name.toLowerCase() };
+  const schema = (server.document.paths["/api/v1/teams"] as any)?.post?.requestBody?.content?.[
+    "application/json"
+  ]?.schema;
+  // Team types are platform-wide; the seeded one always exists.
+  if (JSON.stringify(schema ?? {}).includes('"type"')) body.type = DEFAULT_TEAM_TYPE_ID;
+  const reply = await server.request("POST", "/api/v1/teams", { token: owner.token, body });
+  expect(reply.status, `creating a team: ${reply.text}`).toBeLessThan(300);
+  return { id: reply.body.id, name: reply.body.name, slug: reply.body.slug };
+}
+
+/** A second token of `user`'s, created through the API; its id. */
+export async function createToken(server: TestServer, user: TestUser): Promise<string> {
+  const reply = await server.request("POST", "/api/v1/user/tokens", {
+    token: user.token,
+    body: { name: unique("token") },
+  });
+  expect(reply.status, `creating a token: ${reply.text}`).toBe(200);
+  return reply.body.id;
+}
+
+/** An invitation to `invitee` sent by the team's owner through the API; its id. */
+export async function createInvitation(
+  server: TestServer,
+  owner: TestUser,
+  teamId: string,
+  invitee: TestUser,
+): Promise<string> {
+  const path = `/api/v1/teams/${teamId}/invitations`;
+  const sent = await server.request("POST", path, {
+    token: owner.token,
+    body: { user: invitee.username, role: 30 },
+  });
+  expect(sent.status, `POST ${path}: ${sent.text}`).toBe(200);
+  expect(sent.body, `POST ${path}`).toEqual({ status: "okay" });
+  // Its id from the database: the invitations list is another operation, walked on its own.
+  const row = await (server.db as any)
+    .selectFrom("invitations")
+    .select("id")
+    .where("team_id", "=", teamId)
+    .where("invitee_id", "=", invitee.id)
+    .executeTakeFirst();
+  expect(row, `POST ${path} stored an invitation to ${invitee.username}`).toBeDefined();
+  return row.id;
+}
+
+/** Body fields that name something by id: their names end in `Id`/`Ids`, or are listed here. */
+export const ID_LIKE_FIELD = /^ids?$|Ids?$/;
+export const ID_FIELDS_BY_NAME = new Set(["defaultTeam"]);
+export const isIdField = (field: string) =>
+  ID_LIKE_FIELD.test(field) || ID_FIELDS_BY_NAME.has(field);
+
+/** Path parameters that name a platform-wide resource (no team's): the walks use these ids. */
+export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
+  teamTypeId: () => DEFAULT_TEAM_TYPE_ID,
+};
+
+/** Query parameters the walks send: the required ones, with valid values. */
+export function requiredQuery(
+  operation: DocumentOperation,
+  example: (schema: object, where: string) => unknown,
+): string {
+  const query = (operation.operation.parameters ?? [])
+    .filter((p) => p.in === "query" && p.required)
+    .map((p) => `${p.name}=${encodeURIComponent(String(example(p.schema ?? {}, p.name)))}`);
+  return query.length > 0 ? `?${query.join("&")}` : "";
+}
+
+/**
+ * Body fields whose schema alone does not give a value the handler takes (a role is any integer
+ * in the schema, so that a wrong one is the API's own 400 `invalid_team_role`).
+ */
+export const VALID_FIELD_VALUES: Record<string, unknown> = { role: 30 };
+
+/** A valid body for the operation: required fields from the schema, known fields made valid. */
+export function validBody(
+  walker: SchemaWalker,
+  operation: DocumentOperation,
+): Record<string, unknown> | undefined {
+  const schema = walker.bodySchema(operation.operation);
+  if (!schema || !["POST", "PUT", "PATCH"].includes(operation.method)) return undefined;
+  const body = walker.example(schema, `${operation.name} body`) as Record<string, unknown>;
+  for (const [field, value] of Object.entries(VALID_FIELD_VALUES)) {
+    if (field in body) body[field] = value;
+  }
+  return body;
+}

@@ -1,0 +1,131 @@
+// Reading the audit log: a team's, the platform's or a user's own, newest first, a page at a time.
+// Keyset paging on (created_at, id) from the cursor's row, over an index in that order for each log
+// (migration 2026-11-23T1400), so a page costs the same with a million entries as with ten.
+import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
+import type { Database } from "./schema";
+
+/** Which log. */
+export type AuditLogOf =
+  /** A team's entries; `entityType` narrows them to those about one kind of entity. */
+  | { teamId: string; entityType?: string }
+  /** Platform and account events, for administrators. */
+  | { platform: true }
+  /** Entries about the user's account, and changes the user made to accounts. */
+  | { userId: string };
+
+export interface AuditLogQuery {
+  limit: number;
+  /** The id of the last entry seen: the page holds older entries. */
+  cursor?: string;
+  events?: readonly string[];
+  /** The acting user's exact username. */
+  username?: string;
+  /** Text the event, body, username or user's name contains, in any case. */
+  query?: string;
+}
+
+export interface AuditLogRow {
+  id: string;
+  created_at: Date;
+  event: string;
+  entity_type: string;
+  entity_id: string | null;
+  actor_id: string | null;
+  source: string | null;
+  body: Record<string, unknown>;
+  /** The acting user's username (null for the platform, or a user since deleted). */
+  username: string | null;
+}
+
+export interface AuditLogPage {
+  rows: AuditLogRow[];
+  /** Matching entries, counted up to `countCap`. */
+  count: number;
+  nextCursor?: string;
+}
+
+type Db = Kysely<Database>;
+type Where = Expression<SqlBool>;
+
+/** The conditions that pick one index's entries; a user's log is two such ranges. */
+function ranges(of: AuditLogOf): Where[][] {
+  if ("teamId" in of) {
+    const team = sql<SqlBool>`a.team_id = ${of.teamId}`;
+    return [of.entityType ? [team, sql<SqlBool>`a.entity_type = ${of.entityType}`] : [team]];
+  }
+  // Literal SQL, not parameters: the partial indexes' predicates must match in any plan.
+  if ("platform" in of) return [[sql<SqlBool>`a.entity_type in ('platform', 'user')`]];
+  return [
+    [sql<SqlBool>`a.entity_type = 'user'`, sql<SqlBool>`a.entity_id = ${of.userId}`],
+    [sql<SqlBool>`a.entity_type = 'user'`, sql<SqlBool>`a.actor_id = ${of.userId}`],
+  ];
+}
+
+/** `%text%` for LIKE, with LIKE's own wildcards in the text matched literally. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function filters(query: AuditLogQuery): Where[] {
+  const where: Where[] = [];
+  if (query.events && query.events.length > 0) {
+    where.push(sql<SqlBool>`a.event in (${sql.join(query.events)})`);
+  }
+  if (query.username !== undefined) {
+    where.push(
+      sql<SqlBool>`a.actor_id = (select u.id from users u where u.username = ${query.username})`,
+    );
+  }
+  if (query.query !== undefined) {
+    const pattern = containing(query.query);
+    where.push(sql<SqlBool>`(a.event ilike ${pattern} or a.body::text ilike ${pattern}
+      or a.actor_id in (select u.id from users u where u.username ilike ${pattern} or u.name ilike ${pattern}))`);
+  }
+  return where;
+}
+
+const and = (conditions: Where[]) => sql.join(conditions, sql` and `);
+
+export async function listAuditLog(
+  db: Db,
+  of: AuditLogOf,
+  query: AuditLogQuery,
+  countCap: number,
+): Promise<AuditLogPage> {
+  const filtered = filters(query);
+  // The cursor's row as two scalar subqueries, not a row subquery: then the comparison is an
+  // index condition, and the scan starts at the cursor instead of filtering up to it.
+  const after =
+    query.cursor === undefined
+      ? []
+      : [
+          sql<SqlBool>`(a.created_at, a.id) < ((select c.created_at from audit_log c where c.id = ${query.cursor}), ${query.cursor})`,
+        ];
+  const page = ranges(of).map(
+    (range) =>
+      sql`(select a.* from audit_log a where ${and([...range, ...filtered, ...after])}
+        order by a.created_at desc, a.id desc limit ${query.limit + 1})`,
+  );
+  const counted = ranges(of).map(
+    (range) =>
+      sql`(select a.id from audit_log a where ${and([...range, ...filtered])} limit ${countCap})`,
+  );
+
+  const [rows, total] = await Promise.all([
+    sql<AuditLogRow>`select p.id, p.created_at, p.event, p.entity_type, p.entity_id, p.actor_id,
+        p.source, p.body, u.username
+      from (${sql.join(page, sql` union `)}) p
+      left join users u on u.id = p.actor_id
+      order by p.created_at desc, p.id desc
+      limit ${query.limit + 1}`.execute(db),
+    sql<{ n: number }>`select least(count(*), ${countCap})::int as n
+      from (${sql.join(counted, sql` union `)}) c`.execute(db),
+  ]);
+  const more = rows.rows.length > query.limit;
+  const entries = more ? rows.rows.slice(0, query.limit) : rows.rows;
+  return {
+    rows: entries,
+    count: total.rows[0]!.n,
+    nextCursor: more ? entries.at(-1)!.id : undefined,
+  };
+}

@@ -1,0 +1,196 @@
+// Team types: the kinds of team administrators offer, with the limits their teams live within.
+import { type Kysely, sql } from "kysely";
+import { newId } from "./ids";
+import type { Database, TeamTypeRow } from "./schema";
+
+/** A limit: null or absent is no limit. */
+export interface TeamTypeLimit {
+  limit?: number | null;
+}
+
+/** The shape `properties` is stored in (the API validates it on every write). */
+export interface TeamTypeProperties {
+  users?: TeamTypeLimit;
+  instances?: TeamTypeLimit;
+  devices?: TeamTypeLimit;
+  teamBroker?: { clients: TeamTypeLimit };
+  features?: Record<string, boolean | number | string>;
+}
+
+/** What a team shows of its type. */
+export interface TeamTypeSummaryRow {
+  id: string;
+  name: string;
+  active: boolean;
+  order: number;
+  description: string | null;
+  properties: TeamTypeProperties;
+}
+
+/**
+ * The type of the team whose `type_id` is in `typeIdColumn`, as one JSON column named `alias`: a
+ * correlated lookup by primary key, so a team's query brings its type without a second round trip.
+ */
+export function teamTypeOf<A extends string = "type">(
+  typeIdColumn = "teams.type_id",
+  alias = "type" as A,
+) {
+  return sql<TeamTypeSummaryRow>`(select json_build_object('id', tt.id, 'name', tt.name, 'active', tt.active, 'order', tt."order", 'description', tt.description, 'properties', tt.properties) from team_types tt where tt.id = ${sql.ref(typeIdColumn)})`.as(
+    alias,
+  );
+}
+
+export type TeamTypeFilter = "active" | "inactive" | "all";
+
+function filtered(db: Kysely<Database>, filter: TeamTypeFilter) {
+  const query = db.selectFrom("team_types");
+  return filter === "all" ? query : query.where("active", "=", filter === "active");
+}
+
+/** Team types by ascending `order` (then id), a page at a time; `cursor` is the last id seen. */
+export async function listTeamTypes(
+  db: Kysely<Database>,
+  page: { limit: number; cursor?: string; filter: TeamTypeFilter },
+): Promise<{ types: TeamTypeRow[]; total: number; nextCursor?: string }> {
+  let query = filtered(db, page.filter)
+    .selectAll()
+    .orderBy("order")
+    .orderBy("id")
+    .limit(page.limit + 1);
+  if (page.cursor !== undefined) {
+    query = query.where(
+      sql<boolean>`(team_types."order", team_types.id) > (select c."order", c.id from team_types c where c.id = ${page.cursor})`,
+    );
+  }
+  const [rows, total] = await Promise.all([
+    query.execute(),
+    filtered(db, page.filter)
+      .select(sql<number>`count(*)::int`.as("n"))
+      .executeTakeFirstOrThrow(),
+  ]);
+  const more = rows.length > page.limit;
+  const types = more ? rows.slice(0, page.limit) : rows;
+  return { types, total: total.n, nextCursor: more ? types.at(-1)!.id : undefined };
+}
+
+export async function findTeamType(
+  db: Kysely<Database>,
+  id: string,
+): Promise<TeamTypeRow | undefined> {
+  return db.selectFrom("team_types").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** The type a new team gets when none is chosen: the active type with the lowest `order`. */
+export async function defaultTeamType(db: Kysely<Database>): Promise<TeamTypeRow | undefined> {
+  return db
+    .selectFrom("team_types")
+    .selectAll()
+    .where("active", "=", true)
+    .orderBy("order")
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function insertTeamType(
+  trx: Kysely<Database>,
+  type: {
+    name: string;
+    description?: string | null;
+    active?: boolean;
+    order?: number;
+    properties?: TeamTypeProperties;
+  },
+): Promise<TeamTypeRow> {
+  return trx
+    .insertInto("team_types")
+    .values({
+      id: newId(),
+      name: type.name,
+      description: type.description ?? null,
+      active: type.active ?? true,
+      order: type.order ?? 0,
+      properties: JSON.stringify(type.properties ?? {}),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateTeamType(
+  trx: Kysely<Database>,
+  id: string,
+  change: {
+    name?: string;
+    description?: string | null;
+    active?: boolean;
+    order?: number;
+    properties?: TeamTypeProperties;
+  },
+): Promise<TeamTypeRow | undefined> {
+  const { properties, ...columns } = change;
+  return trx
+    .updateTable("team_types")
+    .set({
+      ...columns,
+      ...(properties === undefined ? {} : { properties: JSON.stringify(properties) }),
+      updated_at: sql`now()`,
+    })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Ids of the active types, their rows locked until the transaction ends: a change that could
+ * leave no active type holds them, so two concurrent changes cannot each remove a different last
+ * one.
+ */
+export async function lockActiveTeamTypes(trx: Kysely<Database>): Promise<string[]> {
+  const rows = await trx
+    .selectFrom("team_types")
+    .select("id")
+    .where("active", "=", true)
+    .orderBy("id")
+    .forUpdate()
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** How many teams have this type. */
+export async function teamTypeTeamCount(db: Kysely<Database>, id: string): Promise<number> {
+  const row = await db
+    .selectFrom("teams")
+    .select(sql<number>`count(*)::int`.as("n"))
+    .where("type_id", "=", id)
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/**
+ * Deletes the type. A team that has it makes this fail with a foreign-key violation (the
+ * reference is ON DELETE RESTRICT), also when that team was created concurrently.
+ */
+export async function deleteTeamType(
+  trx: Kysely<Database>,
+  id: string,
+): Promise<TeamTypeRow | undefined> {
+  return trx.deleteFrom("team_types").where("id", "=", id).returningAll().executeTakeFirst();
+}
+
+/**
+ * The limits and features of a team's type (undefined when the team does not exist): what adds
+ * members, instances or devices reads before it does. A null or absent limit is no limit.
+ */
+export async function teamLimits(
+  db: Kysely<Database>,
+  teamId: string,
+): Promise<TeamTypeProperties | undefined> {
+  const row = await db
+    .selectFrom("teams")
+    .innerJoin("team_types as tt", "tt.id", "teams.type_id")
+    .select("tt.properties")
+    .where("teams.id", "=", teamId)
+    .executeTakeFirst();
+  return row?.properties as TeamTypeProperties | undefined;
+}
