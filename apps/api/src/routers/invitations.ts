@@ -70,6 +70,37 @@ const auditInvitee = (row: InvitationDetail) =>
     ? { id: row.invitee.id, username: row.invitee.username, name: row.invitee.name }
     : { email: row.email };
 
+/**
+ * The invitee's answer, in both logs: the team's (`team.user.invite.accepted|rejected`) and the
+ * user's own (`user.invitation.accepted|deleted`), FlowFuse's names.
+ */
+async function recordAnswer(
+  trx: Db,
+  ctx: Context,
+  user: UserRow,
+  found: { id: string; role: number; team_id: string; team: { name: string } },
+  answer: "accepted" | "rejected",
+): Promise<void> {
+  const body = {
+    invitation: { id: found.id, role: found.role },
+    user: { id: user.id, username: user.username, name: user.name },
+    team: { id: found.team_id, name: found.team.name },
+  };
+  await recordAudit(trx, {
+    event: `team.user.invite.${answer}`,
+    entity: { type: "team", id: found.team_id },
+    teamId: found.team_id,
+    actor: actorOf(ctx),
+    body,
+  });
+  await recordAudit(trx, {
+    event: answer === "accepted" ? "user.invitation.accepted" : "user.invitation.deleted",
+    entity: { type: "user", id: user.id },
+    actor: actorOf(ctx),
+    body,
+  });
+}
+
 /** The most members the team's type allows; null: no limit. */
 async function memberLimit(db: Db, teamId: string): Promise<number | null> {
   return (await teamLimits(db, teamId))?.users?.limit ?? null;
@@ -375,24 +406,7 @@ export const invitationRouter = router({
           }
           await addMember(trx, { teamId, userId: user.id, role: found.role });
         }
-        const body = {
-          invitation: { id: found.id, role: found.role },
-          user: { id: user.id, username: user.username, name: user.name },
-          team: { id: teamId, name: found.team.name },
-        };
-        await recordAudit(trx, {
-          event: "team.user.invite.accepted",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body,
-        });
-        await recordAudit(trx, {
-          event: "user.invitation.accepted",
-          entity: { type: "user", id: user.id },
-          actor: actorOf(ctx),
-          body,
-        });
+        await recordAnswer(trx, ctx, user, found, "accepted");
       });
       return { status: "okay" as const };
     }),
@@ -416,24 +430,7 @@ export const invitationRouter = router({
         const found = await findUserInvitation(trx, user, input.invitationId);
         if (!found) throw notFound();
         if (!(await deleteInvitation(trx, found.id))) throw notFound();
-        const body = {
-          invitation: { id: found.id, role: found.role },
-          user: { id: user.id, username: user.username, name: user.name },
-          team: { id: found.team_id, name: found.team.name },
-        };
-        await recordAudit(trx, {
-          event: "team.user.invite.rejected",
-          entity: { type: "team", id: found.team_id },
-          teamId: found.team_id,
-          actor: actorOf(ctx),
-          body,
-        });
-        await recordAudit(trx, {
-          event: "user.invitation.deleted",
-          entity: { type: "user", id: user.id },
-          actor: actorOf(ctx),
-          body,
-        });
+        await recordAnswer(trx, ctx, user, found, "rejected");
       });
       return { status: "okay" as const };
     }),
