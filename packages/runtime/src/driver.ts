@@ -1,0 +1,73 @@
+// The one surface the platform uses to run hosted Node-RED instances. The API calls these
+// methods and nothing else: the local driver (processes on this machine) and a future
+// Kubernetes driver (a Deployment, Service and Ingress per instance) take the same place.
+// docs/drivers.md says what each call must do.
+
+/** Everything a driver needs to (re)start one instance. Given in full on every call that starts
+ *  Node-RED, so a driver keeps no copy of the platform's data it could get wrong. */
+export interface InstanceSpec {
+  /** The instance's UUID. */
+  id: string;
+  /** The instance's name (unique on the platform, DNS-safe). */
+  name: string;
+  /** The Node-RED version its stack names, e.g. "4.1.15". A driver refuses one it cannot run. */
+  nodeRedVersion: string;
+  /** Environment variables for the Node-RED process: the user's plus the platform's `FF_*`. */
+  env: Record<string, string>;
+  /** Where the instance reaches the platform (storage, editor sign-in), e.g. http://127.0.0.1:3000. */
+  platformUrl: string;
+  /** The instance's own token (`fpi_…`): reaches only this instance's storage routes. */
+  token: string;
+}
+
+/** What the runtime reports: the process's own state, not the platform's desired state. */
+export type RuntimeState = "starting" | "running" | "stopped" | "crashed" | "absent";
+
+export interface RuntimeStatus {
+  state: RuntimeState;
+  /** Where the editor answers while starting or running, e.g. http://127.0.0.1:12080. */
+  url: string | null;
+  /** For `crashed`: the exit code or signal, in words. */
+  detail?: string;
+}
+
+export interface LogEntry {
+  /** Milliseconds since the epoch; strictly increasing within one instance (a cursor). */
+  ts: number;
+  level: "info" | "warn" | "error" | "debug" | "trace" | "fatal" | "system";
+  msg: string;
+}
+
+export interface LogPage {
+  entries: LogEntry[];
+}
+
+export interface LogQuery {
+  /** Entries after this `ts` (forwards), or before it when `backwards`. */
+  cursor?: number;
+  backwards?: boolean;
+  limit: number;
+}
+
+export interface Driver {
+  /** A short name, e.g. "local". */
+  readonly name: string;
+  /** Claim what the instance needs (files, a port) without starting Node-RED. Idempotent. */
+  create(spec: InstanceSpec): Promise<void>;
+  /** Start Node-RED and resolve once its editor answers (or reject with why it could not). */
+  start(spec: InstanceSpec): Promise<void>;
+  /** Stop Node-RED; keep its files. Resolves once the process is gone. */
+  stop(id: string): Promise<void>;
+  /** Stop then start with the spec given (new env takes effect). */
+  restart(spec: InstanceSpec): Promise<void>;
+  /** Stop and release what a stopped instance would keep running (the port); keep files. */
+  suspend(id: string): Promise<void>;
+  /** Stop and delete everything the driver holds for the instance (process, files, logs). */
+  remove(id: string): Promise<void>;
+  status(id: string): Promise<RuntimeStatus>;
+  logs(id: string, query: LogQuery): Promise<LogPage>;
+  /** Calls `listener` when an instance's runtime state changes on its own (a crash, an exit). */
+  onStateChange(listener: (id: string, status: RuntimeStatus) => void): void;
+  /** Stop every instance this driver runs (the platform is shutting down). Files are kept. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,9 @@
+export type {
+  Driver,
+  InstanceSpec,
+  LogEntry,
+  LogPage,
+  LogQuery,
+  RuntimeState,
+  RuntimeStatus,
+} from "./driver";
