@@ -13,6 +13,10 @@ export const TOKEN_PREFIX = {
   personalAccessToken: "fpp",
   /** The value of a signed-in browser's session cookie. */
   session: "fps",
+  /** A hosted instance's own token: reaches only that instance's storage and editor routes. */
+  instance: "fpi",
+  /** An external MQTT broker's token: reaches only the broker callbacks under /api/comms/. */
+  broker: "fpb",
 } as const;
 export type TokenKind = keyof typeof TOKEN_PREFIX;
 
