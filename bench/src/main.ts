@@ -157,6 +157,9 @@ async function main(config: BenchConfig): Promise<void> {
         DATA_DIR: dataDir,
         FLOWPLANE_TOKEN_SECRET: secret,
         WORKERS: String(config.serverWorkers),
+        // The HTTP scenarios measure the API; the MQTT ones start their own broker.
+        BROKER_MODE: config.serverWorkers > 1 ? "off" : "embedded",
+        MQTT_PORT: "0",
         ...(db!.url ? { DATABASE_URL: db!.url } : {}),
       };
       const args = config.cpuProf

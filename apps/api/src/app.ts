@@ -19,7 +19,10 @@ import { parse as parseQueryString } from "node:querystring";
 import type { Socket } from "node:net";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { Authenticator, type Identity, type PreloadedTeam } from "./authentication";
+import { BrokerAccess } from "./broker/access";
+import { type EmbeddedBroker, startEmbeddedBroker } from "./broker/embedded";
 import { accountPlugin, SESSION_COOKIE } from "./plugins/account";
+import { BROKER_CALLBACKS, brokerCallbacksPlugin } from "./plugins/broker-callbacks";
 import {
   ApiError,
   forbidden,
@@ -65,7 +68,25 @@ export interface AppOptions {
   sessionIdleMs?: number;
   /** Rate limits (plugins/rate-limits.ts): the figures, FlowFuse's optional ones, Redis. */
   rateLimits?: RateLimitOptions;
+  /** The team broker (none: no broker; the client routes still keep credentials). */
+  broker?: BrokerOptions;
 }
+
+export type BrokerOptions =
+  /** aedes in this process: MQTT over TCP on host:port (0: a free port) and over WebSocket on
+   *  this server at /mqtt; retained messages and sessions kept in `dataDir`. */
+  | {
+      mode: "embedded";
+      host: string;
+      port: number;
+      dataDir?: string;
+      /** The default port only: when it is taken, take a free one and say so. */
+      fallBackWhenTaken?: boolean;
+      /** What GET /settings tells clients, when not `mqtt://host:port` (e.g. behind a proxy). */
+      url?: string;
+    }
+  /** An external broker (EMQX) asks POST /api/comms/v2/auth and /acls; clients go to `url`. */
+  | { mode: "external"; url: string };
 
 /**
  * The platform's logger: structured JSON, with the places a token could appear redacted. Writes
@@ -256,6 +277,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxAgeMs: sessionMaxAgeMs,
     idleMs: sessionIdleMs,
   });
+  const brokerAccess = options.broker
+    ? new BrokerAccess(options.db, options.tokenSecret)
+    : undefined;
+  let brokerEndpoint: Context["brokerEndpoint"];
+  if (options.broker?.mode === "embedded") {
+    const embedded: EmbeddedBroker = await startEmbeddedBroker({
+      access: brokerAccess!,
+      dataDir: options.broker.dataDir,
+      host: options.broker.host,
+      port: options.broker.port,
+      fallBackWhenTaken: options.broker.fallBackWhenTaken,
+      log: app.log,
+    });
+    embedded.attachWebSocket(app.server);
+    app.addHook("onClose", () => embedded.close());
+    const url = options.broker.url ?? `mqtt://${embedded.host}:${embedded.port}`;
+    brokerEndpoint = { host: new URL(url).hostname, url };
+    app.decorate("mqttPort", embedded.port);
+  } else if (options.broker?.mode === "external") {
+    brokerEndpoint = { host: new URL(options.broker.url).hostname, url: options.broker.url };
+  }
   const contextOf = (request: FastifyRequest): Context => ({
     db: options.db,
     auth: request.auth!,
@@ -265,6 +307,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     baseUrl: options.baseUrl,
     tokenSecret: options.tokenSecret,
     rateLimit: (procedurePath, run) => limits.procedure(request, procedurePath, run),
+    broker: brokerAccess,
+    brokerEndpoint,
   });
 
   // Only JSON bodies: without a parser for text/plain, Fastify answers 415 for it.
@@ -274,6 +318,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ownOrigin = new URL(options.baseUrl).origin;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    // The broker callbacks take a broker token, which their plugin checks.
+    if (BROKER_CALLBACKS.test(request.url)) return;
     if (request.query instanceof MalformedQuery) {
       const { parameters } = request.query;
       return sendError(
@@ -345,6 +391,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const document = openApiDocument(appRouter, VERSION, options.baseUrl, limits.mayRefuse);
   await app.register(healthPlugin, { db: options.db });
+  if (brokerAccess) {
+    await app.register(brokerCallbacksPlugin, {
+      db: options.db,
+      tokenSecret: options.tokenSecret,
+      access: brokerAccess,
+    });
+  }
   await app.register(docsPlugin, { document, baseUrl: options.baseUrl });
   await app.register(accountPlugin, {
     db: options.db,
@@ -416,5 +469,7 @@ declare module "fastify" {
   interface FastifyInstance {
     /** Runs the token housekeeping now (tests and shutdown). */
     sweepTokens(): Promise<void>;
+    /** The embedded broker's MQTT port (BROKER_MODE=embedded only). */
+    mqttPort?: number;
   }
 }

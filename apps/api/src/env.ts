@@ -91,6 +91,28 @@ const Env = z.object({
     .max(64)
     .default(1)
     .describe("Server processes sharing the port (node:cluster); more than 1 needs DATABASE_URL"),
+  BROKER_MODE: z
+    .enum(["embedded", "external", "off"])
+    .default("embedded")
+    .describe(
+      "The team MQTT broker: embedded (aedes in this process), external (EMQX calls /api/comms/v2; needs BROKER_URL), or off",
+    ),
+  MQTT_HOST: z.string().min(1).default("127.0.0.1").describe("The embedded broker's TCP address"),
+  MQTT_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .describe(
+      "The embedded broker's TCP port; 0: any free port; unset: 1883, or a free port when 1883 is taken",
+    ),
+  BROKER_URL: z
+    .url({ protocol: /^(mqtts?|wss?)$/ })
+    .optional()
+    .describe(
+      "Where MQTT clients reach the team broker, as GET /settings tells them (external mode: required)",
+    ),
 });
 
 export type Config = z.infer<typeof Env> & { BASE_URL: string };
@@ -109,6 +131,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.WORKERS > 1 && !env.DATABASE_URL) {
     throw new ConfigError(
       "Invalid configuration:\n  WORKERS: more than one worker needs DATABASE_URL (PGlite is in-process)",
+    );
+  }
+  if (env.BROKER_MODE === "external" && !env.BROKER_URL) {
+    throw new ConfigError(
+      "Invalid configuration:\n  BROKER_URL: an external broker (BROKER_MODE=external) needs the URL clients connect to",
+    );
+  }
+  if (env.BROKER_MODE === "embedded" && env.WORKERS > 1) {
+    throw new ConfigError(
+      "Invalid configuration:\n  BROKER_MODE: the embedded broker runs in one process; with WORKERS > 1 use BROKER_MODE=external (EMQX) or off",
     );
   }
   return {

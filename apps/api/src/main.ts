@@ -7,7 +7,7 @@ import cluster from "node:cluster";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { buildApp, createLogger } from "./app";
+import { type AppOptions, buildApp, createLogger } from "./app";
 import { ensureInitialAdmin, INITIAL_PASSWORD_FILE, loadTokenSecret } from "./bootstrap";
 import { type Config, ConfigError, loadConfig } from "./env";
 
@@ -42,6 +42,24 @@ async function prepare(config: Config, log: Logger, db: Db): Promise<string> {
   return secret;
 }
 
+function brokerOptions(config: Config): AppOptions["broker"] {
+  switch (config.BROKER_MODE) {
+    case "off":
+      return undefined;
+    case "external":
+      return { mode: "external", url: config.BROKER_URL! };
+    case "embedded":
+      return {
+        mode: "embedded",
+        host: config.MQTT_HOST,
+        port: config.MQTT_PORT ?? 1883,
+        fallBackWhenTaken: config.MQTT_PORT === undefined,
+        dataDir: join(config.DATA_DIR, "mqtt"),
+        url: config.BROKER_URL,
+      };
+  }
+}
+
 async function serve(config: Config, log: Logger, db: Db, secret: string) {
   const app = await buildApp({
     db,
@@ -61,6 +79,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
       passwordChange: config.PASSWORD_RATE_LIMIT,
       redisUrl: config.REDIS_URL,
     },
+    broker: brokerOptions(config),
   });
   await app.listen({ host: config.HOST, port: config.PORT });
 

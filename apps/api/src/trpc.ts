@@ -12,6 +12,7 @@ import { initTRPC } from "@trpc/server";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Identity, PreloadedTeam } from "./authentication";
+import type { BrokerAccess } from "./broker/access";
 import { TeamIdInput, TeamSlugInput, UserIdInput } from "@flowplane/contract";
 import { forbidden, notFound, toErrorResponse, trpcErrorEnvelope, validationError } from "./errors";
 
@@ -27,6 +28,10 @@ export interface Context {
   tokenSecret: string;
   /** Runs the call within the procedure's own rate limit, if it has one (429 past it). */
   rateLimit?: <T>(procedurePath: string, run: () => Promise<T>) => Promise<T>;
+  /** The team broker's access service: told of every client change (none: BROKER_MODE=off). */
+  broker?: BrokerAccess;
+  /** Where clients reach the team broker, for GET /settings (none: no broker). */
+  brokerEndpoint?: { host: string; url: string };
 }
 
 export type Meta = OpenApiMeta<{

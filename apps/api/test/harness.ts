@@ -79,11 +79,15 @@ export async function startServer(
     sessionMaxAgeMs?: number;
     sessionIdleMs?: number;
     rateLimits?: AppOptions["rateLimits"];
+    /** "embedded": aedes on a free port, keeping its data in the data directory. */
+    broker?: AppOptions["broker"] | "embedded";
+    /** Reuse this data directory (a restarted server); the caller removes it. */
+    dataDir?: string;
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
   const db = testDb.db;
-  const dataDir = await mkdtemp(join(tmpdir(), "flowplane-test-"));
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "flowplane-test-")));
   const logs: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -102,6 +106,10 @@ export async function startServer(
     sessionMaxAgeMs: options.sessionMaxAgeMs,
     sessionIdleMs: options.sessionIdleMs,
     rateLimits: options.rateLimits,
+    broker:
+      options.broker === "embedded"
+        ? { mode: "embedded", host: "127.0.0.1", port: 0, dataDir: join(dataDir, "mqtt") }
+        : options.broker,
   });
   await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
   const address = app.server.address();
@@ -175,7 +183,7 @@ export async function startServer(
     async close() {
       await app.close();
       if (!options.db) await testDb.drop();
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
   return server;

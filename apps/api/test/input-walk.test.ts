@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Reply, startServer, type TestServer } from "./harness";
-import { createInvitation } from "./team-fixtures";
+import { createBrokerClient, createInvitation } from "./team-fixtures";
 import { accepts, type Operation, schemaWalker, type SchemaWalker } from "./walk";
 
 let server: TestServer;
@@ -228,6 +228,16 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
     validIds.userId = other.body.id;
     validIds.slug = team.body.slug;
     validIds.teamTypeId = DEFAULT_TEAM_TYPE_ID;
+    validIds.username = await createBrokerClient(
+      server,
+      { token: server.adminToken },
+      team.body.id,
+    );
+    const brokerToken = await server.request("POST", "/api/v1/broker/tokens", {
+      body: { name: "walked broker" },
+    });
+    expect(brokerToken.status, brokerToken.text).toBe(201);
+    validIds.tokenId = brokerToken.body.id;
     validIds.invitationId = await createInvitation(
       server,
       { id: "", token: server.adminToken, tokenId: "", username: "admin" },

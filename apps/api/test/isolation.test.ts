@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Reply, startServer, type TestServer } from "./harness";
 import {
+  createBrokerClient,
   createInvitation,
   createTeam,
   createToken,
@@ -42,6 +43,8 @@ interface Side {
   tokenId: string;
   /** Made on demand (only once an operation names an invitation). */
   invitationId?: string;
+  /** A broker client's username, made on demand. */
+  brokerClient?: string;
 }
 
 /**
@@ -57,6 +60,9 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   // /user/tokens/{id}: a token of the side's owner.
   id: (side) => side.tokenId,
   invitationId: (side) => side.invitationId,
+  username: (side) => side.brokerClient,
+  // Broker tokens are the platform's (administrators only): any id gets the same 403.
+  tokenId: () => "brokertoken1",
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -87,6 +93,11 @@ async function prepare(operations: DocumentOperation[]) {
     for (const side of [a, w]) {
       const invitee = await makeUser(server);
       side.invitationId = await createInvitation(server, side.owner, side.team.id, invitee);
+    }
+  }
+  if (params.has("username")) {
+    for (const side of [a, w]) {
+      side.brokerClient = await createBrokerClient(server, side.owner, side.team.id);
     }
   }
 }
@@ -135,6 +146,12 @@ async function snapshotA(operations: DocumentOperation[]) {
       .execute(),
     invitations: await db
       .selectFrom("invitations")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    brokerClients: await db
+      .selectFrom("team_broker_clients")
       .selectAll()
       .where("team_id", "=", a.team.id)
       .orderBy("id")

@@ -51,7 +51,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "flowplane-main-"));
-  env = { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" };
+  env = { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", MQTT_PORT: "0" };
   if (testDatabaseUrl) {
     // A schema of its own in the test server, named through the connection's search_path.
     database = await createTestDb({ migrate: false });
@@ -168,7 +168,7 @@ describe("the server process", () => {
     "with WORKERS=2 two processes serve one port, and SIGTERM stops them all with exit 0",
     async () => {
       const token = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
-      const server = await start({ ...env, WORKERS: "2" });
+      const server = await start({ ...env, WORKERS: "2", BROKER_MODE: "off" });
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(server.output().match(/listening at/g)?.length).toBe(2);
       for (let i = 0; i < 10; i++) {

@@ -8,6 +8,7 @@ import { Role } from "@flowplane/contract";
 import { afterAll, describe, expect, test } from "vitest";
 import { startServer } from "./harness";
 import {
+  createBrokerClient,
   createInvitation,
   createTeam,
   GLOBAL_PATH_PARAMS,
@@ -43,6 +44,7 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   userId: async (world) => world.member.id,
   invitationId: async (world) =>
     createInvitation(server, world.founder, world.team.id, await makeUser(server)),
+  username: async (world) => createBrokerClient(server, world.founder, world.team.id),
 };
 
 /** Body fields that are ids, filled with the world's own resources. */

@@ -87,6 +87,22 @@ export const isIdField = (field: string) =>
   ID_LIKE_FIELD.test(field) || ID_FIELDS_BY_NAME.has(field);
 
 /** Path parameters that name a platform-wide resource (no team's): the walks use these ids. */
+/** A client of the team's broker, created by its owner through the API; its username. */
+export async function createBrokerClient(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<string> {
+  const username = unique("client");
+  const path = `/api/v1/teams/${teamId}/broker/client`;
+  const reply = await server.request("POST", path, {
+    token: owner.token,
+    body: { username, password: "walked-client-secret", acls: [{ action: "both", pattern: "#" }] },
+  });
+  expect(reply.status, `POST ${path}: ${reply.text}`).toBe(201);
+  return username;
+}
+
 export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
   teamTypeId: () => DEFAULT_TEAM_TYPE_ID,
 };

@@ -133,7 +133,15 @@ export function schemaWalker(document: unknown) {
         if (schema.format === "email") return `walk-${++exampleCounter}@example.com`;
         const n = ++exampleCounter;
         const pattern = schema.pattern ? new RegExp(schema.pattern) : undefined;
-        const candidate = [`walk-${n}`, `walk_${n}`, `walk${n}`, `w${n}`, "a", "1"].find(
+        const candidate = [
+          `walk-${n}`,
+          `walk_${n}`,
+          `walk${n}`,
+          `w${n}`,
+          "a",
+          "1",
+          `walk-long-value-${n}`,
+        ].find(
           (value) =>
             (!pattern || pattern.test(value)) &&
             value.length >= (schema.minLength ?? 0) &&

@@ -4,3 +4,4 @@ export * from "./token-digest";
 export * from "./token-format";
 export * from "./token-scope";
 export * from "./passwords";
+export * from "./mqtt";

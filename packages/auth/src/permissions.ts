@@ -43,6 +43,15 @@ export const PERMISSIONS = {
   /** Beyond FlowFuse, which hides a user's own account events from them. */
   "user:audit-log": { kind: "self", access: "read" },
   "user:invitation:list": { kind: "self", access: "read" },
+  /** Viewers read too (FlowFuse: members), as the issue asks. */
+  "broker:clients:list": { kind: "team", role: Role.viewer, access: "read" },
+  "broker:clients:create": { kind: "team", role: Role.owner, access: "write" },
+  "broker:clients:edit": { kind: "team", role: Role.owner, access: "write" },
+  "broker:clients:delete": { kind: "team", role: Role.owner, access: "write" },
+  /** Flowplane's: the tokens an external broker uses to call /api/comms/v2. */
+  "platform:broker-token:list": { kind: "admin", access: "read" },
+  "platform:broker-token:create": { kind: "admin", access: "write" },
+  "platform:broker-token:delete": { kind: "admin", access: "write" },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -13,6 +13,8 @@ export const ErrorCode = z.enum([
   "invitation_failed",
   "too_many_invites",
   "member_limit_reached",
+  "client_already_exists",
+  "broker_client_limit_reached",
   "password_change_failed",
   "password_change_failed_too_weak",
   "user_suspended",

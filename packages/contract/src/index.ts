@@ -1,4 +1,5 @@
 export * from "./audit-log";
+export * from "./broker";
 export * from "./common";
 export * from "./errors";
 export * from "./invitation";

@@ -1,5 +1,6 @@
 export * from "./audit";
 export * from "./audit-log";
+export * from "./broker";
 export * from "./create-db";
 export * from "./errors";
 export * from "./ids";

@@ -116,6 +116,32 @@ export interface AuditLogTable {
   body: ColumnType<Record<string, unknown>, string, string>;
 }
 
+export interface TeamBrokerClientsTable {
+  id: string;
+  team_id: string;
+  /** The bare name; MQTT clients connect as `<username>@<team_id>`. */
+  username: string;
+  /** scrypt, in the format of @flowplane/auth's hashPassword. */
+  password_hash: string;
+  /** `[{ action, pattern }]`. */
+  acls: ColumnType<{ action: "subscribe" | "publish" | "both"; pattern: string }[], string, string>;
+  owner_type: string | null;
+  owner_id: string | null;
+  version: Generated<number>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface BrokerTokensTable {
+  id: string;
+  name: string;
+  /** HMAC-SHA-256 of the value, keyed by the server secret. The value itself is never stored. */
+  digest: string;
+  created_by: string | null;
+  last_used_at: Date | null;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   users: UsersTable;
   teams: TeamsTable;
@@ -126,6 +152,8 @@ export interface Database {
   sessions: SessionsTable;
   team_types: TeamTypesTable;
   invitations: InvitationsTable;
+  team_broker_clients: TeamBrokerClientsTable;
+  broker_tokens: BrokerTokensTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -137,3 +165,5 @@ export type InvitationRow = Selectable<InvitationsTable>;
 export type TeamRow = Selectable<TeamsTable>;
 export type TeamUpdate = Updateable<TeamsTable>;
 export type AccessTokenRow = Selectable<AccessTokensTable>;
+export type TeamBrokerClientRow = Selectable<TeamBrokerClientsTable>;
+export type BrokerTokenRow = Selectable<BrokerTokensTable>;

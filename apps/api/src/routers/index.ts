@@ -1,5 +1,6 @@
 import { router } from "../trpc";
 import { auditLogRouter } from "./audit-log";
+import { brokerRouter } from "./broker";
 import { invitationRouter } from "./invitations";
 import { memberRouter } from "./members";
 import { settingsRouter } from "./settings";
@@ -19,6 +20,7 @@ export const appRouter = router({
   member: memberRouter,
   invitation: invitationRouter,
   auditLog: auditLogRouter,
+  broker: brokerRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -24,5 +24,9 @@ export const settingsRouter = router({
       version: VERSION,
       base_url: ctx.baseUrl,
       "team:create": !ctx.auth.scope.readOnly,
+      ...(ctx.brokerEndpoint && {
+        "team:broker:host": ctx.brokerEndpoint.host,
+        "team:broker:url": ctx.brokerEndpoint.url,
+      }),
     })),
 });

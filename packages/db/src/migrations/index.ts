@@ -4,10 +4,12 @@ import * as foundation from "./2026-11-21T1200-foundation";
 import * as accounts from "./2026-11-23T1200-accounts";
 import * as teamSharing from "./2026-11-23T1300-team-sharing";
 import * as auditLogReading from "./2026-11-23T1400-audit-log-reading";
+import * as broker from "./2026-11-24T1200-broker";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
   "2026-11-23T1200-accounts": accounts,
   "2026-11-23T1300-team-sharing": teamSharing,
   "2026-11-23T1400-audit-log-reading": auditLogReading,
+  "2026-11-24T1200-broker": broker,
 };

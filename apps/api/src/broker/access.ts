@@ -1,0 +1,144 @@
+// The broker's questions answered from the platform's database: may this CONNECT go ahead, and may
+// this client publish or subscribe here. The embedded broker and the HTTP callbacks for an external
+// one both ask this service, which asks @flowplane/auth's pure decisions; so the two front ends
+// cannot disagree.
+import {
+  aclAllows,
+  type BrokerAcl,
+  type BrokerIdentity,
+  connectIdentity,
+  mountFor,
+  parseBrokerUsername,
+  tokenDigest,
+  verifyPassword,
+} from "@flowplane/auth";
+import { type Db, findBrokerCredential } from "@flowplane/db";
+import { LRUCache } from "lru-cache";
+
+/** A client allowed to connect. */
+export interface BrokerSession extends BrokerIdentity {
+  /** Where its topics live inside the broker: `ff/v1/<teamId>/c/`. */
+  mount: string;
+}
+
+interface CachedClient {
+  acls: BrokerAcl[];
+  passwordHash: string;
+  loadedAt: number;
+}
+
+export interface BrokerChange {
+  teamId: string;
+  username: string;
+  /** The client is gone or its password changed: its live session must end. */
+  disconnect: boolean;
+}
+
+const key = (identity: BrokerIdentity) => `${identity.teamId}/${identity.username}`;
+
+export class BrokerAccess {
+  /** ACLs of clients asked about recently; a change made here drops the entry at once. */
+  private readonly clients: LRUCache<string, CachedClient>;
+  /**
+   * Passwords that matched recently, as HMACs keyed by the server secret, per stored hash: a
+   * reconnect storm costs lookups, not a scrypt each. A new password (a new hash) misses.
+   */
+  private readonly verified = new LRUCache<string, string>({ max: 10_000, ttl: 10 * 60_000 });
+  private readonly listeners: ((change: BrokerChange) => void)[] = [];
+
+  constructor(
+    private readonly db: Db,
+    private readonly secret: string,
+    /** How long a client's ACLs are trusted before they are read again (changes made through
+     *  another server sharing the database arrive within it; changes made here at once). */
+    private readonly refreshMs = 5_000,
+  ) {
+    this.clients = new LRUCache({ max: 50_000 });
+  }
+
+  /** The session a CONNECT opens, or undefined: refused (CONNACK 5). */
+  async authenticate(
+    mqttUsername: string | undefined,
+    clientId: string,
+    password: string | undefined,
+  ): Promise<BrokerSession | undefined> {
+    const identity = connectIdentity(mqttUsername, clientId, password);
+    if (!identity || password === undefined) return undefined;
+    const row = await findBrokerCredential(this.db, identity.teamId, identity.username);
+    const cacheKey = key(identity);
+    const proof = tokenDigest(this.secret, `${cacheKey}\u0000${password}`);
+    if (row && this.verified.get(row.password_hash) === proof) {
+      this.remember(identity, row.acls, row.password_hash);
+    } else {
+      // Unknown clients cost a scrypt too (verifyPassword's decoy): no timing oracle for names.
+      if (!(await verifyPassword(password, row?.password_hash))) return undefined;
+      if (!row) return undefined;
+      this.verified.set(row.password_hash, proof);
+      this.remember(identity, row.acls, row.password_hash);
+    }
+    return { ...identity, mount: mountFor(identity.teamId) };
+  }
+
+  /**
+   * Whether the client may publish to, or subscribe with, the bare `topic`. Synchronous while the
+   * client's ACLs are fresh (the broker's hot path); otherwise read again. A client that has gone,
+   * or whose password changed, is announced to the listeners so its session ends.
+   */
+  authorize(
+    identity: BrokerIdentity,
+    action: "publish" | "subscribe",
+    topic: string,
+  ): boolean | Promise<boolean> {
+    const cached = this.clients.get(key(identity));
+    if (cached && Date.now() - cached.loadedAt < this.refreshMs) {
+      return aclAllows(cached.acls, action, topic);
+    }
+    return this.reload(identity, cached).then((acls) =>
+      acls ? aclAllows(acls, action, topic) : false,
+    );
+  }
+
+  /** The HTTP callback's question: the identity comes from the username alone (EMQX's). */
+  async authorizeUsername(
+    mqttUsername: string,
+    action: "publish" | "subscribe",
+    topic: string,
+  ): Promise<boolean> {
+    const identity = parseBrokerUsername(mqttUsername);
+    if (!identity) return false;
+    return this.authorize(identity, action, topic);
+  }
+
+  /** A client changed through the API: forget what was cached, and tell the broker. */
+  changed(change: BrokerChange): void {
+    this.clients.delete(key(change));
+    for (const listener of this.listeners) listener(change);
+  }
+
+  onChange(listener: (change: BrokerChange) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private remember(identity: BrokerIdentity, acls: BrokerAcl[], passwordHash: string) {
+    this.clients.set(key(identity), { acls, passwordHash, loadedAt: Date.now() });
+  }
+
+  private async reload(
+    identity: BrokerIdentity,
+    previous: CachedClient | undefined,
+  ): Promise<BrokerAcl[] | undefined> {
+    const row = await findBrokerCredential(this.db, identity.teamId, identity.username);
+    if (!row) {
+      this.clients.delete(key(identity));
+      if (previous) this.changed({ ...identity, disconnect: true });
+      return undefined;
+    }
+    if (previous && previous.passwordHash !== row.password_hash) {
+      this.changed({ ...identity, disconnect: true });
+      this.remember(identity, row.acls, row.password_hash);
+      return undefined;
+    }
+    this.remember(identity, row.acls, row.password_hash);
+    return row.acls;
+  }
+}
