@@ -1,0 +1,326 @@
+// The HTTP callbacks an external broker (EMQX) calls — POST /api/comms/v2/auth and /acls — answer
+// exactly as the embedded broker decides: the same credentials and topics are asked of both, the
+// callbacks over HTTP and the broker through a real MQTT client. Also: broker tokens, what
+// persists across a restart, and the external mode.
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import mqtt, { type MqttClient } from "mqtt";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createTestDb } from "@flowplane/db/testing";
+import { startServer, type TestServer } from "./harness";
+
+const PASSWORD = "callback-secret-1";
+let server: TestServer;
+let brokerToken: string;
+let teamA: string;
+let teamB: string;
+const live: MqttClient[] = [];
+
+async function newTeam(s: TestServer, name: string): Promise<string> {
+  const reply = await s.request("POST", "/api/v1/teams", { body: { name } });
+  expect(reply.status, reply.text).toBe(200);
+  return reply.body.id;
+}
+
+async function newClient(
+  s: TestServer,
+  teamId: string,
+  username: string,
+  acls: { action: string; pattern: string }[],
+) {
+  const reply = await s.request("POST", `/api/v1/teams/${teamId}/broker/client`, {
+    body: { username, password: PASSWORD, acls },
+  });
+  expect(reply.status, reply.text).toBe(201);
+}
+
+function connect(url: string, username: string, password = PASSWORD, clientId = username) {
+  return new Promise<MqttClient>((resolve, reject) => {
+    const client = mqtt.connect(url, {
+      username,
+      password,
+      clientId,
+      protocolVersion: 4,
+      reconnectPeriod: 0,
+      connectTimeout: 5_000,
+    });
+    live.push(client);
+    client.once("connect", () => resolve(client));
+    client.once("error", (error) => {
+      client.end(true);
+      reject(error);
+    });
+  });
+}
+
+const callback = (path: string, body: unknown, token: string | null = brokerToken) =>
+  server.request("POST", `/api/comms/v2/${path}`, { token, body });
+
+beforeAll(async () => {
+  server = await startServer({ broker: "embedded" });
+  const created = await server.request("POST", "/api/v1/broker/tokens", {
+    body: { name: "emqx" },
+  });
+  expect(created.status, created.text).toBe(201);
+  brokerToken = created.body.token;
+  expect(brokerToken).toMatch(/^fpb_/);
+  teamA = await newTeam(server, "Callbacks A");
+  teamB = await newTeam(server, "Callbacks B");
+  await newClient(server, teamA, "sensor", [
+    { action: "publish", pattern: "sensors/#" },
+    { action: "subscribe", pattern: "commands/#" },
+    { action: "both", pattern: "shared/+" },
+  ]);
+  await newClient(server, teamB, "other", [{ action: "both", pattern: "#" }]);
+});
+afterAll(async () => {
+  await Promise.all(live.map((c) => c.endAsync(true).catch(() => {})));
+  await server.close();
+});
+
+describe("broker tokens", () => {
+  test("administrators create, list and revoke them; the value is shown once", async () => {
+    const list = await server.request("GET", "/api/v1/broker/tokens");
+    expect(list.status).toBe(200);
+    expect(list.body.tokens.map((t: { name: string }) => t.name)).toContain("emqx");
+    expect(list.text).not.toContain(brokerToken);
+
+    const extra = await server.request("POST", "/api/v1/broker/tokens", { body: { name: "tmp" } });
+    const ask = { clientId: "x", username: "x", password: "x" };
+    expect((await callback("auth", ask, extra.body.token)).status).toBe(200);
+    const revoked = await server.request("DELETE", `/api/v1/broker/tokens/${extra.body.id}`);
+    expect(revoked.status).toBe(200);
+    expect((await callback("auth", ask, extra.body.token)).status).toBe(401);
+
+    const user = await server.user();
+    const refused = await server.request("POST", "/api/v1/broker/tokens", {
+      token: user.token,
+      body: { name: "mine" },
+    });
+    expect(refused.status).toBe(403);
+  });
+
+  test("the callbacks refuse anything but a broker token", async () => {
+    const ask = { clientId: `sensor@${teamA}`, username: `sensor@${teamA}`, password: PASSWORD };
+    expect((await callback("auth", ask, null)).status).toBe(401);
+    expect((await callback("auth", ask, server.adminToken)).status).toBe(401);
+    expect(
+      (await callback("acls", { username: "a@b", topic: "t", action: "publish" }, null)).status,
+    ).toBe(401);
+    const bad = await callback("auth", { clientId: 1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe("invalid_request");
+  });
+});
+
+describe("the callbacks answer as the embedded broker decides", () => {
+  test("authentication: allow with the team's mount, or deny", async () => {
+    const url = (await server.request("GET", "/api/v1/settings")).body["team:broker:url"];
+    const cases: { username: string; password: string; clientId?: string }[] = [
+      { username: `sensor@${teamA}`, password: PASSWORD },
+      { username: `sensor@${teamA}`, password: "wrong-password" },
+      { username: `sensor@${teamA}`, password: PASSWORD, clientId: "not-the-username" },
+      { username: `sensor@${teamB}`, password: PASSWORD },
+      { username: "sensor", password: PASSWORD },
+      { username: `ghost@${teamA}`, password: PASSWORD },
+      { username: `other@${teamB}`, password: PASSWORD },
+    ];
+    for (const c of cases) {
+      const clientId = c.clientId ?? c.username;
+      const http = await callback("auth", { clientId, username: c.username, password: c.password });
+      expect(http.status).toBe(200);
+      const accepted = await connect(url, c.username, c.password, clientId).then(
+        async (client) => {
+          await client.endAsync();
+          return true;
+        },
+        (error: { code?: number }) => {
+          expect(error.code).toBe(5);
+          return false;
+        },
+      );
+      const teamId = c.username.split("@")[1];
+      expect(http.body, JSON.stringify(c)).toEqual(
+        accepted
+          ? { result: "allow", is_superuser: false, client_attrs: { team: `ff/v1/${teamId}/c/` } }
+          : { result: "deny" },
+      );
+    }
+  });
+
+  test("subscriptions: the ACL answer is the SUBACK's", async () => {
+    const url = (await server.request("GET", "/api/v1/settings")).body["team:broker:url"];
+    const filters = [
+      "commands/#",
+      "commands/a/b",
+      "sensors/#",
+      "shared/x",
+      "shared/+",
+      "shared/#",
+      "#",
+      "$SYS/#",
+    ];
+    const client = await connect(url, `sensor@${teamA}`);
+    let granted: number[];
+    try {
+      granted = (await client.subscribeAsync(filters, { qos: 0 })).map((g) => g.qos);
+    } catch (error) {
+      granted = (error as { packet: { granted: number[] } }).packet.granted;
+    }
+    await client.endAsync();
+    const answers = [];
+    for (const topic of filters) {
+      const reply = await callback("acls", {
+        username: `sensor@${teamA}`,
+        topic,
+        action: "subscribe",
+      });
+      answers.push(reply.body.result);
+    }
+    expect(answers).toEqual(granted.map((g) => (g === 128 ? "deny" : "allow")));
+    expect(answers).toEqual(["allow", "allow", "deny", "allow", "allow", "deny", "deny", "deny"]);
+  });
+
+  test("publishes: the ACL answer is whether the message is delivered", async () => {
+    const url = (await server.request("GET", "/api/v1/settings")).body["team:broker:url"];
+    await newClient(server, teamA, "witness", [{ action: "both", pattern: "#" }]);
+    const witness = await connect(url, `witness@${teamA}`);
+    const received: string[] = [];
+    witness.on("message", (topic) => received.push(topic));
+    await witness.subscribeAsync("#", { qos: 1 });
+    const sensor = await connect(url, `sensor@${teamA}`);
+    const topics = ["sensors/t1", "sensors/a/b", "commands/x", "shared/y", "shared/y/z", "other"];
+    for (const topic of topics) await sensor.publishAsync(topic, "m", { qos: 1 });
+    await witness.publishAsync("zz/sentinel", "end", { qos: 1 });
+    await new Promise<void>((resolve) => {
+      const check = () => received.includes("zz/sentinel") && resolve();
+      witness.on("message", check);
+      check();
+    });
+    await Promise.all([sensor.endAsync(), witness.endAsync()]);
+    const answers = [];
+    for (const topic of topics) {
+      const reply = await callback("acls", {
+        username: `sensor@${teamA}`,
+        topic,
+        action: "publish",
+      });
+      answers.push(reply.body.result);
+    }
+    expect(answers).toEqual(topics.map((t) => (received.includes(t) ? "allow" : "deny")));
+    expect(answers).toEqual(["allow", "allow", "deny", "allow", "deny", "deny"]);
+  });
+
+  test("a deleted client is denied by both at once", async () => {
+    await newClient(server, teamB, "brief", [{ action: "both", pattern: "#" }]);
+    const ask = { username: `brief@${teamB}`, topic: "a", action: "publish" };
+    expect((await callback("acls", ask)).body.result).toBe("allow");
+    await server.request("DELETE", `/api/v1/teams/${teamB}/broker/client/brief`);
+    expect((await callback("acls", ask)).body.result).toBe("deny");
+    const auth = { clientId: `brief@${teamB}`, username: `brief@${teamB}`, password: PASSWORD };
+    expect((await callback("auth", auth)).body).toEqual({ result: "deny" });
+  });
+});
+
+describe("across a restart, and in external mode", () => {
+  test("retained messages and persistent sessions survive the platform's restart", async () => {
+    const testDb = await createTestDb();
+    const dataDir = await mkdtemp(join(tmpdir(), "flowplane-broker-"));
+    try {
+      let first: TestServer | undefined = await startServer({
+        db: testDb,
+        dataDir,
+        broker: "embedded",
+      });
+      const team = await newTeam(first, "Persistent");
+      await newClient(first, team, "keeper", [{ action: "both", pattern: "#" }]);
+      await newClient(first, team, "feeder", [{ action: "publish", pattern: "queue/#" }]);
+      const firstUrl = (await first.request("GET", "/api/v1/settings")).body["team:broker:url"];
+      const keeper = await connect(firstUrl, `keeper@${team}`);
+      await keeper.publishAsync("config/mode", "eco", { qos: 1, retain: true });
+      await keeper.endAsync();
+      // A persistent session with a subscription, then offline while a message is queued.
+      const session = mqtt.connect(firstUrl, {
+        username: `keeper@${team}`,
+        password: PASSWORD,
+        clientId: `keeper@${team}`,
+        clean: false,
+        protocolVersion: 4,
+        reconnectPeriod: 0,
+      });
+      live.push(session);
+      await new Promise((resolve) => session.once("connect", resolve));
+      await session.subscribeAsync("queue/#", { qos: 1 });
+      await session.endAsync();
+      const feeder = await connect(firstUrl, `feeder@${team}`);
+      await feeder.publishAsync("queue/0", "while offline", { qos: 1 });
+      await feeder.endAsync();
+      await first.close();
+      first = undefined;
+
+      const second = await startServer({ db: testDb, dataDir, broker: "embedded" });
+      try {
+        const url = (await second.request("GET", "/api/v1/settings")).body["team:broker:url"];
+        const again = mqtt.connect(url, {
+          username: `keeper@${team}`,
+          password: PASSWORD,
+          clientId: `keeper@${team}`,
+          clean: false,
+          protocolVersion: 4,
+          reconnectPeriod: 0,
+        });
+        live.push(again);
+        const messages: { topic: string; payload: string }[] = [];
+        again.on("message", (topic, payload) => messages.push({ topic, payload: String(payload) }));
+        const connack = await new Promise<{ sessionPresent: boolean }>((resolve) =>
+          again.once("connect", resolve),
+        );
+        expect(connack.sessionPresent).toBe(true);
+        // The restored subscription still works, with bare topics.
+        await again.publishAsync("queue/1", "after restart", { qos: 1 });
+        await again.subscribeAsync("config/#", { qos: 1 });
+        await new Promise<void>((resolve) => {
+          const check = () => messages.length >= 3 && resolve();
+          again.on("message", check);
+          check();
+        });
+        expect(messages).toEqual(
+          expect.arrayContaining([
+            { topic: "queue/0", payload: "while offline" },
+            { topic: "queue/1", payload: "after restart" },
+            { topic: "config/mode", payload: "eco" },
+          ]),
+        );
+        await again.endAsync();
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await testDb.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test("external mode: no embedded broker; settings name the external one", async () => {
+    const external = await startServer({
+      broker: { mode: "external", url: "mqtt://broker.example.com:1883" },
+    });
+    try {
+      const settings = await external.request("GET", "/api/v1/settings");
+      expect(settings.body["team:broker:host"]).toBe("broker.example.com");
+      expect(settings.body["team:broker:url"]).toBe("mqtt://broker.example.com:1883");
+      expect(external.app.mqttPort).toBeUndefined();
+      const token = await external.request("POST", "/api/v1/broker/tokens", {
+        body: { name: "e" },
+      });
+      const reply = await external.request("POST", "/api/comms/v2/auth", {
+        token: token.body.token,
+        body: { clientId: "a@b", username: "a@b", password: "nope" },
+      });
+      expect(reply.body).toEqual({ result: "deny" });
+    } finally {
+      await external.close();
+    }
+  });
+});
