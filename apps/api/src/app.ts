@@ -19,7 +19,7 @@ import { parse as parseQueryString } from "node:querystring";
 import type { Socket } from "node:net";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { Authenticator, type Identity, type PreloadedTeam } from "./authentication";
-import { BrokerAccess } from "./broker/access";
+import { BrokerAccess, type FailureLimit } from "./broker/access";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./broker/embedded";
 import { accountPlugin, SESSION_COOKIE } from "./plugins/account";
 import { BROKER_CALLBACKS, brokerCallbacksPlugin } from "./plugins/broker-callbacks";
@@ -84,9 +84,16 @@ export type BrokerOptions =
       fallBackWhenTaken?: boolean;
       /** What GET /settings tells clients, when not `mqtt://host:port` (e.g. behind a proxy). */
       url?: string;
+      failedConnects?: FailedConnectLimits;
     }
   /** An external broker (EMQX) asks POST /api/comms/v2/auth and /acls; clients go to `url`. */
-  | { mode: "external"; url: string };
+  | { mode: "external"; url: string; failedConnects?: FailedConnectLimits };
+
+/** Failed CONNECTs allowed per client username and per address before refusing unchecked. */
+export interface FailedConnectLimits {
+  perClient?: FailureLimit;
+  perAddress?: FailureLimit;
+}
 
 /**
  * The platform's logger: structured JSON, with the places a token could appear redacted. Writes
@@ -278,7 +285,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     idleMs: sessionIdleMs,
   });
   const brokerAccess = options.broker
-    ? new BrokerAccess(options.db, options.tokenSecret)
+    ? new BrokerAccess(options.db, options.tokenSecret, {
+        failuresPerClient: options.broker.failedConnects?.perClient,
+        failuresPerAddress: options.broker.failedConnects?.perAddress,
+      })
     : undefined;
   let brokerEndpoint: Context["brokerEndpoint"];
   if (options.broker?.mode === "embedded") {

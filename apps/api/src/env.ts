@@ -107,6 +107,14 @@ const Env = z.object({
     .describe(
       "The embedded broker's TCP port; 0: any free port; unset: 1883, or a free port when 1883 is taken",
     ),
+  BROKER_CONNECT_RATE_LIMIT: rateLimit(
+    "5/30",
+    "Failed MQTT CONNECTs per broker client, then refused without a password check",
+  ),
+  BROKER_CONNECT_ADDRESS_RATE_LIMIT: rateLimit(
+    "30/30",
+    "Failed MQTT CONNECTs per client address (embedded broker)",
+  ),
   BROKER_URL: z
     .url({ protocol: /^(mqtts?|wss?)$/ })
     .optional()

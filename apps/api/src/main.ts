@@ -43,11 +43,15 @@ async function prepare(config: Config, log: Logger, db: Db): Promise<string> {
 }
 
 function brokerOptions(config: Config): AppOptions["broker"] {
+  const failedConnects = {
+    perClient: config.BROKER_CONNECT_RATE_LIMIT,
+    perAddress: config.BROKER_CONNECT_ADDRESS_RATE_LIMIT,
+  };
   switch (config.BROKER_MODE) {
     case "off":
       return undefined;
     case "external":
-      return { mode: "external", url: config.BROKER_URL! };
+      return { mode: "external", url: config.BROKER_URL!, failedConnects };
     case "embedded":
       return {
         mode: "embedded",
@@ -56,6 +60,7 @@ function brokerOptions(config: Config): AppOptions["broker"] {
         fallBackWhenTaken: config.MQTT_PORT === undefined,
         dataDir: join(config.DATA_DIR, "mqtt"),
         url: config.BROKER_URL,
+        failedConnects,
       };
   }
 }

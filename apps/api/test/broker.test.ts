@@ -463,3 +463,66 @@ describe("the embedded broker, with a real MQTT client", () => {
     expect(await refusal(`observer@${teamA}`, { url, password: "wrong-password" })).toBe(5);
   });
 });
+
+describe("guessing limits on CONNECT", () => {
+  test("a client past its failed CONNECTs is refused even with its password, until the window ends; another client is not", async () => {
+    const limited = await startServer({
+      broker: {
+        mode: "embedded",
+        host: "127.0.0.1",
+        port: 0,
+        failedConnects: {
+          perClient: { max: 3, windowMs: 2_000 },
+          perAddress: { max: 100, windowMs: 2_000 },
+        },
+      },
+    });
+    try {
+      const url = `mqtt://127.0.0.1:${limited.app.mqttPort}`;
+      const teamId = (await limited.request("POST", "/api/v1/teams", { body: { name: "Guessed" } }))
+        .body.id;
+      for (const username of ["target", "bystander"]) {
+        const made = await limited.request("POST", `/api/v1/teams/${teamId}/broker/client`, {
+          body: { username, password: PASSWORD, acls: [{ action: "both", pattern: "#" }] },
+        });
+        expect(made.status).toBe(201);
+      }
+      for (let i = 0; i < 3; i++) {
+        expect(await refusal(`target@${teamId}`, { url, password: `guess-${i}` })).toBe(5);
+      }
+      expect(await refusal(`target@${teamId}`, { url })).toBe(5);
+      const bystander = await connect(`bystander@${teamId}`, { url });
+      await bystander.endAsync();
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      const target = await connect(`target@${teamId}`, { url });
+      await target.endAsync();
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test("an address past its failed CONNECTs is refused for every client", async () => {
+    const limited = await startServer({
+      broker: {
+        mode: "embedded",
+        host: "127.0.0.1",
+        port: 0,
+        failedConnects: { perAddress: { max: 2, windowMs: 60_000 } },
+      },
+    });
+    try {
+      const url = `mqtt://127.0.0.1:${limited.app.mqttPort}`;
+      const teamId = (await limited.request("POST", "/api/v1/teams", { body: { name: "Scanned" } }))
+        .body.id;
+      const made = await limited.request("POST", `/api/v1/teams/${teamId}/broker/client`, {
+        body: { username: "real", password: PASSWORD, acls: [{ action: "both", pattern: "#" }] },
+      });
+      expect(made.status).toBe(201);
+      expect(await refusal(`nobody@${teamId}`, { url })).toBe(5);
+      expect(await refusal("no-team-at-all", { url })).toBe(5);
+      expect(await refusal(`real@${teamId}`, { url })).toBe(5);
+    } finally {
+      await limited.close();
+    }
+  });
+});

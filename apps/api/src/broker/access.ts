@@ -14,6 +14,7 @@ import {
 } from "@flowplane/auth";
 import { type Db, findBrokerCredential } from "@flowplane/db";
 import { LRUCache } from "lru-cache";
+import { RateLimiterMemory } from "rate-limiter-flexible";
 
 /** A client allowed to connect. */
 export interface BrokerSession extends BrokerIdentity {
@@ -36,6 +37,25 @@ export interface BrokerChange {
 
 const key = (identity: BrokerIdentity) => `${identity.teamId}/${identity.username}`;
 
+/** At most `max` failures in a window of `windowMs`. */
+export interface FailureLimit {
+  max: number;
+  windowMs: number;
+}
+
+export interface BrokerAccessOptions {
+  /** How long a client's ACLs are trusted before they are read again (changes made through
+   *  another server sharing the database arrive within it; changes made here at once). */
+  refreshMs?: number;
+  /** Failed CONNECTs per client username (default 5 in 30 s, as sign-in). */
+  failuresPerClient?: FailureLimit;
+  /** Failed CONNECTs per client address (default 30 in 30 s). */
+  failuresPerAddress?: FailureLimit;
+}
+
+const limiter = (limit: FailureLimit) =>
+  new RateLimiterMemory({ points: limit.max, duration: Math.ceil(limit.windowMs / 1000) });
+
 export class BrokerAccess {
   /** ACLs of clients asked about recently; a change made here drops the entry at once. */
   private readonly clients: LRUCache<string, CachedClient>;
@@ -45,38 +65,69 @@ export class BrokerAccess {
    */
   private readonly verified = new LRUCache<string, string>({ max: 10_000, ttl: 10 * 60_000 });
   private readonly listeners: ((change: BrokerChange) => void)[] = [];
+  private readonly refreshMs: number;
+  /**
+   * Guessing limits: a client username or an address past its failures is refused without a
+   * password check (which costs a scrypt: unchecked, a stream of wrong CONNECTs would be a cheap
+   * way to burn the platform's CPU). Successful CONNECTs never count.
+   */
+  private readonly clientFailures: RateLimiterMemory;
+  private readonly addressFailures: RateLimiterMemory;
 
   constructor(
     private readonly db: Db,
     private readonly secret: string,
-    /** How long a client's ACLs are trusted before they are read again (changes made through
-     *  another server sharing the database arrive within it; changes made here at once). */
-    private readonly refreshMs = 5_000,
+    options: BrokerAccessOptions = {},
   ) {
     this.clients = new LRUCache({ max: 50_000 });
+    this.refreshMs = options.refreshMs ?? 5_000;
+    this.clientFailures = limiter(options.failuresPerClient ?? { max: 5, windowMs: 30_000 });
+    this.addressFailures = limiter(options.failuresPerAddress ?? { max: 30, windowMs: 30_000 });
   }
 
-  /** The session a CONNECT opens, or undefined: refused (CONNACK 5). */
+  /**
+   * The session a CONNECT opens, or undefined: refused (CONNACK 5). `address` is the client's
+   * network address when the broker knows it (the embedded one does; EMQX's callback does not).
+   */
   async authenticate(
     mqttUsername: string | undefined,
     clientId: string,
     password: string | undefined,
+    address?: string,
   ): Promise<BrokerSession | undefined> {
+    if (address !== undefined && (await this.blocked(this.addressFailures, address))) {
+      return undefined;
+    }
     const identity = connectIdentity(mqttUsername, clientId, password);
-    if (!identity || password === undefined) return undefined;
-    const row = await findBrokerCredential(this.db, identity.teamId, identity.username);
+    if (!identity || password === undefined) return this.failed(address);
     const cacheKey = key(identity);
+    if (await this.blocked(this.clientFailures, cacheKey)) return undefined;
+    const row = await findBrokerCredential(this.db, identity.teamId, identity.username);
     const proof = tokenDigest(this.secret, `${cacheKey}\u0000${password}`);
     if (row && this.verified.get(row.password_hash) === proof) {
       this.remember(identity, row.acls, row.password_hash);
     } else {
       // Unknown clients cost a scrypt too (verifyPassword's decoy): no timing oracle for names.
-      if (!(await verifyPassword(password, row?.password_hash))) return undefined;
-      if (!row) return undefined;
+      if (!(await verifyPassword(password, row?.password_hash)) || !row) {
+        return this.failed(address, cacheKey);
+      }
       this.verified.set(row.password_hash, proof);
       this.remember(identity, row.acls, row.password_hash);
     }
     return { ...identity, mount: mountFor(identity.teamId) };
+  }
+
+  private async blocked(limits: RateLimiterMemory, subject: string): Promise<boolean> {
+    const used = await limits.get(subject);
+    return used !== null && used.consumedPoints >= limits.points;
+  }
+
+  private async failed(address?: string, client?: string): Promise<undefined> {
+    await Promise.all([
+      address !== undefined && this.addressFailures.penalty(address),
+      client !== undefined && this.clientFailures.penalty(client),
+    ]);
+    return undefined;
   }
 
   /**

@@ -73,8 +73,11 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     drainTimeout: 60_000,
 
     authenticate(client, username, password, done) {
+      const address =
+        (client.conn as { remoteAddress?: string }).remoteAddress ??
+        client.req?.socket.remoteAddress;
       access
-        .authenticate(username, client.id, password?.toString("utf8"))
+        .authenticate(username, client.id, password?.toString("utf8"), address)
         .then((session) => {
           if (!session) {
             done(Object.assign(new Error("Not authorized"), { returnCode: 5 as const }), false);
