@@ -1,3 +1,4 @@
+import { PERMISSIONS } from "@flowplane/auth";
 import { auditEntries, DEFAULT_TEAM_TYPE_ID, teamLimits } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startServer, type TestServer } from "./harness";
@@ -364,6 +365,8 @@ describe("GET /api/v1/teams/{teamId}/user", () => {
     expect(asMember.permissions).toContain("team:user:list");
     expect(asMember.permissions).not.toContain("team:edit");
     expect(asMember.permissions).not.toContain("team:delete");
+    expect(asMember.permissions).toContain("broker:clients:list");
+    expect(asMember.permissions).not.toContain("broker:clients:create");
     const asViewer = await read(viewer.token);
     expect(asViewer.role).toBe(10);
     expect(asViewer.permissions).toEqual(expect.arrayContaining(["team:read", "team:user:list"]));
@@ -372,7 +375,9 @@ describe("GET /api/v1/teams/{teamId}/user", () => {
     expect(asDashboard).toEqual({ role: 5, permissions: ["team:read"] });
     // Never anything outside the team's permissions.
     for (const body of [asOwner, asMember, asViewer]) {
-      expect(body.permissions.every((p) => p.startsWith("team:"))).toBe(true);
+      expect(
+        body.permissions.every((p) => PERMISSIONS[p as keyof typeof PERMISSIONS]?.kind === "team"),
+      ).toBe(true);
       expect(body.permissions).not.toContain("team:create");
       expect(body.permissions).not.toContain("team:list");
     }
