@@ -3,19 +3,18 @@
 // callbacks over HTTP and the broker through a real MQTT client. Also: broker tokens, what
 // persists across a restart, and the external mode.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import mqtt, { type MqttClient } from "mqtt";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestDb } from "@flowplane/db/testing";
 import { startServer, type TestServer } from "./harness";
+import { closeAll, connectMqtt, granted, inbox, sessionPresent } from "./mqtt-client";
 
 const PASSWORD = "callback-secret-1";
 let server: TestServer;
 let brokerToken: string;
 let teamA: string;
 let teamB: string;
-const live: MqttClient[] = [];
 
 async function newTeam(s: TestServer, name: string): Promise<string> {
   const reply = await s.request("POST", "/api/v1/teams", { body: { name } });
@@ -35,24 +34,25 @@ async function newClient(
   expect(reply.status, reply.text).toBe(201);
 }
 
-function connect(url: string, username: string, password = PASSWORD, clientId = username) {
-  return new Promise<MqttClient>((resolve, reject) => {
-    const client = mqtt.connect(url, {
-      username,
-      password,
-      clientId,
-      protocolVersion: 4,
-      reconnectPeriod: 0,
-      connectTimeout: 5_000,
-    });
-    live.push(client);
-    client.once("connect", () => resolve(client));
-    client.once("error", (error) => {
-      client.end(true);
-      reject(error);
-    });
-  });
+const connect = (
+  url: string,
+  username: string,
+  password = PASSWORD,
+  clientId = username,
+  clean = true,
+) => connectMqtt(username, { url, password, clientId, clean });
+
+/** The callback's answer for each topic of one client and action. */
+async function aclAnswers(username: string, action: string, topics: string[]) {
+  const answers = [];
+  for (const topic of topics) {
+    answers.push((await callback("acls", { username, topic, action })).body.result);
+  }
+  return answers;
 }
+
+const brokerUrlOf = async (s: TestServer): Promise<string> =>
+  (await s.request("GET", "/api/v1/settings")).body["team:broker:url"];
 
 const callback = (path: string, body: unknown, token: string | null = brokerToken) =>
   server.request("POST", `/api/comms/v2/${path}`, { token, body });
@@ -75,7 +75,7 @@ beforeAll(async () => {
   await newClient(server, teamB, "other", [{ action: "both", pattern: "#" }]);
 });
 afterAll(async () => {
-  await Promise.all(live.map((c) => c.endAsync(true).catch(() => {})));
+  await closeAll();
   await server.close();
 });
 
@@ -116,7 +116,7 @@ describe("broker tokens", () => {
 
 describe("the callbacks answer as the embedded broker decides", () => {
   test("authentication: allow with the team's mount, or deny", async () => {
-    const url = (await server.request("GET", "/api/v1/settings")).body["team:broker:url"];
+    const url = await brokerUrlOf(server);
     const cases: { username: string; password: string; clientId?: string }[] = [
       { username: `sensor@${teamA}`, password: PASSWORD },
       { username: `sensor@${teamA}`, password: "wrong-password" },
@@ -150,7 +150,7 @@ describe("the callbacks answer as the embedded broker decides", () => {
   });
 
   test("subscriptions: the ACL answer is the SUBACK's", async () => {
-    const url = (await server.request("GET", "/api/v1/settings")).body["team:broker:url"];
+    const url = await brokerUrlOf(server);
     const filters = [
       "commands/#",
       "commands/a/b",
@@ -162,52 +162,27 @@ describe("the callbacks answer as the embedded broker decides", () => {
       "$SYS/#",
     ];
     const client = await connect(url, `sensor@${teamA}`);
-    let granted: number[];
-    try {
-      granted = (await client.subscribeAsync(filters, { qos: 0 })).map((g) => g.qos);
-    } catch (error) {
-      granted = (error as { packet: { granted: number[] } }).packet.granted;
-    }
+    const grants = await granted(client, filters, 0);
     await client.endAsync();
-    const answers = [];
-    for (const topic of filters) {
-      const reply = await callback("acls", {
-        username: `sensor@${teamA}`,
-        topic,
-        action: "subscribe",
-      });
-      answers.push(reply.body.result);
-    }
-    expect(answers).toEqual(granted.map((g) => (g === 128 ? "deny" : "allow")));
+    const answers = await aclAnswers(`sensor@${teamA}`, "subscribe", filters);
+    expect(answers).toEqual(grants.map((g) => (g === 128 ? "deny" : "allow")));
     expect(answers).toEqual(["allow", "allow", "deny", "allow", "allow", "deny", "deny", "deny"]);
   });
 
   test("publishes: the ACL answer is whether the message is delivered", async () => {
-    const url = (await server.request("GET", "/api/v1/settings")).body["team:broker:url"];
+    const url = await brokerUrlOf(server);
     await newClient(server, teamA, "witness", [{ action: "both", pattern: "#" }]);
     const witness = await connect(url, `witness@${teamA}`);
-    const received: string[] = [];
-    witness.on("message", (topic) => received.push(topic));
+    const seen = inbox(witness);
     await witness.subscribeAsync("#", { qos: 1 });
     const sensor = await connect(url, `sensor@${teamA}`);
     const topics = ["sensors/t1", "sensors/a/b", "commands/x", "shared/y", "shared/y/z", "other"];
     for (const topic of topics) await sensor.publishAsync(topic, "m", { qos: 1 });
     await witness.publishAsync("zz/sentinel", "end", { qos: 1 });
-    await new Promise<void>((resolve) => {
-      const check = () => received.includes("zz/sentinel") && resolve();
-      witness.on("message", check);
-      check();
-    });
+    await seen.until("zz/sentinel");
     await Promise.all([sensor.endAsync(), witness.endAsync()]);
-    const answers = [];
-    for (const topic of topics) {
-      const reply = await callback("acls", {
-        username: `sensor@${teamA}`,
-        topic,
-        action: "publish",
-      });
-      answers.push(reply.body.result);
-    }
+    const received = seen.messages.map((m) => m.topic);
+    const answers = await aclAnswers(`sensor@${teamA}`, "publish", topics);
     expect(answers).toEqual(topics.map((t) => (received.includes(t) ? "allow" : "deny")));
     expect(answers).toEqual(["allow", "allow", "deny", "allow", "deny", "deny"]);
   });
@@ -236,21 +211,12 @@ describe("across a restart, and in external mode", () => {
       const team = await newTeam(first, "Persistent");
       await newClient(first, team, "keeper", [{ action: "both", pattern: "#" }]);
       await newClient(first, team, "feeder", [{ action: "publish", pattern: "queue/#" }]);
-      const firstUrl = (await first.request("GET", "/api/v1/settings")).body["team:broker:url"];
+      const firstUrl = await brokerUrlOf(first);
       const keeper = await connect(firstUrl, `keeper@${team}`);
       await keeper.publishAsync("config/mode", "eco", { qos: 1, retain: true });
       await keeper.endAsync();
       // A persistent session with a subscription, then offline while a message is queued.
-      const session = mqtt.connect(firstUrl, {
-        username: `keeper@${team}`,
-        password: PASSWORD,
-        clientId: `keeper@${team}`,
-        clean: false,
-        protocolVersion: 4,
-        reconnectPeriod: 0,
-      });
-      live.push(session);
-      await new Promise((resolve) => session.once("connect", resolve));
+      const session = await connect(firstUrl, `keeper@${team}`, PASSWORD, undefined, false);
       await session.subscribeAsync("queue/#", { qos: 1 });
       await session.endAsync();
       const feeder = await connect(firstUrl, `feeder@${team}`);
@@ -261,31 +227,15 @@ describe("across a restart, and in external mode", () => {
 
       const second = await startServer({ db: testDb, dataDir, broker: "embedded" });
       try {
-        const url = (await second.request("GET", "/api/v1/settings")).body["team:broker:url"];
-        const again = mqtt.connect(url, {
-          username: `keeper@${team}`,
-          password: PASSWORD,
-          clientId: `keeper@${team}`,
-          clean: false,
-          protocolVersion: 4,
-          reconnectPeriod: 0,
-        });
-        live.push(again);
-        const messages: { topic: string; payload: string }[] = [];
-        again.on("message", (topic, payload) => messages.push({ topic, payload: String(payload) }));
-        const connack = await new Promise<{ sessionPresent: boolean }>((resolve) =>
-          again.once("connect", resolve),
-        );
-        expect(connack.sessionPresent).toBe(true);
+        const url = await brokerUrlOf(second);
+        const again = await connect(url, `keeper@${team}`, PASSWORD, undefined, false);
+        const { messages, until } = inbox(again);
+        expect(sessionPresent(again)).toBe(true);
         // The restored subscription still works, with bare topics.
         await again.publishAsync("queue/1", "after restart", { qos: 1 });
         await again.subscribeAsync("config/#", { qos: 1 });
-        await new Promise<void>((resolve) => {
-          const check = () => messages.length >= 3 && resolve();
-          again.on("message", check);
-          check();
-        });
-        expect(messages).toEqual(
+        await Promise.all([until("queue/0"), until("queue/1"), until("config/mode")]);
+        expect(messages.map(({ topic, payload }) => ({ topic, payload }))).toEqual(
           expect.arrayContaining([
             { topic: "queue/0", payload: "while offline" },
             { topic: "queue/1", payload: "after restart" },

@@ -3,13 +3,20 @@
 // ended when a client is deleted or its password changes.
 import { Role } from "@flowplane/contract";
 import { auditEntries } from "@flowplane/db";
-import mqtt, { type IClientOptions, type MqttClient } from "mqtt";
+import type { MqttClient } from "mqtt";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startServer, type TestServer } from "./harness";
+import {
+  closeAll,
+  type ConnectOptions,
+  connectMqtt,
+  granted,
+  inbox,
+  refusalOf,
+} from "./mqtt-client";
 
 let server: TestServer;
 let brokerUrl: string;
-const live: MqttClient[] = [];
 
 beforeAll(async () => {
   server = await startServer({ broker: "embedded" });
@@ -17,7 +24,7 @@ beforeAll(async () => {
   brokerUrl = settings.body["team:broker:url"];
 });
 afterAll(async () => {
-  await Promise.all(live.map((client) => client.endAsync(true).catch(() => {})));
+  await closeAll();
   await server.close();
 });
 
@@ -52,73 +59,12 @@ async function createClient(
   return reply.body;
 }
 
-/** Connects; resolves when CONNACK accepts, rejects with the refusal's return code. */
-function connect(
-  username: string,
-  options: { password?: string; clientId?: string; url?: string } & IClientOptions = {},
-): Promise<MqttClient> {
-  const { password = PASSWORD, clientId = username, url = brokerUrl, ...rest } = options;
-  return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, {
-      username,
-      password,
-      clientId,
-      protocolVersion: 4,
-      reconnectPeriod: 0,
-      connectTimeout: 5_000,
-      ...rest,
-    });
-    live.push(client);
-    client.once("connect", () => resolve(client));
-    client.once("error", (error) => {
-      client.end(true);
-      reject(error);
-    });
-  });
+function connect(username: string, options: Partial<ConnectOptions> = {}): Promise<MqttClient> {
+  return connectMqtt(username, { url: brokerUrl, password: PASSWORD, ...options });
 }
 
-async function refusal(username: string, options: Parameters<typeof connect>[1] = {}) {
-  const error = await connect(username, options).then(
-    () => undefined,
-    (e: { code?: number }) => e,
-  );
-  return error?.code;
-}
-
-/** The SUBACK's granted list, whether MQTT.js resolves or rejects (it rejects on any 128). */
-async function granted(client: MqttClient, filters: string[]): Promise<number[]> {
-  try {
-    const grants = await client.subscribeAsync(filters, { qos: 1 });
-    return grants.map((g) => g.qos);
-  } catch (error) {
-    return ((error as { packet?: { granted?: number[] } }).packet?.granted ?? []).map(Number);
-  }
-}
-
-/** Every message the client receives, in order. */
-function inbox(client: MqttClient) {
-  const messages: { topic: string; payload: string; retain: boolean }[] = [];
-  client.on("message", (topic, payload, packet) =>
-    messages.push({ topic, payload: payload.toString(), retain: packet.retain }),
-  );
-  return {
-    messages,
-    /** Resolves once a message on `topic` arrived. */
-    until: (topic: string) =>
-      new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no message on ${topic}`)), 5_000);
-        const check = () => {
-          if (messages.some((m) => m.topic === topic)) {
-            clearTimeout(timer);
-            client.off("message", check);
-            resolve();
-          }
-        };
-        client.on("message", check);
-        check();
-      }),
-  };
-}
+const refusal = (username: string, options: Partial<ConnectOptions> = {}) =>
+  refusalOf(username, { url: brokerUrl, password: PASSWORD, ...options });
 
 const closed = (client: MqttClient) =>
   new Promise<void>((resolve) => {
