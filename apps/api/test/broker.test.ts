@@ -387,6 +387,16 @@ describe("the embedded broker, with a real MQTT client", () => {
     expect(await refusal(`doomed@${id}`)).toBe(5);
   });
 
+  test("deleting the team ends its clients' live sessions", async () => {
+    const { id } = await team();
+    await createClient(id, "orphan", [{ action: "both", pattern: "#" }]);
+    const client = await connect(`orphan@${id}`);
+    const gone = closed(client);
+    expect((await server.request("DELETE", `/api/v1/teams/${id}`)).status).toBe(200);
+    await gone;
+    expect(await refusal(`orphan@${id}`)).toBe(5);
+  });
+
   test("a second connection with the same client id takes over the session", async () => {
     const first = await connect(`observer@${teamA}`);
     const gone = closed(first);

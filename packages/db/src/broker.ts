@@ -35,6 +35,19 @@ export async function listBrokerClients(
   return { rows, next: rows.length === page.limit ? rows.at(-1)!.username : undefined };
 }
 
+/** The usernames of the team's clients (to disconnect them all when the team goes). */
+export async function brokerClientUsernames(
+  db: Kysely<Database>,
+  teamId: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom("team_broker_clients")
+    .select("username")
+    .where("team_id", "=", teamId)
+    .execute();
+  return rows.map((row) => row.username);
+}
+
 export async function countBrokerClients(db: Kysely<Database>, teamId: string): Promise<number> {
   const row = await db
     .selectFrom("team_broker_clients")

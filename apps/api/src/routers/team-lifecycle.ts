@@ -10,7 +10,7 @@ import {
   TeamMembership,
   TeamSlugInput,
 } from "@flowplane/contract";
-import { deleteTeam, recordAudit, slugExists } from "@flowplane/db";
+import { brokerClientUsernames, deleteTeam, recordAudit, slugExists } from "@flowplane/db";
 import { ApiError, notFound } from "../errors";
 import { actorOf, procedure, teamOf } from "../trpc";
 import { teamView } from "./views";
@@ -89,14 +89,15 @@ export const teamLifecycleProcedures = {
         tags: ["Teams"],
         summary: "Delete a team and everything in it (owners)",
         description:
-          "Removes the team with its memberships and invitations in one transaction. Tokens restricted to the team lose it: one restricted to this team alone then reaches no team. `team.deleted` is logged in the team's audit log, which administrators can still read.",
+          "Removes the team with its memberships, invitations and broker clients in one transaction; the clients' live MQTT sessions end at once. Tokens restricted to the team lose it: one restricted to this team alone then reaches no team. `team.deleted` is logged in the team's audit log, which administrators can still read.",
       },
     })
     .input(TeamIdInput)
     .output(Status)
     .mutation(async ({ ctx }) => {
       const { team } = teamOf(ctx);
-      await ctx.db.transaction().execute(async (trx) => {
+      const brokerClients = await ctx.db.transaction().execute(async (trx) => {
+        const usernames = await brokerClientUsernames(trx, team.id);
         const deleted = await deleteTeam(trx, team.id);
         if (!deleted) throw notFound();
         await recordAudit(trx, {
@@ -106,7 +107,11 @@ export const teamLifecycleProcedures = {
           actor: actorOf(ctx),
           body: { team: { id: deleted.id, name: deleted.name, slug: deleted.slug } },
         });
+        return usernames;
       });
+      for (const username of brokerClients) {
+        ctx.broker?.changed({ teamId: team.id, username, disconnect: true });
+      }
       return { status: "okay" as const };
     }),
 };
