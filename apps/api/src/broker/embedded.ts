@@ -1,3 +1,7 @@
+// The package ships no types; a reference (not an import) so that every program compiling this
+// file (the CLI type-checks the router through it) sees the declaration.
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference
+/// <reference path="./modules.d.ts" />
 // The embedded team broker: aedes in the platform's process, MQTT 3.1.1 over TCP and over WebSocket
 // on the API's own HTTP server. Every decision is BrokerAccess's (and so @flowplane/auth's); what
 // lives here is the plumbing that makes aedes behave as EMQX does with FlowFuse's configuration:
