@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import packageJson from "../package.json" with { type: "json" };
 import { apiFailure } from "./client";
 import { addAuditLogCommand } from "./commands/audit-log";
+import { addBrokerCommands } from "./commands/broker";
 import { showExamples } from "./commands/examples";
 import { addInvitationsCommands } from "./commands/invitations";
 import { addLoginCommand } from "./commands/login";
@@ -20,7 +21,7 @@ export function createProgram(context: Context, io: Io): Command {
   // Settings before subcommands: `command()` copies them to each subcommand it creates.
   const program = new Command("flowplane")
     .description(
-      "Manage Flowplane users, teams and personal access tokens.\n" +
+      "Manage Flowplane users, teams, personal access tokens and team MQTT clients.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -40,6 +41,7 @@ export function createProgram(context: Context, io: Io): Command {
   addTokensCommands(program, context);
   addUsersCommands(program, context);
   addAuditLogCommand(program, context);
+  addBrokerCommands(program, context);
   showExamples(program);
   return program;
 }

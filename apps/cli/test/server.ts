@@ -30,6 +30,8 @@ export async function startServer(
   options: {
     /** BASE_URL, as a server behind a proxy whose public URL differs from where it listens. */
     publicUrl?: string;
+    /** The embedded MQTT broker, on a free loopback port. */
+    broker?: boolean;
   } = {},
 ): Promise<TestServer> {
   const { db, drop } = await createTestDb();
@@ -43,7 +45,14 @@ export async function startServer(
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const app = await buildApp({ db, tokenSecret: secret, baseUrl: options.publicUrl ?? url });
+    const app = await buildApp({
+      db,
+      tokenSecret: secret,
+      baseUrl: options.publicUrl ?? url,
+      ...(options.broker && {
+        broker: { mode: "embedded", host: "127.0.0.1", port: 0, dataDir } as const,
+      }),
+    });
     try {
       await app.listen({ host: "127.0.0.1", port });
     } catch (error) {
