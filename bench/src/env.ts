@@ -73,21 +73,32 @@ export class UsageError extends Error {
   }
 }
 
-function number(name: string, value: string | undefined, fallback: number, min: number): number {
+function number(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  usage = USAGE,
+): number {
   if (value === undefined || value === "") return fallback;
   const parsed = Number(value);
   if (!Number.isFinite(parsed) || parsed < min) {
-    throw new UsageError(`${name} must be a number ≥ ${min}, got "${value}"\n\n${USAGE}`);
+    throw new UsageError(`${name} must be a number ≥ ${min}, got "${value}"\n\n${usage}`);
   }
   return parsed;
 }
 
-function flag(name: string, value: string | boolean | undefined, fallback: boolean): boolean {
+function flag(
+  name: string,
+  value: string | boolean | undefined,
+  fallback: boolean,
+  usage = USAGE,
+): boolean {
   if (value === undefined || value === "") return fallback;
   if (typeof value === "boolean") return value;
   if (/^(1|on|true|yes)$/i.test(value)) return true;
   if (/^(0|off|false|no)$/i.test(value)) return false;
-  throw new UsageError(`${name} must be on or off, got "${value}"\n\n${USAGE}`);
+  throw new UsageError(`${name} must be on or off, got "${value}"\n\n${usage}`);
 }
 
 export function loadConfig(
@@ -186,4 +197,108 @@ export function baseChildEnv(): Record<string, string> {
   return Object.fromEntries(
     keep.flatMap((key) => (process.env[key] ? [[key, process.env[key]!]] : [])),
   );
+}
+
+/** `pnpm bench:mqtt`: the team broker's benchmark (src/mqtt.ts). */
+export interface MqttBenchConfig {
+  databaseUrl: string | undefined;
+  /** Seconds measured per scenario. */
+  duration: number;
+  /** Seconds of unmeasured load before each timed run. */
+  warmup: number;
+  /** Concurrent connect loops, and connections of the publish scenario's publishers. */
+  concurrency: number;
+  /** Clients created for the first-connect scenario: each connects once, with a scrypt check. */
+  firstConnects: number;
+  /** QoS 1 publishes each publisher keeps in flight. */
+  window: number;
+  skipBuild: boolean;
+  /** Start the API server with `--cpu-prof`; profiles go to results/profiles/. */
+  cpuProf: boolean;
+  maxMinutes: number;
+  label: string | undefined;
+}
+
+const MQTT_USAGE = `Usage: pnpm bench:mqtt [-- options]
+
+  --duration=<s>        seconds measured per scenario (BENCH_DURATION, default 10)
+  --warmup=<s>          seconds of unmeasured load before each timed run (BENCH_WARMUP, default 2)
+  --concurrency=<n>     concurrent connect loops, and publishers (BENCH_MQTT_CONCURRENCY, default 10)
+  --first-connects=<n>  clients that each connect once, checked with scrypt
+                        (BENCH_MQTT_FIRST_CONNECTS, default 200)
+  --window=<n>          QoS 1 publishes in flight per publisher (BENCH_MQTT_WINDOW, default 20)
+  --skip-build          do not build apps/api first (BENCH_SKIP_BUILD=1)
+  --cpu-prof            run the API server with --cpu-prof (BENCH_CPU_PROF=1); see README
+  --max-minutes=<n>     stop everything after this long (BENCH_MAX_MINUTES, default 15)
+  --label=<text>        result file suffix (BENCH_LABEL)
+
+  DATABASE_URL=postgres://… (or --database-url=…) runs the API on PostgreSQL, in a database of
+  its own that is dropped at the end; without it, PGlite.`;
+
+export function loadMqttConfig(
+  argv: string[] = process.argv.slice(2),
+  env: Record<string, string | undefined> = process.env,
+): MqttBenchConfig {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv.filter((arg) => arg !== "--"),
+      options: {
+        duration: { type: "string" },
+        warmup: { type: "string" },
+        concurrency: { type: "string" },
+        "first-connects": { type: "string" },
+        window: { type: "string" },
+        "skip-build": { type: "boolean" },
+        "cpu-prof": { type: "boolean" },
+        "max-minutes": { type: "string" },
+        label: { type: "string" },
+        "database-url": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${MQTT_USAGE}`);
+  }
+  if (values.help) throw new UsageError(MQTT_USAGE, 0);
+  const databaseUrl = values["database-url"] ?? (env.DATABASE_URL || undefined);
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new UsageError(`DATABASE_URL must be a postgres:// URL\n\n${MQTT_USAGE}`);
+  }
+  return {
+    databaseUrl,
+    duration: number("--duration", values.duration ?? env.BENCH_DURATION, 10, 1, MQTT_USAGE),
+    warmup: number("--warmup", values.warmup ?? env.BENCH_WARMUP, 2, 0, MQTT_USAGE),
+    concurrency: number(
+      "--concurrency",
+      values.concurrency ?? env.BENCH_MQTT_CONCURRENCY,
+      10,
+      1,
+      MQTT_USAGE,
+    ),
+    firstConnects: number(
+      "--first-connects",
+      values["first-connects"] ?? env.BENCH_MQTT_FIRST_CONNECTS,
+      200,
+      1,
+      MQTT_USAGE,
+    ),
+    window: number("--window", values.window ?? env.BENCH_MQTT_WINDOW, 20, 1, MQTT_USAGE),
+    skipBuild: flag(
+      "--skip-build",
+      values["skip-build"] ?? env.BENCH_SKIP_BUILD,
+      false,
+      MQTT_USAGE,
+    ),
+    cpuProf: flag("--cpu-prof", values["cpu-prof"] ?? env.BENCH_CPU_PROF, false, MQTT_USAGE),
+    maxMinutes: number(
+      "--max-minutes",
+      values["max-minutes"] ?? env.BENCH_MAX_MINUTES,
+      15,
+      1,
+      MQTT_USAGE,
+    ),
+    label: values.label ?? (env.BENCH_LABEL || undefined),
+  };
 }

@@ -2,11 +2,10 @@
 // data, drives each scenario with autocannon over loopback, seeds the large data set with SQL and
 // drives them again, then writes results/<date>-<db>.{json,md}. See README.md.
 import { generateToken, randomBase62 } from "@flowplane/auth";
-import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { cpus, release, tmpdir, totalmem } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { CpuMeter } from "./cpu";
 import {
   type BenchDatabase,
@@ -17,6 +16,7 @@ import {
 } from "./database";
 import { baseChildEnv, type BenchConfig, loadConfig, UsageError } from "./env";
 import { load, type LoadResult, type Step } from "./load";
+import { BENCH_DIR, machineInfo, pgliteVersion, ROOT } from "./machine";
 import {
   firstJsonLine,
   freePort,
@@ -46,8 +46,6 @@ import {
   SCENARIOS,
 } from "./scenarios";
 
-const BENCH_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const ROOT = resolve(BENCH_DIR, "..");
 const API_DIR = join(ROOT, "apps", "api");
 const RESULTS_DIR = join(BENCH_DIR, "results");
 // As `pnpm start` runs it (apps/api/package.json).
@@ -451,39 +449,6 @@ async function main(config: BenchConfig): Promise<void> {
     if (keepWork) await rm(dataDir, { recursive: true, force: true });
     else await rm(work, { recursive: true, force: true });
   }
-}
-
-async function pgliteVersion(): Promise<string> {
-  const path = join(BENCH_DIR, "node_modules", "@electric-sql", "pglite", "package.json");
-  return (JSON.parse(await readFile(path, "utf8")) as { version: string }).version;
-}
-
-function machineInfo(): Record<string, string | number> {
-  let commit = "unknown";
-  try {
-    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
-      cwd: ROOT,
-      encoding: "utf8",
-    }).trim();
-    // Changes to the bench itself do not change what is measured.
-    const dirty = execFileSync(
-      "git",
-      ["status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench"],
-      { cwd: ROOT, encoding: "utf8" },
-    ).trim();
-    if (dirty) commit += " (with uncommitted changes)";
-  } catch {
-    // not a git checkout
-  }
-  return {
-    node: process.version,
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model.trim() ?? "unknown",
-    memory: `${Math.round(totalmem() / 1024 ** 3)} GiB`,
-    os: `${process.platform} ${release()}`,
-    commit,
-    date: new Date().toISOString(),
-  };
 }
 
 let config: BenchConfig;
