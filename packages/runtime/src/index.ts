@@ -7,3 +7,4 @@ export type {
   RuntimeState,
   RuntimeStatus,
 } from "./driver";
+export { LocalDriver, type LocalDriverOptions, NODE_RED_VERSION } from "./local/driver";
