@@ -43,7 +43,9 @@ const USAGE = `Usage: pnpm bench [-- options]
   --connections=<n>     concurrent connections (BENCH_CONNECTIONS, default 10)
   --scale=on|off        also run on the large data set (BENCH_SCALE, default on)
   --only=<id,...>       only these scenarios (BENCH_ONLY): teams-list, team-get, team-put,
-                        token-pair, token-malformed, token-unknown, token-unknown-fresh
+                        team-members, audit-log, session-teams, login, token-pair,
+                        token-malformed, token-unknown, token-unknown-fresh, instances-list,
+                        instance-status
   --cpu-prof            run the server with --cpu-prof (BENCH_CPU_PROF=1); see README
   --skip-build          do not build apps/api first (BENCH_SKIP_BUILD=1)
   --server-log-level=l  the server's LOG_LEVEL (BENCH_SERVER_LOG_LEVEL, default warn)

@@ -141,6 +141,7 @@ async function main(config: BenchConfig): Promise<void> {
       ...SERVER_ARGS.slice(0, -1),
       serverLink,
     ];
+    const instancePortBase = 20_000 + Math.floor(Math.random() * 400) * 100;
     const startApi = async (): Promise<ApiServer> => {
       const port = await freePort();
       const env: Record<string, string> = {
@@ -157,6 +158,8 @@ async function main(config: BenchConfig): Promise<void> {
         WORKERS: String(config.serverWorkers),
         // The HTTP scenarios measure the API; the MQTT ones start their own broker.
         BROKER_MODE: config.serverWorkers > 1 ? "off" : "embedded",
+        INSTANCE_DRIVER: config.serverWorkers > 1 ? "off" : "local",
+        INSTANCE_PORTS: `${instancePortBase}-${instancePortBase + 99}`,
         MQTT_PORT: "0",
         ...(db!.url ? { DATABASE_URL: db!.url } : {}),
       };
@@ -245,8 +248,47 @@ async function main(config: BenchConfig): Promise<void> {
         throw new Error(`renaming the audit team: ${renamed.status} ${await renamed.text()}`);
       }
     }
+    // Hosted instances (real Node-RED processes) in an application of the first team.
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${api!.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      if (response.status !== 200) {
+        throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
+      }
+      return (await response.json()) as { id: string };
+    };
+    const instanceTeamId = teamIds[0]!;
+    const application = await post("/api/v1/applications", {
+      name: "Bench app",
+      teamId: instanceTeamId,
+    });
+    const instanceIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const name = `bench-${randomBase62(8).toLowerCase()}`;
+      instanceIds.push(
+        (await post("/api/v1/projects", { name, applicationId: application.id })).id,
+      );
+    }
+    // With WORKERS > 1 the server runs no instances (INSTANCE_DRIVER=off): they stay `unknown`.
+    for (const id of config.serverWorkers > 1 ? [] : instanceIds) {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const status = await fetch(`${api.url}/api/v1/projects/${id}/status`, {
+          headers: { authorization: `Bearer ${adminToken}` },
+        });
+        const { meta } = (await status.json()) as { meta: { state: string } };
+        if (meta.state === "running") break;
+        if (Date.now() > deadline) throw new Error(`instance ${id} is ${meta.state}, not running`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
     const valid = generateToken("personalAccessToken");
     const fixture: Fixture = {
+      instanceTeamId,
+      instanceId: instanceIds[0]!,
       auditTeamId,
       login,
       sessionCookie,

@@ -161,7 +161,11 @@ export async function waitReady(
   throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
 }
 
-/** The process and its child processes (the server's cluster workers, with WORKERS > 1). */
+/**
+ * The process and its child processes (the server's cluster workers, with WORKERS > 1), but not
+ * the hosted instances' Node-RED processes it runs (they name themselves `node-red`): they are the
+ * instances' own cost, not the server's.
+ */
 async function withChildren(pid: number): Promise<number[]> {
   try {
     const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8"))
@@ -169,7 +173,10 @@ async function withChildren(pid: number): Promise<number[]> {
       .split(/\s+/)
       .filter(Boolean)
       .map(Number);
-    return [pid, ...children];
+    const comms = await Promise.all(
+      children.map((child) => readFile(`/proc/${child}/comm`, "utf8").catch(() => "")),
+    );
+    return [pid, ...children.filter((_, i) => comms[i]!.trim() !== "node-red")];
   } catch {
     return [pid];
   }

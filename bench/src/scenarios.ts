@@ -18,6 +18,9 @@ export interface Fixture {
   login: { username: string; password: string };
   /** That user's session cookie (`sid=…`), signed in once, and a member of the admin's teams. */
   sessionCookie: string;
+  /** A team of the admin's with an application of running hosted instances, and one of them. */
+  instanceTeamId: string;
+  instanceId: string;
 }
 
 export interface Scenario {
@@ -178,6 +181,32 @@ export const SCENARIOS: Scenario[] = [
         path: "/api/v1/user/teams",
         headers: () => bearer(generateToken("personalAccessToken")),
         expect: 401,
+      },
+    ],
+  },
+  {
+    id: "instances-list",
+    title: "GET /api/v1/teams/{id}/applications (instances)",
+    note: "the team's application with its 3 hosted instances, each with its editor URL from the runtime",
+    steps: (f) => [
+      {
+        method: "GET",
+        path: `/api/v1/teams/${f.instanceTeamId}/applications`,
+        headers: bearer(f.adminToken),
+        expect: 200,
+      },
+    ],
+  },
+  {
+    id: "instance-status",
+    title: "GET /api/v1/projects/{id}/status",
+    note: "a running instance: its row, then the state the runtime reports",
+    steps: (f) => [
+      {
+        method: "GET",
+        path: `/api/v1/projects/${f.instanceId}/status`,
+        headers: bearer(f.adminToken),
+        expect: 200,
       },
     ],
   },

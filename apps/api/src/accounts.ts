@@ -12,6 +12,7 @@ import {
   findUser,
   findUserByLogin,
   isUniqueViolation,
+  listProjects,
   memberTeamIds,
   recordAudit,
   soleOwnedTeams,
@@ -144,7 +145,7 @@ export async function changeAccount(
  * must have no other member. The last active administrator cannot be deleted.
  */
 export async function deleteAccount(ctx: Context, userId: string): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
+  const instances = await ctx.db.transaction().execute(async (trx) => {
     const user = await findUser(trx, userId);
     if (!user) throw notFound();
     if (user.admin && !user.suspended) {
@@ -158,6 +159,9 @@ export async function deleteAccount(ctx: Context, userId: string): Promise<void>
         `The user is the only owner of teams with other members (${shared.map((t) => t.name).join(", ")}): make someone else an owner, or remove the members, first`,
       );
     }
+    const instances = (
+      await Promise.all(owned.map((team) => listProjects(trx, { teamId: team.id })))
+    ).flatMap((projects) => projects.map((project) => project.id));
     await deleteTeams(
       trx,
       owned.map((team) => team.id),
@@ -173,5 +177,7 @@ export async function deleteAccount(ctx: Context, userId: string): Promise<void>
         deletedTeams: owned.map((team) => ({ id: team.id, name: team.name })),
       },
     });
+    return instances;
   });
+  await ctx.instances?.discard(instances);
 }

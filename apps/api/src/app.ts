@@ -23,6 +23,9 @@ import { BrokerAccess, type FailureLimit } from "./broker/access";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./broker/embedded";
 import { accountPlugin, SESSION_COOKIE } from "./plugins/account";
 import { BROKER_CALLBACKS, brokerCallbacksPlugin } from "./plugins/broker-callbacks";
+import { INSTANCE_STORAGE, instanceStoragePlugin } from "./plugins/instance-storage";
+import { InstanceRuntime } from "./instances/runtime";
+import type { Driver } from "@flowplane/runtime";
 import {
   ApiError,
   forbidden,
@@ -70,6 +73,8 @@ export interface AppOptions {
   rateLimits?: RateLimitOptions;
   /** The team broker (none: no broker; the client routes still keep credentials). */
   broker?: BrokerOptions;
+  /** What runs hosted instances (none: instances can be created but not run: 503). */
+  instances?: { driver: Driver };
 }
 
 export type BrokerOptions =
@@ -308,6 +313,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   } else if (options.broker?.mode === "external") {
     brokerEndpoint = { host: new URL(options.broker.url).hostname, url: options.broker.url };
   }
+  // Instances reach the platform where it listens (loopback), not at its public BASE_URL.
+  const runtime = options.instances
+    ? new InstanceRuntime({
+        db: options.db,
+        driver: options.instances.driver,
+        tokenSecret: options.tokenSecret,
+        log: app.log,
+        platformUrl: () => {
+          const address = app.server.address();
+          if (!address || typeof address === "string")
+            throw new Error("the server is not listening");
+          const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+          return `http://${["0.0.0.0", "[::]"].includes(host) ? "127.0.0.1" : host}:${address.port}`;
+        },
+      })
+    : undefined;
+  if (runtime) {
+    // Instances whose desired state is running come back once the platform answers them.
+    app.addHook("onListen", async () => {
+      void runtime.resume().catch((error: unknown) => {
+        app.log.error({ err: error }, "resuming instances failed");
+      });
+    });
+    app.addHook("onClose", () => runtime.close());
+  }
   const contextOf = (request: FastifyRequest): Context => ({
     db: options.db,
     auth: request.auth!,
@@ -319,6 +349,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     rateLimit: (procedurePath, run) => limits.procedure(request, procedurePath, run),
     broker: brokerAccess,
     brokerEndpoint,
+    instances: runtime,
   });
 
   // Only JSON bodies: without a parser for text/plain, Fastify answers 415 for it.
@@ -328,8 +359,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ownOrigin = new URL(options.baseUrl).origin;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
-    // The broker callbacks take a broker token, which their plugin checks.
-    if (BROKER_CALLBACKS.test(request.url)) return;
+    // The broker callbacks take a broker token, instances' calls an instance token, which their
+    // plugins check.
+    if (BROKER_CALLBACKS.test(request.url) || INSTANCE_STORAGE.test(request.url)) return;
     if (request.query instanceof MalformedQuery) {
       const { parameters } = request.query;
       return sendError(
@@ -408,6 +440,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       access: brokerAccess,
     });
   }
+  await app.register(instanceStoragePlugin, {
+    db: options.db,
+    tokenSecret: options.tokenSecret,
+    authenticator,
+    signInLimits: limits.signIn,
+  });
   await app.register(docsPlugin, { document, baseUrl: options.baseUrl });
   await app.register(accountPlugin, {
     db: options.db,

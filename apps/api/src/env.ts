@@ -115,6 +115,22 @@ const Env = z.object({
     "30/30",
     "Failed MQTT CONNECTs per client address (embedded broker)",
   ),
+  INSTANCE_DRIVER: z
+    .enum(["local", "off"])
+    .default("local")
+    .describe(
+      "What runs hosted instances: local (Node-RED processes on this machine, under DATA_DIR/instances) or off (instances are kept but not run)",
+    ),
+  INSTANCE_PORTS: z
+    .string()
+    .regex(/^\d{1,5}-\d{1,5}$/, "A range of ports, e.g. 12080-12279")
+    .default("12080-12279")
+    .transform((value) => {
+      const [min, max] = value.split("-").map(Number) as [number, number];
+      return { min, max };
+    })
+    .refine(({ min, max }) => min >= 1 && max <= 65535 && min <= max, "Not a range of ports")
+    .describe("The loopback ports hosted instances' editors listen on (local driver)"),
   BROKER_URL: z
     .url({ protocol: /^(mqtts?|wss?)$/ })
     .optional()
@@ -146,6 +162,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       "Invalid configuration:\n  BROKER_URL: an external broker (BROKER_MODE=external) needs the URL clients connect to",
     );
   }
+  if (env.INSTANCE_DRIVER === "local" && env.WORKERS > 1) {
+    throw new ConfigError(
+      "Invalid configuration:\n  INSTANCE_DRIVER: the local driver runs instances in one process; with WORKERS > 1 set INSTANCE_DRIVER=off",
+    );
+  }
   if (env.BROKER_MODE === "embedded" && env.WORKERS > 1) {
     throw new ConfigError(
       "Invalid configuration:\n  BROKER_MODE: the embedded broker runs in one process; with WORKERS > 1 use BROKER_MODE=external (EMQX) or off",
@@ -155,4 +176,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ...env,
     BASE_URL: (env.BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/$/, ""),
   };
+}
+
+/** What hosted instances get from the platform's environment: never its secrets. */
+export function instanceBaseEnv(source: Record<string, string | undefined> = process.env) {
+  return Object.fromEntries(
+    ["PATH", "TZ", "LANG"].flatMap((name) => (source[name] ? [[name, source[name]!]] : [])),
+  );
 }

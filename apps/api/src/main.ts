@@ -9,7 +9,8 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { type AppOptions, buildApp, createLogger } from "./app";
 import { ensureInitialAdmin, INITIAL_PASSWORD_FILE, loadTokenSecret } from "./bootstrap";
-import { type Config, ConfigError, loadConfig } from "./env";
+import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
+import { LocalDriver } from "@flowplane/runtime";
 
 function openDb(config: Config, log: Logger): Promise<Db> {
   return createDb(
@@ -85,6 +86,16 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
       redisUrl: config.REDIS_URL,
     },
     broker: brokerOptions(config),
+    instances:
+      config.INSTANCE_DRIVER === "local"
+        ? {
+            driver: new LocalDriver({
+              root: join(config.DATA_DIR, "instances"),
+              ports: config.INSTANCE_PORTS,
+              baseEnv: instanceBaseEnv(),
+            }),
+          }
+        : undefined,
   });
   await app.listen({ host: config.HOST, port: config.PORT });
 

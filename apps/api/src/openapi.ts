@@ -17,8 +17,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: "Conflicts with existing data (e.g. `invalid_slug`)",
   413: "The body is larger than the limit (`payload_too_large`)",
   415: "The body is not `application/json` (`unsupported_media_type`)",
+  422: "The resource cannot be changed so in its current state (e.g. `invalid_application`)",
   429: "Rate limited (`too_many_requests`); the `Retry-After` header gives the seconds to wait",
   500: "Unexpected error (`unexpected_error`); quote the requestId",
+  503: "The platform runs no hosted instances (`runtime_unavailable`)",
 };
 
 type Operation = {

@@ -7,14 +7,30 @@ import {
   findTeamForUser,
   findTeamForUserBySlug,
   type TeamForUser,
+  teamOfApplication,
+  teamOfProject,
 } from "@flowplane/db";
 import { initTRPC } from "@trpc/server";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Identity, PreloadedTeam } from "./authentication";
 import type { BrokerAccess } from "./broker/access";
-import { TeamIdInput, TeamSlugInput, UserIdInput } from "@flowplane/contract";
-import { forbidden, notFound, toErrorResponse, trpcErrorEnvelope, validationError } from "./errors";
+import type { InstanceRuntime } from "./instances/runtime";
+import {
+  ApplicationIdInput,
+  InstanceIdInput,
+  TeamIdInput,
+  TeamSlugInput,
+  UserIdInput,
+} from "@flowplane/contract";
+import {
+  forbidden,
+  invalidRequest,
+  notFound,
+  toErrorResponse,
+  trpcErrorEnvelope,
+  validationError,
+} from "./errors";
 
 export interface Context {
   db: Db;
@@ -32,6 +48,8 @@ export interface Context {
   broker?: BrokerAccess;
   /** Where clients reach the team broker, for GET /settings (none: no broker). */
   brokerEndpoint?: { host: string; url: string };
+  /** Runs hosted instances (none: no driver configured). */
+  instances?: InstanceRuntime;
 }
 
 export type Meta = OpenApiMeta<{
@@ -65,7 +83,8 @@ export const router = t.router;
 /**
  * Checks the procedure's permission against the caller's role and token scope. For team
  * permissions it loads the team named by `teamId` in the input — or by `slug` when there is no
- * `teamId` (`GET /teams/slug/{slug}`) — once: handlers get it in `ctx.team`. Runs before input validation, so nothing about a team the caller cannot see leaks
+ * `teamId` (`GET /teams/slug/{slug}`), or the team of the instance (`instanceId`) or application
+ * (`applicationId`) the input names — once: handlers get it in `ctx.team`. Runs before input validation, so nothing about a team the caller cannot see leaks
  * through a validation message.
  */
 const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
@@ -92,15 +111,38 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     return next({ ctx: { team: undefined } });
   }
 
+  // The field that named the team; when it is in the body (not the path), a team or resource the
+  // caller cannot see is a bad field (400 naming it), not a missing resource.
+  let namedBy: string | undefined;
   let teamId: string | undefined;
   if (typeof raw === "object" && raw !== null && "teamId" in raw) {
+    namedBy = "teamId";
     // Checked before the lookup: a value the database cannot hold must not reach a query.
     const parsed = TeamIdInput.pick({ teamId: true }).safeParse({ teamId: raw.teamId });
     if (!parsed.success) throw validationError(parsed.error);
     teamId = parsed.data.teamId;
   }
+  // Applications and instances belong to a team: the check is the team's (404 when none).
+  let owned = false;
+  if (teamId === undefined && typeof raw === "object" && raw !== null) {
+    if ("instanceId" in raw) {
+      namedBy = "instanceId";
+      const parsed = InstanceIdInput.safeParse({ instanceId: raw.instanceId });
+      if (!parsed.success) throw validationError(parsed.error);
+      teamId = await teamOfProject(ctx.db, parsed.data.instanceId);
+      owned = true;
+    } else if ("applicationId" in raw) {
+      namedBy = "applicationId";
+      const parsed = ApplicationIdInput.safeParse({ applicationId: raw.applicationId });
+      if (!parsed.success) throw validationError(parsed.error);
+      teamId = await teamOfApplication(ctx.db, parsed.data.applicationId);
+      owned = true;
+    }
+  }
   let found: TeamForUser | undefined;
-  if (teamId !== undefined) {
+  if (owned && teamId === undefined) {
+    found = undefined;
+  } else if (teamId !== undefined) {
     found =
       ctx.preloadedTeam?.teamId === teamId
         ? ctx.preloadedTeam.found
@@ -117,7 +159,13 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     { id: found?.team.id ?? "", exists: found !== undefined, membershipRole: found?.role },
     subject,
   );
-  if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
+  if (!decision.allowed) {
+    if (decision.status !== 404) throw forbidden();
+    if (namedBy === undefined || meta.openapi?.path.includes(`{${namedBy}}`)) throw notFound();
+    throw invalidRequest(`Invalid request: ${namedBy}: no such resource`, [
+      { path: namedBy, message: "No such resource, or not yours" },
+    ]);
+  }
   return next({ ctx: { team: found } });
 });
 

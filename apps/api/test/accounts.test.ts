@@ -339,9 +339,16 @@ describe("signing in", () => {
       });
       return { reply, ms: performance.now() - started };
     };
-    const unknown = await timed("nobody-at-all");
-    const wrong = await timed(user.username);
-    for (const { reply } of [unknown, wrong]) {
+    // Two of each, alternating, and the faster of each pair: a busy machine (other test files run
+    // Node-RED meanwhile) slows single requests, never makes one faster.
+    const samples = [];
+    for (let i = 0; i < 2; i++)
+      samples.push(await timed("nobody-at-all"), await timed(user.username));
+    const fastest = (parity: number) =>
+      samples.filter((_, i) => i % 2 === parity).sort((x, y) => x.ms - y.ms)[0]!;
+    const unknown = fastest(0);
+    const wrong = fastest(1);
+    for (const { reply } of samples) {
       expect(reply.status).toBe(401);
       expect(reply.body).toMatchObject({
         code: "unauthorized",

@@ -3,6 +3,9 @@
 import { generateToken, tokenDigest, type TokenScope } from "@flowplane/auth";
 import { addMember, type Db, insertToken, insertUser } from "@flowplane/db";
 import { createTestDb, type TestDb } from "@flowplane/db/testing";
+import { LocalDriver } from "@flowplane/runtime";
+import { inheritedEnv } from "./env";
+import { InMemoryDriver } from "./in-memory-driver";
 import { Ajv } from "ajv";
 import type { FastifyInstance } from "fastify";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -59,6 +62,11 @@ export interface TestServer {
 
 let userCounter = 0;
 
+// Each test file's instances take ports from a window of their own, likely free (the driver
+// skips ports in use).
+const windowStart = 20_000 + Math.floor(Math.random() * 400) * 100;
+const instancePorts = { min: windowStart, max: windowStart + 99 };
+
 /** A port nothing listens on now (for a server that must know its own URL before it listens). */
 export async function freePort(): Promise<number> {
   const probe = createServer();
@@ -83,6 +91,11 @@ export async function startServer(
     broker?: AppOptions["broker"] | "embedded";
     /** Reuse this data directory (a restarted server); the caller removes it. */
     dataDir?: string;
+    /**
+     * Run hosted instances: `true` with the local driver (real Node-RED processes) in the data
+     * directory; "in-memory" with a driver that runs nothing (the walks of every operation).
+     */
+    instances?: boolean | "in-memory";
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -110,6 +123,19 @@ export async function startServer(
       options.broker === "embedded"
         ? { mode: "embedded", host: "127.0.0.1", port: 0, dataDir: join(dataDir, "mqtt") }
         : options.broker,
+    instances:
+      options.instances === "in-memory"
+        ? { driver: new InMemoryDriver() }
+        : options.instances
+          ? {
+              driver: new LocalDriver({
+                root: join(dataDir, "instances"),
+                ports: instancePorts,
+                baseEnv: inheritedEnv,
+                stopGraceMs: 5_000,
+              }),
+            }
+          : undefined,
   });
   await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
   const address = app.server.address();

@@ -8,12 +8,17 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Reply, startServer, type TestServer } from "./harness";
-import { createBrokerClient, createInvitation } from "./team-fixtures";
+import {
+  createApplication,
+  createBrokerClient,
+  createInstance,
+  createInvitation,
+} from "./team-fixtures";
 import { accepts, type Operation, schemaWalker, type SchemaWalker } from "./walk";
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer();
+  server = await startServer({ instances: "in-memory" });
   ({ deref, jsonTypes, example } = schemaWalker(server.document));
 });
 afterAll(() => server.close());
@@ -238,6 +243,22 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
     });
     expect(brokerToken.status, brokerToken.text).toBe(201);
     validIds.tokenId = brokerToken.body.id;
+    // The catalogue's own, not the seeded defaults: this walk sends DELETEs as an administrator.
+    for (const [param, path, body] of [
+      ["instanceTypeId", "/api/v1/project-types", { name: "Walked Type" }],
+      ["stackId", "/api/v1/stacks", { name: "walked-stack", properties: { nodered: "4.1.15" } }],
+      ["templateId", "/api/v1/templates", { name: "Walked Template", settings: {}, policy: {} }],
+    ] as const) {
+      const created = await server.request("POST", path, { body });
+      expect(created.status, created.text).toBe(200);
+      validIds[param] = created.body.id;
+    }
+    validIds.applicationId = await createApplication(
+      server,
+      { token: server.adminToken },
+      team.body.id,
+    );
+    validIds.instanceId = await createInstance(server, { token: server.adminToken }, team.body.id);
     validIds.invitationId = await createInvitation(
       server,
       { id: "", token: server.adminToken, tokenId: "", username: "admin" },
@@ -276,6 +297,11 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       const validBody = body
         ? (example(body, `${name} body`) as Record<string, unknown>)
         : undefined;
+      // Body fields that name what the caller owns (the team, the application) get real ids, so
+      // that the field under test is the one at fault.
+      for (const field of ["teamId", "applicationId"]) {
+        if (validBody && field in validBody) validBody[field] = validIds[field];
+      }
       const validBodyText = validBody ? JSON.stringify(validBody) : undefined;
 
       // Required query parameters get valid values; the one under test replaces its own.

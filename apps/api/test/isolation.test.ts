@@ -6,7 +6,9 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Reply, startServer, type TestServer } from "./harness";
 import {
+  createApplication,
   createBrokerClient,
+  createInstance,
   createInvitation,
   createTeam,
   createToken,
@@ -29,7 +31,7 @@ import {
 let server: TestServer;
 let walker: SchemaWalker;
 beforeAll(async () => {
-  server = await startServer();
+  server = await startServer({ instances: "in-memory" });
   walker = schemaWalker(server.document);
 });
 afterAll(() => server.close());
@@ -45,6 +47,9 @@ interface Side {
   invitationId?: string;
   /** A broker client's username, made on demand. */
   brokerClient?: string;
+  /** An application and an instance in it, made on demand. */
+  applicationId?: string;
+  instanceId?: string;
 }
 
 /**
@@ -61,6 +66,8 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   id: (side) => side.tokenId,
   invitationId: (side) => side.invitationId,
   username: (side) => side.brokerClient,
+  applicationId: (side) => side.applicationId,
+  instanceId: (side) => side.instanceId,
   // Broker tokens are the platform's (administrators only): any id gets the same 403.
   tokenId: () => "brokertoken1",
 };
@@ -70,6 +77,7 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   teamId: (side) => side.team.id,
   teamIds: (side) => [side.team.id],
   defaultTeam: (side) => side.team.id,
+  applicationId: (side) => side.applicationId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -93,6 +101,15 @@ async function prepare(operations: DocumentOperation[]) {
     for (const side of [a, w]) {
       const invitee = await makeUser(server);
       side.invitationId = await createInvitation(server, side.owner, side.team.id, invitee);
+    }
+  }
+  const bodies = operations.flatMap((o) =>
+    Object.keys(walker.bodySchema(o.operation)?.properties ?? {}),
+  );
+  if (params.has("applicationId") || params.has("instanceId") || bodies.includes("applicationId")) {
+    for (const side of [a, w]) {
+      side.applicationId = await createApplication(server, side.owner, side.team.id);
+      side.instanceId = await createInstance(server, side.owner, side.team.id);
     }
   }
   if (params.has("username")) {
@@ -146,6 +163,18 @@ async function snapshotA(operations: DocumentOperation[]) {
       .execute(),
     invitations: await db
       .selectFrom("invitations")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    applications: await db
+      .selectFrom("applications")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    instances: await db
+      .selectFrom("projects")
       .selectAll()
       .where("team_id", "=", a.team.id)
       .orderBy("id")

@@ -168,7 +168,12 @@ describe("the server process", () => {
     "with WORKERS=2 two processes serve one port, and SIGTERM stops them all with exit 0",
     async () => {
       const token = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
-      const server = await start({ ...env, WORKERS: "2", BROKER_MODE: "off" });
+      const server = await start({
+        ...env,
+        WORKERS: "2",
+        BROKER_MODE: "off",
+        INSTANCE_DRIVER: "off",
+      });
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(server.output().match(/listening at/g)?.length).toBe(2);
       for (let i = 0; i < 10; i++) {

@@ -8,7 +8,9 @@ import { Role } from "@flowplane/contract";
 import { afterAll, describe, expect, test } from "vitest";
 import { startServer } from "./harness";
 import {
+  createApplication,
   createBrokerClient,
+  createInstance,
   createInvitation,
   createTeam,
   GLOBAL_PATH_PARAMS,
@@ -21,7 +23,7 @@ import {
 } from "./team-fixtures";
 import { operationsOf, permissionOf, schemaWalker } from "./walk";
 
-const server = await startServer();
+const server = await startServer({ instances: "in-memory" });
 const walker = schemaWalker(server.document);
 afterAll(() => server.close());
 
@@ -45,10 +47,13 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   invitationId: async (world) =>
     createInvitation(server, world.founder, world.team.id, await makeUser(server)),
   username: async (world) => createBrokerClient(server, world.founder, world.team.id),
+  applicationId: async (world) => createApplication(server, world.founder, world.team.id),
+  instanceId: async (world) => createInstance(server, world.founder, world.team.id),
 };
 
 /** Body fields that are ids, filled with the world's own resources. */
-const BODY_VALUES: Record<string, (world: World) => unknown> = {
+const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> = {
+  applicationId: (world) => createApplication(server, world.founder, world.team.id),
   teamId: (world) => world.team.id,
   teamIds: (world) => [world.team.id],
   defaultTeam: (world) => world.team.id,
@@ -135,7 +140,7 @@ describe("each team role may do what the permission matrix says, and is 403 othe
           const body = validBody(walker, operation);
           if (body) {
             for (const field of idFields) {
-              if (field in body) body[field] = BODY_VALUES[field]!(world);
+              if (field in body) body[field] = await BODY_VALUES[field]!(world);
             }
           }
           const reply = await server.request(operation.method, path, {

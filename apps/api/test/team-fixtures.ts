@@ -1,6 +1,11 @@
 // Teams and what is in them, made through the API as their owners would, for the tests that walk
 // every operation against real resources (isolation.test.ts, roles.test.ts).
-import { DEFAULT_TEAM_TYPE_ID } from "@flowplane/db";
+import {
+  DEFAULT_PROJECT_TYPE_ID,
+  DEFAULT_STACK_ID,
+  DEFAULT_TEAM_TYPE_ID,
+  DEFAULT_TEMPLATE_ID,
+} from "@flowplane/db";
 import { expect } from "vitest";
 import type { TestServer } from "./harness";
 import type { DocumentOperation, SchemaWalker } from "./walk";
@@ -103,8 +108,41 @@ export async function createBrokerClient(
   return username;
 }
 
+/** An application of the team, created by its owner through the API; its id. */
+export async function createApplication(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<string> {
+  const reply = await server.request("POST", "/api/v1/applications", {
+    token: owner.token,
+    body: { name: unique("App"), teamId },
+  });
+  expect(reply.status, `POST /api/v1/applications: ${reply.text}`).toBe(200);
+  return reply.body.id;
+}
+
+/** An instance in a new application of the team, created by its owner through the API; its id. */
+export async function createInstance(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<string> {
+  const applicationId = await createApplication(server, owner, teamId);
+  const reply = await server.request("POST", "/api/v1/projects", {
+    token: owner.token,
+    body: { name: unique("inst"), applicationId },
+  });
+  expect(reply.status, `POST /api/v1/projects: ${reply.text}`).toBe(200);
+  return reply.body.id;
+}
+
 export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
   teamTypeId: () => DEFAULT_TEAM_TYPE_ID,
+  // The seeded catalogue: the walks that use these never delete as an administrator.
+  instanceTypeId: () => DEFAULT_PROJECT_TYPE_ID,
+  stackId: () => DEFAULT_STACK_ID,
+  templateId: () => DEFAULT_TEMPLATE_ID,
 };
 
 /** Query parameters the walks send: the required ones, with valid values. */

@@ -372,7 +372,7 @@ describe("GET /api/v1/teams/{teamId}/user", () => {
     expect(asViewer.permissions).toEqual(expect.arrayContaining(["team:read", "team:user:list"]));
     expect(asViewer.permissions).not.toContain("team:edit");
     const asDashboard = await read(dashboard.token);
-    expect(asDashboard).toEqual({ role: 5, permissions: ["team:read"] });
+    expect(asDashboard).toEqual({ role: 5, permissions: ["team:read", "project:status"] });
     // Never anything outside the team's permissions.
     for (const body of [asOwner, asMember, asViewer]) {
       expect(

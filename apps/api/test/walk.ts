@@ -141,6 +141,8 @@ export function schemaWalker(document: unknown) {
           "a",
           "1",
           `walk-long-value-${n}`,
+          // A version (a stack's Node-RED).
+          `1.0.${n}`,
         ].find(
           (value) =>
             (!pattern || pattern.test(value)) &&

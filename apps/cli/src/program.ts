@@ -5,6 +5,7 @@ import packageJson from "../package.json" with { type: "json" };
 import { apiFailure } from "./client";
 import { addAuditLogCommand } from "./commands/audit-log";
 import { addBrokerCommands } from "./commands/broker";
+import { addAppsCommands, addInstancesCommands } from "./commands/instances";
 import { showExamples } from "./commands/examples";
 import { addInvitationsCommands } from "./commands/invitations";
 import { addLoginCommand } from "./commands/login";
@@ -21,7 +22,7 @@ export function createProgram(context: Context, io: Io): Command {
   // Settings before subcommands: `command()` copies them to each subcommand it creates.
   const program = new Command("flowplane")
     .description(
-      "Manage Flowplane users, teams, personal access tokens and team MQTT clients.\n" +
+      "Manage Flowplane users, teams, tokens, applications, hosted instances and team MQTT clients.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -41,6 +42,8 @@ export function createProgram(context: Context, io: Io): Command {
   addTokensCommands(program, context);
   addUsersCommands(program, context);
   addAuditLogCommand(program, context);
+  addAppsCommands(program, context);
+  addInstancesCommands(program, context);
   addBrokerCommands(program, context);
   showExamples(program);
   return program;

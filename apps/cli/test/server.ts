@@ -9,6 +9,7 @@ import {
 } from "@flowplane/api";
 import type { Db } from "@flowplane/db";
 import { createTestDb } from "@flowplane/db/testing";
+import { LocalDriver } from "@flowplane/runtime";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -32,6 +33,8 @@ export async function startServer(
     publicUrl?: string;
     /** The embedded MQTT broker, on a free loopback port. */
     broker?: boolean;
+    /** Hosted instances, run as real Node-RED processes by the local driver. */
+    instances?: boolean;
   } = {},
 ): Promise<TestServer> {
   const { db, drop } = await createTestDb();
@@ -51,6 +54,14 @@ export async function startServer(
       baseUrl: options.publicUrl ?? url,
       ...(options.broker && {
         broker: { mode: "embedded", host: "127.0.0.1", port: 0, dataDir } as const,
+      }),
+      ...(options.instances && {
+        instances: {
+          driver: new LocalDriver({
+            root: join(dataDir, "instances"),
+            ports: { min: 20_000 + (port % 400) * 100, max: 20_000 + (port % 400) * 100 + 99 },
+          }),
+        },
       }),
     });
     try {

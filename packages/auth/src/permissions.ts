@@ -52,6 +52,34 @@ export const PERMISSIONS = {
   "platform:broker-token:list": { kind: "admin", access: "read" },
   "platform:broker-token:create": { kind: "admin", access: "write" },
   "platform:broker-token:delete": { kind: "admin", access: "write" },
+  /** Applications use the instance permissions, as in FlowFuse. */
+  "project:create": { kind: "team", role: Role.owner, access: "write" },
+  "project:read": { kind: "team", role: Role.viewer, access: "read" },
+  "project:edit": { kind: "team", role: Role.owner, access: "write" },
+  /** A body with only `settings.env`; anything else needs project:edit. */
+  "project:edit-env": { kind: "team", role: Role.member, access: "write" },
+  "project:delete": { kind: "team", role: Role.owner, access: "write" },
+  "project:change-status": { kind: "team", role: Role.owner, access: "write" },
+  "project:status": { kind: "team", role: Role.dashboard, access: "read" },
+  "project:log": { kind: "team", role: Role.viewer, access: "read" },
+  "team:projects:list": { kind: "team", role: Role.viewer, access: "read" },
+  /** The caller must also own a team (checked by the route), as in FlowFuse. */
+  "project:check-name": { kind: "user", access: "read" },
+  "project-type:list": { kind: "user", access: "read" },
+  "project-type:read": { kind: "user", access: "read" },
+  "project-type:create": { kind: "admin", access: "write" },
+  "project-type:edit": { kind: "admin", access: "write" },
+  "project-type:delete": { kind: "admin", access: "write" },
+  "stack:list": { kind: "user", access: "read" },
+  "stack:read": { kind: "user", access: "read" },
+  "stack:create": { kind: "admin", access: "write" },
+  "stack:edit": { kind: "admin", access: "write" },
+  "stack:delete": { kind: "admin", access: "write" },
+  "template:list": { kind: "user", access: "read" },
+  "template:read": { kind: "user", access: "read" },
+  "template:create": { kind: "admin", access: "write" },
+  "template:edit": { kind: "admin", access: "write" },
+  "template:delete": { kind: "admin", access: "write" },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

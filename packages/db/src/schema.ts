@@ -142,6 +142,87 @@ export interface BrokerTokensTable {
   created_at: CreatedAt;
 }
 
+type Json<T = Record<string, unknown>> = ColumnType<T, string | undefined, string>;
+
+export interface ProjectTypesTable {
+  id: string;
+  name: string;
+  description: string | null;
+  active: Generated<boolean>;
+  order: Generated<number>;
+  properties: Json;
+  default_stack_id: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ProjectStacksTable {
+  id: string;
+  name: string;
+  label: string | null;
+  active: Generated<boolean>;
+  project_type_id: string | null;
+  /** `{ nodered: "4.1.15", … }` */
+  properties: Json;
+  replaced_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ProjectTemplatesTable {
+  id: string;
+  name: string;
+  description: string | null;
+  active: Generated<boolean>;
+  settings: Json;
+  policy: Json;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ApplicationsTable {
+  id: string;
+  team_id: string;
+  name: string;
+  description: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface EnvVar {
+  name: string;
+  value: string;
+  hidden: boolean;
+}
+
+export interface ProjectsTable {
+  id: string;
+  name: string;
+  application_id: string;
+  team_id: string;
+  project_type_id: string;
+  stack_id: string;
+  template_id: string;
+  /** The desired state. */
+  state: Generated<"running" | "stopped" | "suspended">;
+  in_flight: "starting" | "stopping" | "restarting" | "suspending" | null;
+  in_flight_at: Date | null;
+  settings: Json<{ env?: EnvVar[] }>;
+  token_digest: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ProjectStorageTable {
+  project_id: string;
+  flows: Json<unknown[]>;
+  credentials: Json;
+  settings: Json;
+  sessions: Json;
+  library: Json<Record<string, { meta: Record<string, unknown>; body: string }>>;
+  flows_updated_at: Date | null;
+}
+
 export interface Database {
   users: UsersTable;
   teams: TeamsTable;
@@ -154,6 +235,12 @@ export interface Database {
   invitations: InvitationsTable;
   team_broker_clients: TeamBrokerClientsTable;
   broker_tokens: BrokerTokensTable;
+  project_types: ProjectTypesTable;
+  project_stacks: ProjectStacksTable;
+  project_templates: ProjectTemplatesTable;
+  applications: ApplicationsTable;
+  projects: ProjectsTable;
+  project_storage: ProjectStorageTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -167,3 +254,8 @@ export type TeamUpdate = Updateable<TeamsTable>;
 export type AccessTokenRow = Selectable<AccessTokensTable>;
 export type TeamBrokerClientRow = Selectable<TeamBrokerClientsTable>;
 export type BrokerTokenRow = Selectable<BrokerTokensTable>;
+export type ProjectTypeRow = Selectable<ProjectTypesTable>;
+export type ProjectStackRow = Selectable<ProjectStacksTable>;
+export type ProjectTemplateRow = Selectable<ProjectTemplatesTable>;
+export type ApplicationRow = Selectable<ApplicationsTable>;
+export type ProjectRow = Selectable<ProjectsTable>;

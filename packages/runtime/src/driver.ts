@@ -14,7 +14,8 @@ export interface InstanceSpec {
   nodeRedVersion: string;
   /** Environment variables for the Node-RED process: the user's plus the platform's `FF_*`. */
   env: Record<string, string>;
-  /** Where the instance reaches the platform (storage, editor sign-in), e.g. http://127.0.0.1:3000. */
+  /** Where the instance reaches the platform (storage, editor sign-in), e.g. http://127.0.0.1:3000;
+   *  "" runs Node-RED on its own (its file storage, no sign-in): the runtime's own tests only. */
   platformUrl: string;
   /** The instance's own token (`fpi_…`): reaches only this instance's storage routes. */
   token: string;
@@ -25,7 +26,8 @@ export type RuntimeState = "starting" | "running" | "stopped" | "crashed" | "abs
 
 export interface RuntimeStatus {
   state: RuntimeState;
-  /** Where the editor answers while starting or running, e.g. http://127.0.0.1:12080. */
+  /** Where the editor answers (when it runs), e.g. http://127.0.0.1:12080; null while the
+   *  instance has no address (absent, or suspended by a driver that releases it). */
   url: string | null;
   /** For `crashed`: the exit code or signal, in words. */
   detail?: string;
@@ -52,7 +54,7 @@ export interface LogQuery {
 export interface Driver {
   /** A short name, e.g. "local". */
   readonly name: string;
-  /** Claim what the instance needs (files, a port) without starting Node-RED. Idempotent. */
+  /** Claim what the instance needs (files, its address) without starting Node-RED. Idempotent. */
   create(spec: InstanceSpec): Promise<void>;
   /** Start Node-RED and resolve once its editor answers (or reject with why it could not). */
   start(spec: InstanceSpec): Promise<void>;

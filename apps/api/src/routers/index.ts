@@ -1,6 +1,9 @@
 import { router } from "../trpc";
+import { applicationsRouter } from "./applications";
 import { auditLogRouter } from "./audit-log";
 import { brokerRouter } from "./broker";
+import { projectTypesRouter, stacksRouter, templatesRouter } from "./catalogue";
+import { instancesRouter } from "./instances";
 import { invitationRouter } from "./invitations";
 import { memberRouter } from "./members";
 import { settingsRouter } from "./settings";
@@ -16,11 +19,16 @@ export const appRouter = router({
   users: usersRouter,
   team: teamRouter,
   teamTypes: teamTypesRouter,
+  projectTypes: projectTypesRouter,
+  stacks: stacksRouter,
+  templates: templatesRouter,
   token: tokenRouter,
   member: memberRouter,
   invitation: invitationRouter,
   auditLog: auditLogRouter,
   broker: brokerRouter,
+  applications: applicationsRouter,
+  instances: instancesRouter,
 });
 
 export type AppRouter = typeof appRouter;

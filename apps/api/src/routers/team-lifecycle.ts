@@ -10,7 +10,13 @@ import {
   TeamMembership,
   TeamSlugInput,
 } from "@flowplane/contract";
-import { brokerClientUsernames, deleteTeam, recordAudit, slugExists } from "@flowplane/db";
+import {
+  brokerClientUsernames,
+  deleteTeam,
+  listProjects,
+  recordAudit,
+  slugExists,
+} from "@flowplane/db";
 import { ApiError, notFound } from "../errors";
 import { actorOf, procedure, teamOf } from "../trpc";
 import { teamView } from "./views";
@@ -89,13 +95,14 @@ export const teamLifecycleProcedures = {
         tags: ["Teams"],
         summary: "Delete a team and everything in it (owners)",
         description:
-          "Removes the team with its memberships, invitations and broker clients in one transaction; the clients' live MQTT sessions end at once. Tokens restricted to the team lose it: one restricted to this team alone then reaches no team. `team.deleted` is logged in the team's audit log, which administrators can still read.",
+          "Removes the team with its memberships, invitations, broker clients, applications and instances in one transaction; the clients' live MQTT sessions end at once, and the instances' Node-RED processes and files are removed. Tokens restricted to the team lose it: one restricted to this team alone then reaches no team. `team.deleted` is logged in the team's audit log, which administrators can still read.",
       },
     })
     .input(TeamIdInput)
     .output(Status)
     .mutation(async ({ ctx }) => {
       const { team } = teamOf(ctx);
+      const instances = (await listProjects(ctx.db, { teamId: team.id })).map((p) => p.id);
       const brokerClients = await ctx.db.transaction().execute(async (trx) => {
         const usernames = await brokerClientUsernames(trx, team.id);
         const deleted = await deleteTeam(trx, team.id);
@@ -112,6 +119,7 @@ export const teamLifecycleProcedures = {
       for (const username of brokerClients) {
         ctx.broker?.changed({ teamId: team.id, username, disconnect: true });
       }
+      await ctx.instances?.discard(instances);
       return { status: "okay" as const };
     }),
 };

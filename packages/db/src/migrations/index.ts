@@ -5,6 +5,7 @@ import * as accounts from "./2026-11-23T1200-accounts";
 import * as teamSharing from "./2026-11-23T1300-team-sharing";
 import * as auditLogReading from "./2026-11-23T1400-audit-log-reading";
 import * as broker from "./2026-11-24T1200-broker";
+import * as instances from "./2026-11-24T1300-instances";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-23T1300-team-sharing": teamSharing,
   "2026-11-23T1400-audit-log-reading": auditLogReading,
   "2026-11-24T1200-broker": broker,
+  "2026-11-24T1300-instances": instances,
 };

@@ -20,7 +20,7 @@ const spec = (id: string, env: Record<string, string> = {}): InstanceSpec => ({
   name: id,
   nodeRedVersion: NODE_RED_VERSION,
   env,
-  platformUrl: "http://127.0.0.1:1",
+  platformUrl: "",
   token: "fpi_unused",
 });
 
@@ -89,11 +89,12 @@ describe("the local driver", { timeout: 120_000 }, () => {
     const id = "0d6a3f4e-1111-4a4a-8a8a-000000000001";
     expect((await driver.status(id)).state).toBe("absent");
     await driver.create(spec(id));
-    expect(await driver.status(id)).toEqual({ state: "stopped", url: null });
+    const created = await driver.status(id);
+    expect(created).toEqual({ state: "stopped", url: expect.stringMatching(/^http:/) });
 
     await driver.start(spec(id, { GREETING: "hello" }));
     const status = await driver.status(id);
-    expect(status.state).toBe("running");
+    expect(status).toEqual({ state: "running", url: created.url });
     const url = new URL(status.url!);
     expect(url.hostname).toBe("127.0.0.1");
     expect(Number(url.port)).toBeGreaterThanOrEqual(ports.min);
@@ -111,6 +112,9 @@ describe("the local driver", { timeout: 120_000 }, () => {
     expect(deployed.status).toBe(204);
     expect(await greeting(status.url)).toBe("hello");
 
+    // Created again (as the platform does before every start): the running one keeps its port.
+    await driver.create(spec(id));
+    expect((await driver.status(id)).url).toBe(status.url);
     await driver.restart(spec(id, { GREETING: "bonjour" }));
     const again = await driver.status(id);
     expect(again).toEqual({ state: "running", url: status.url });
@@ -146,7 +150,7 @@ describe("the local driver", { timeout: 120_000 }, () => {
     const id = "0d6a3f4e-1111-4a4a-8a8a-000000000001";
     const { url } = await driver.status(id);
     await driver.stop(id);
-    expect(await driver.status(id)).toEqual({ state: "stopped", url: null });
+    expect(await driver.status(id)).toEqual({ state: "stopped", url });
     await expect(fetch(`${url}/settings`)).rejects.toThrow();
 
     await driver.start(spec(id, { GREETING: "bonjour" }));
@@ -161,7 +165,10 @@ describe("the local driver", { timeout: 120_000 }, () => {
     process.kill(await pidListeningOn(new URL((await driver.status(id)).url!).port), "SIGKILL");
 
     const crashed = await waitFor(() => changes.find(([, s]) => s.state === "crashed"));
-    expect(crashed).toEqual([id, { state: "crashed", url: null, detail: "killed by SIGKILL" }]);
+    expect(crashed).toEqual([
+      id,
+      { state: "crashed", url: expect.stringMatching(/^http:/), detail: "killed by SIGKILL" },
+    ]);
     expect(await driver.status(id)).toEqual(crashed[1]);
     const { entries } = await driver.logs(id, { limit: 5 });
     expect(entries.at(-1)).toMatchObject({

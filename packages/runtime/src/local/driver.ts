@@ -112,6 +112,8 @@ export class LocalDriver implements Driver {
     return this.serialized(spec.id, async (instance) => {
       this.checkVersion(spec);
       await mkdir(join(instance.dir, "userDir"), { recursive: true });
+      // The port is the editor's address: given now, so that the instance has its URL at once.
+      await this.assignPort(instance);
       if (instance.state === "absent") this.setState(instance, "stopped");
     });
   }
@@ -185,10 +187,12 @@ export class LocalDriver implements Driver {
   }
 
   private statusOf(instance: Instance): RuntimeStatus {
-    const live = instance.state === "starting" || instance.state === "running";
     return {
       state: instance.state,
-      url: live && instance.port ? `http://${this.host}:${instance.port}` : null,
+      url:
+        instance.port !== undefined && instance.state !== "absent"
+          ? `http://${this.host}:${instance.port}`
+          : null,
       ...(instance.detail !== undefined && { detail: instance.detail }),
     };
   }
@@ -235,9 +239,7 @@ export class LocalDriver implements Driver {
     if (instance.state === "running" || instance.state === "starting") return;
     if (instance.state === "absent") throw new Error(`instance ${instance.id} was not created`);
     await this.loadLog(instance);
-    const port = await this.choosePort(instance);
-    instance.port = port;
-    await writeFile(join(instance.dir, "port"), `${port}\n`);
+    const port = await this.assignPort(instance);
     instance.detail = undefined;
     instance.stopping = false;
     this.system(instance, `Starting Node-RED ${NODE_RED_VERSION} on ${this.host}:${port}`);
@@ -263,6 +265,11 @@ export class LocalDriver implements Driver {
           NODE_ENV: "production",
           FLOWPLANE_NODE_RED_HOST: this.host,
           FLOWPLANE_NODE_RED_PORT: String(port),
+          ...(spec.platformUrl && {
+            FLOWPLANE_PLATFORM_URL: spec.platformUrl,
+            FLOWPLANE_INSTANCE_ID: spec.id,
+            FLOWPLANE_INSTANCE_TOKEN: spec.token,
+          }),
         },
         stdio: ["ignore", "pipe", "pipe"],
       },
@@ -358,6 +365,17 @@ export class LocalDriver implements Driver {
       }
     }
     return false;
+  }
+
+  private async assignPort(instance: Instance): Promise<number> {
+    // A running Node-RED holds its port: it is its own, not taken.
+    if (instance.port !== undefined && instance.child) return instance.port;
+    const port = await this.choosePort(instance);
+    if (port !== instance.port) {
+      instance.port = port;
+      await writeFile(join(instance.dir, "port"), `${port}\n`);
+    }
+    return port;
   }
 
   /** The instance's own port when it is still free, else the first free one in the range. */

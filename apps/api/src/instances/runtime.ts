@@ -1,0 +1,270 @@
+// Hosted instances at run time: the one place the API drives a runtime driver. It turns the
+// desired state (the `state` column), the action under way (`in_flight`) and what the driver
+// reports into FlowFuse's `meta.state`; runs each action as one claim on the instance's row, so
+// that actions on one instance are serialized across every process of the platform; gives each
+// start of Node-RED a new instance token; and brings back, when the platform starts, the
+// instances whose desired state is running.
+import { generateToken, tokenDigest } from "@flowplane/auth";
+import type { EnvVar, InstanceState } from "@flowplane/contract";
+import {
+  claimProjectAction,
+  type Db,
+  findProject,
+  finishProjectAction,
+  listProjects,
+  type ProjectDetail,
+  type ProjectRow,
+  recordAudit,
+  setProjectToken,
+} from "@flowplane/db";
+import type { Driver, InstanceSpec, RuntimeStatus } from "@flowplane/runtime";
+import type { FastifyBaseLogger } from "fastify";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ApiError, notFound } from "../errors";
+
+export type Action = "start" | "stop" | "restart" | "suspend";
+
+const IN_FLIGHT = {
+  start: "starting",
+  stop: "stopping",
+  restart: "restarting",
+  suspend: "suspending",
+} as const satisfies Record<Action, NonNullable<ProjectRow["in_flight"]>>;
+
+const DESIRED = {
+  start: "running",
+  stop: "stopped",
+  restart: "running",
+  suspend: "suspended",
+} as const satisfies Record<Action, ProjectRow["state"]>;
+
+const AUDIT_EVENT = {
+  start: "project.started",
+  stop: "project.stopped",
+  restart: "project.restarted",
+  suspend: "project.suspended",
+} as const;
+
+/** How long an action waits for the one under way on the same instance. */
+const WAIT_FOR_ACTION_MS = 120_000;
+
+export const suspendedError = () =>
+  new ApiError(400, "project_suspended", "The instance is suspended: start it first");
+
+export interface Actor {
+  userId: string;
+  tokenId: string | null;
+}
+
+export interface RuntimeOptions {
+  db: Db;
+  driver: Driver;
+  tokenSecret: string;
+  /** Where instances reach the platform: its own listening address (known once it listens). */
+  platformUrl: () => string;
+  log: FastifyBaseLogger;
+}
+
+export class InstanceRuntime {
+  constructor(private readonly options: RuntimeOptions) {
+    options.driver.onStateChange((id, status) => {
+      if (status.state === "crashed") {
+        options.log.warn({ instanceId: id, detail: status.detail }, "instance crashed");
+      }
+    });
+  }
+
+  get driverName(): string {
+    return this.options.driver.name;
+  }
+
+  async status(
+    project: ProjectDetail,
+  ): Promise<{ meta: { state: InstanceState }; url: string | null; runtime: RuntimeStatus }> {
+    const runtime = await this.options.driver.status(project.id);
+    return { meta: { state: metaState(project, runtime) }, url: runtime.url, runtime };
+  }
+
+  logs: Driver["logs"] = (id, query) => this.options.driver.logs(id, query);
+
+  /**
+   * Runs an action on an instance and waits for it: after any action under way on the same
+   * instance, in whichever process. Actions that make no sense in the state the instance is in
+   * when its turn comes are refused with FlowFuse's code.
+   */
+  async act(id: string, action: Action, actor: Actor | "system"): Promise<void> {
+    const claimed = await this.claim(id, IN_FLIGHT[action]);
+    let state = claimed.state;
+    try {
+      if (action !== "start" && state === "suspended") throw suspendedError();
+      await this.run(id, action);
+      state = DESIRED[action];
+      await this.options.db.transaction().execute(async (trx) => {
+        await finishProjectAction(trx, id, state);
+        await recordAudit(trx, {
+          event: AUDIT_EVENT[action],
+          entity: { type: "project", id },
+          teamId: claimed.team_id,
+          actor,
+          body: { project: { id, name: claimed.name } },
+        });
+      });
+    } catch (error) {
+      // The desired state the action aimed at stays recorded when the runtime failed (the
+      // instance then shows what the runtime reports, `crashed` with its log); a refusal changes
+      // nothing.
+      const refused = error instanceof ApiError;
+      await finishProjectAction(this.options.db, id, refused ? claimed.state : DESIRED[action]);
+      if (refused) throw error;
+      this.options.log.error({ err: error, instanceId: id, action }, "instance action failed");
+      throw new ApiError(
+        500,
+        "unexpected_error",
+        `The instance could not ${action}: ${message(error)}`,
+      );
+    }
+  }
+
+  /** A new instance: the runtime claims what it needs, then Node-RED starts in the background. */
+  async created(id: string): Promise<void> {
+    const project = await findProject(this.options.db, id);
+    if (!project) return;
+    await this.options.driver.create(await this.spec(project, ""));
+    void this.run(id, "start")
+      .then(() => finishProjectAction(this.options.db, id, "running"))
+      .catch(async (error: unknown) => {
+        this.options.log.error({ err: error, instanceId: id }, "a new instance did not start");
+        await finishProjectAction(this.options.db, id, "running").catch(() => {});
+      });
+  }
+
+  /** Removes everything the runtime holds for the instance, after any action under way. */
+  async remove(id: string): Promise<void> {
+    await this.claim(id, "stopping");
+    await setProjectToken(this.options.db, id, null);
+    await this.options.driver.remove(id);
+  }
+
+  /**
+   * Instances whose rows went with their team (a team deleted, an account deleted with the teams
+   * it owned alone): their Node-RED processes and files go too.
+   */
+  async discard(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      await this.options.driver.remove(id).catch((error: unknown) => {
+        this.options.log.error({ err: error, instanceId: id }, "could not remove an instance");
+      });
+    }
+  }
+
+  /** The platform started: instances whose desired state is running come back. */
+  async resume(): Promise<void> {
+    // Actions under way when the platform stopped never finished: with a local driver this
+    // process is the only one running instances, so none is under way now.
+    await this.options.db
+      .updateTable("projects")
+      .set({ in_flight: null, in_flight_at: null })
+      .where("in_flight", "is not", null)
+      .execute();
+    const running = await listProjects(this.options.db, { state: "running" });
+    for (const project of running) {
+      try {
+        await this.act(project.id, "start", "system");
+      } catch (error) {
+        this.options.log.error(
+          { err: error, instanceId: project.id },
+          "could not resume an instance",
+        );
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return this.options.driver.close();
+  }
+
+  private async claim(id: string, inFlight: NonNullable<ProjectRow["in_flight"]>) {
+    const deadline = Date.now() + WAIT_FOR_ACTION_MS;
+    for (;;) {
+      const row = await claimProjectAction(this.options.db, id, inFlight);
+      if (row) return row;
+      if (!(await findProject(this.options.db, id))) throw notFound();
+      if (Date.now() > deadline) {
+        throw new ApiError(
+          409,
+          "invalid_request",
+          "Another action on the instance is still under way",
+        );
+      }
+      await sleep(100);
+    }
+  }
+
+  private async run(id: string, action: Action): Promise<void> {
+    const { driver, db } = this.options;
+    const project = await findProject(db, id);
+    if (!project) throw notFound();
+    if (action === "stop" || action === "suspend") {
+      await setProjectToken(db, id, null);
+      await (action === "stop" ? driver.stop(id) : driver.suspend(id));
+      return;
+    }
+    // Every start of Node-RED gets a token of its own; the one before stops working.
+    const token = generateToken("instance");
+    await setProjectToken(db, id, tokenDigest(this.options.tokenSecret, token));
+    const spec = await this.spec(project, token);
+    await driver.create(spec);
+    await (action === "restart" ? driver.restart(spec) : driver.start(spec));
+  }
+
+  private async spec(project: ProjectDetail, token: string): Promise<InstanceSpec> {
+    const { url } = await this.options.driver.status(project.id);
+    const own = project.settings.env ?? [];
+    const env = [...own, ...platformEnv(project, url)];
+    const version = project.stack_properties.nodered;
+    return {
+      id: project.id,
+      name: project.name,
+      nodeRedVersion: typeof version === "string" ? version : "",
+      env: Object.fromEntries(env.map((variable) => [variable.name, variable.value])),
+      platformUrl: this.options.platformUrl(),
+      token,
+    };
+  }
+}
+
+/** The platform's variables (`FF_*`), read-only, set on every start. */
+export function platformEnv(
+  project: Pick<ProjectDetail, "id" | "name">,
+  url: string | null,
+): Required<EnvVar>[] {
+  return [
+    { name: "FF_INSTANCE_ID", value: project.id, hidden: false },
+    { name: "FF_INSTANCE_NAME", value: project.name, hidden: false },
+    { name: "FF_INSTANCE_URL", value: url ?? "", hidden: false },
+    { name: "FF_PROJECT_ID", value: project.id, hidden: false },
+    { name: "FF_PROJECT_NAME", value: project.name, hidden: false },
+  ];
+}
+
+/** FlowFuse's `meta.state`: the action under way; else suspended; else what the runtime says. */
+export function metaState(
+  project: Pick<ProjectRow, "state" | "in_flight">,
+  runtime: RuntimeStatus,
+): InstanceState {
+  if (project.in_flight) return project.in_flight;
+  if (project.state === "suspended") return "suspended";
+  switch (runtime.state) {
+    case "running":
+    case "starting":
+    case "stopped":
+    case "crashed":
+      return runtime.state;
+    default:
+      return "unknown";
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,518 @@
+// Applications and hosted instances through the real server, with real Node-RED processes: create,
+// see the editor answer only to the team, deploy a flow that the platform stores, stop, start,
+// restart, suspend, read the log, change a variable and see it after a restart, restart the
+// platform and find the instance running again, and delete it without a trace.
+import { Role } from "@flowplane/contract";
+import { createTestDb, type TestDb } from "@flowplane/db/testing";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./harness";
+
+let testDb: TestDb;
+let dataDir: string;
+let server: TestServer;
+let owner: { id: string; token: string };
+let member: { id: string; token: string };
+let viewer: { id: string; token: string };
+let outsider: { id: string; token: string };
+let teamId: string;
+let applicationId: string;
+let instanceId: string;
+const password = "a long editor password";
+
+/** An HTTP-in flow answering GET /env with the instance's GREETING variable. */
+const GREETING_FLOW = [
+  { id: "tab1", type: "tab", label: "Flow 1" },
+  { id: "in1", type: "http in", z: "tab1", url: "/env", method: "get", wires: [["fn1"]] },
+  {
+    id: "fn1",
+    type: "function",
+    z: "tab1",
+    func: 'msg.payload = env.get("GREETING") || "none"; return msg;',
+    outputs: 1,
+    wires: [["out1"]],
+  },
+  { id: "out1", type: "http response", z: "tab1", wires: [] },
+];
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const stateOf = async (id = instanceId) =>
+  (await server.request("GET", `/api/v1/projects/${id}/status`)).body.meta.state as string;
+
+const waitForState = (state: string, id = instanceId) =>
+  until(`state ${state}`, async () => ((await stateOf(id)) === state ? true : undefined));
+
+async function instance(id = instanceId) {
+  const reply = await server.request("GET", `/api/v1/projects/${id}`, { token: owner.token });
+  expect(reply.status).toBe(200);
+  return reply.body;
+}
+
+/** What the flow's GET /env answers, once Node-RED has started its flows. */
+async function greeting(url: string): Promise<string> {
+  return until("the flow", async () => {
+    const response = await fetch(`${url}/env`).catch(() => undefined);
+    return response?.status === 200 ? response.text() : undefined;
+  });
+}
+
+async function act(action: string, token = owner.token, id = instanceId) {
+  return server.request("POST", `/api/v1/projects/${id}/actions/${action}`, { token });
+}
+
+async function start() {
+  server = await startServer({ db: testDb, dataDir, instances: true });
+}
+
+beforeAll(async () => {
+  testDb = await createTestDb();
+  dataDir = await mkdtemp(join(tmpdir(), "flowplane-instances-"));
+  await start();
+  const created = await server.request("POST", "/api/v1/users", {
+    body: { username: "ivy", name: "Ivy Owner", password },
+  });
+  expect(created.status).toBe(200);
+  const tokenOf = async (username: string) => {
+    const login = await fetch(`${server.url}/account/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "http://127.0.0.1:3000" },
+      body: JSON.stringify({ username, password }),
+    });
+    const cookie = login.headers.getSetCookie()[0]!.split(";")[0]!;
+    const reply = await server.request("POST", "/api/v1/user/tokens", {
+      token: null,
+      headers: { cookie, origin: "http://127.0.0.1:3000" },
+      body: { name: "test" },
+    });
+    return reply.body.token as string;
+  };
+  owner = { id: created.body.id, token: await tokenOf("ivy") };
+  const team = await server.request("POST", "/api/v1/teams", {
+    token: owner.token,
+    body: { name: "Flows" },
+  });
+  teamId = team.body.id;
+  member = await server.user({ teams: [{ id: teamId, role: Role.member }] });
+  viewer = await server.user({ teams: [{ id: teamId, role: Role.viewer }] });
+  outsider = await server.user();
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await testDb?.drop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe("applications", () => {
+  it("an owner creates one; the team lists it; viewers read it; members cannot change it", async () => {
+    const created = await server.request("POST", "/api/v1/applications", {
+      token: owner.token,
+      body: { name: "Line 1", teamId, description: "The first line" },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      name: "Line 1",
+      description: "The first line",
+      team: { id: teamId },
+    });
+    applicationId = created.body.id;
+
+    const read = await server.request("GET", `/api/v1/applications/${applicationId}`, {
+      token: viewer.token,
+    });
+    expect(read.body.name).toBe("Line 1");
+    const renamed = await server.request("PUT", `/api/v1/applications/${applicationId}`, {
+      token: member.token,
+      body: { name: "Nope" },
+    });
+    expect(renamed.status).toBe(403);
+    const hidden = await server.request("GET", `/api/v1/applications/${applicationId}`, {
+      token: outsider.token,
+    });
+    expect(hidden.status).toBe(404);
+
+    const list = await server.request("GET", `/api/v1/teams/${teamId}/applications`, {
+      token: viewer.token,
+    });
+    expect(list.body).toMatchObject({
+      count: 1,
+      applications: [{ id: applicationId, instances: [] }],
+    });
+  });
+});
+
+describe("a hosted instance", { timeout: 120_000 }, () => {
+  it("is created with the platform's defaults and starts a real Node-RED on a loopback port", async () => {
+    const free = await server.request("POST", "/api/v1/projects/check-name", {
+      token: owner.token,
+      body: { name: "line-one" },
+    });
+    expect(free.body).toEqual({ available: true });
+
+    const created = await server.request("POST", "/api/v1/projects", {
+      token: owner.token,
+      body: { name: "line-one", applicationId },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      name: "line-one",
+      application: { id: applicationId },
+      team: { id: teamId },
+      stack: { properties: { nodered: "4.1.15" } },
+      meta: { state: "starting" },
+    });
+    instanceId = created.body.id;
+    expect(instanceId).toMatch(/^[0-9a-f-]{36}$/);
+
+    await waitForState("running");
+    const running = await instance();
+    expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(running.settings.env.map((v: { name: string }) => v.name)).toEqual([
+      "FF_INSTANCE_ID",
+      "FF_INSTANCE_NAME",
+      "FF_INSTANCE_URL",
+      "FF_PROJECT_ID",
+      "FF_PROJECT_NAME",
+    ]);
+
+    const taken = await server.request("POST", "/api/v1/projects", {
+      token: owner.token,
+      body: { name: "LINE-ONE", applicationId },
+    });
+    expect(taken.status).toBe(409);
+    expect(taken.body.code).toBe("invalid_project_name");
+    const reserved = await server.request("POST", "/api/v1/projects/check-name", {
+      token: owner.token,
+      body: { name: "Broker" },
+    });
+    expect(reserved.status).toBe(409);
+  });
+
+  it("answers its editor's admin API only to the team: tokens and passwords by role", async () => {
+    const { url } = await instance();
+    expect((await fetch(`${url}/settings`)).status).toBe(401);
+    expect(
+      (await fetch(`${url}/flows`, { headers: { authorization: `Bearer ${outsider.token}` } }))
+        .status,
+    ).toBe(401);
+    expect(
+      (await fetch(`${url}/flows`, { headers: { authorization: "Bearer fpp_notarealtoken" } }))
+        .status,
+    ).toBe(401);
+
+    // A viewer reads and cannot deploy.
+    const asViewer = { authorization: `Bearer ${viewer.token}` };
+    expect((await fetch(`${url}/flows`, { headers: asViewer })).status).toBe(200);
+    const refused = await fetch(`${url}/flows`, {
+      method: "POST",
+      headers: { ...asViewer, "content-type": "application/json" },
+      body: "[]",
+    });
+    // Node-RED answers a permission it does not grant with 401.
+    expect(refused.status).toBe(401);
+
+    // A person signs in to the editor with their Flowplane username and password.
+    const signIn = await fetch(`${url}/auth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_id: "node-red-editor",
+        grant_type: "password",
+        scope: "*",
+        username: "ivy",
+        password,
+      }),
+    });
+    expect(signIn.status).toBe(200);
+    const { access_token } = (await signIn.json()) as { access_token: string };
+    expect(
+      (await fetch(`${url}/flows`, { headers: { authorization: `Bearer ${access_token}` } }))
+        .status,
+    ).toBe(200);
+    const wrong = await fetch(`${url}/auth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_id: "node-red-editor",
+        grant_type: "password",
+        scope: "*",
+        username: "ivy",
+        password: "not the password",
+      }),
+    });
+    expect(wrong.status).toBe(403);
+  });
+
+  it("deploys a flow through the admin API, which the platform stores", async () => {
+    const { url } = await instance();
+    const deployed = await fetch(`${url}/flows`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${member.token}`,
+        "content-type": "application/json",
+        "Node-RED-Deployment-Type": "full",
+      },
+      body: JSON.stringify(GREETING_FLOW),
+    });
+    expect(deployed.status).toBe(204);
+    const stored = await server.db
+      .selectFrom("project_storage")
+      .select(["flows", "flows_updated_at"])
+      .where("project_id", "=", instanceId)
+      .executeTakeFirstOrThrow();
+    expect((stored.flows as { id: string }[]).map((node) => node.id)).toEqual(
+      GREETING_FLOW.map((node) => node.id),
+    );
+    expect(stored.flows_updated_at).not.toBeNull();
+    expect(await greeting(url)).toBe("none");
+    expect((await instance()).flowLastUpdatedAt).not.toBeNull();
+  });
+
+  it("takes a member's variable (not a viewer's) and sees it inside Node-RED after a restart", async () => {
+    const fromViewer = await server.request("PUT", `/api/v1/projects/${instanceId}`, {
+      token: viewer.token,
+      body: { settings: { env: [{ name: "GREETING", value: "nope" }] } },
+    });
+    expect(fromViewer.status).toBe(403);
+    const rename = await server.request("PUT", `/api/v1/projects/${instanceId}`, {
+      token: member.token,
+      body: { name: "renamed" },
+    });
+    expect(rename.status).toBe(403);
+
+    const changed = await server.request("PUT", `/api/v1/projects/${instanceId}`, {
+      token: member.token,
+      body: {
+        settings: {
+          env: [
+            { name: "GREETING", value: "hello" },
+            { name: "SECRET", value: "s3cret", hidden: true },
+            { name: "FF_INSTANCE_ID", value: "forged" },
+          ],
+        },
+      },
+    });
+    expect(changed.status).toBe(200);
+    const env = changed.body.settings.env as { name: string; value: string; hidden: boolean }[];
+    expect(env.find((v) => v.name === "SECRET")).toEqual({
+      name: "SECRET",
+      value: "",
+      hidden: true,
+    });
+    expect(env.find((v) => v.name === "FF_INSTANCE_ID")?.value).toBe(instanceId);
+
+    // A hidden variable sent back blank keeps its value.
+    await server.request("PUT", `/api/v1/projects/${instanceId}`, {
+      token: member.token,
+      body: { settings: { env } },
+    });
+    const row = await server.db
+      .selectFrom("projects")
+      .select("settings")
+      .where("id", "=", instanceId)
+      .executeTakeFirstOrThrow();
+    expect(row.settings.env).toEqual([
+      { name: "GREETING", value: "hello", hidden: false },
+      { name: "SECRET", value: "s3cret", hidden: true },
+    ]);
+
+    const { url } = await instance();
+    expect((await act("restart", member.token)).status).toBe(403);
+    expect((await act("restart")).status).toBe(200);
+    expect(await stateOf()).toBe("running");
+    // The same address after a restart.
+    expect((await instance()).url).toBe(url);
+    expect(await greeting(url)).toBe("hello");
+  });
+
+  it("stops, starts, restarts and suspends with FlowFuse's states and codes", async () => {
+    const { url } = await instance();
+    expect((await act("stop")).status).toBe(200);
+    expect(await stateOf()).toBe("stopped");
+    await expect(fetch(`${url}/settings`)).rejects.toThrow();
+
+    expect((await act("start")).status).toBe(200);
+    expect(await stateOf()).toBe("running");
+    expect(await greeting(url)).toBe("hello");
+
+    expect((await act("suspend")).status).toBe(200);
+    expect(await stateOf()).toBe("suspended");
+    expect((await instance()).url).toBeNull();
+    for (const action of ["stop", "restart", "suspend"]) {
+      const refused = await act(action);
+      expect(refused.status, action).toBe(400);
+      expect(refused.body.code).toBe("project_suspended");
+    }
+    expect((await act("start")).status).toBe(200);
+    expect(await stateOf()).toBe("running");
+    expect(await greeting((await instance()).url)).toBe("hello");
+  });
+
+  it("serializes actions sent at once: every one is done, one after the other", async () => {
+    const replies = await Promise.all([act("stop"), act("start"), act("restart")]);
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200]);
+    const state = await stateOf();
+    expect(["running", "stopped"]).toContain(state);
+    const row = await server.db
+      .selectFrom("projects")
+      .select(["in_flight", "state"])
+      .where("id", "=", instanceId)
+      .executeTakeFirstOrThrow();
+    expect(row.in_flight).toBeNull();
+    if (row.state === "stopped") expect((await act("start")).status).toBe(200);
+  });
+
+  it("keeps its Node-RED log, paged by cursor", async () => {
+    const newest = await server.request("GET", `/api/v1/projects/${instanceId}/logs?limit=5`, {
+      token: viewer.token,
+    });
+    expect(newest.status).toBe(200);
+    expect(newest.body.log).toHaveLength(5);
+    const all = await server.request("GET", `/api/v1/projects/${instanceId}/logs?limit=1000`);
+    const messages = (all.body.log as { msg: string }[]).map((entry) => entry.msg);
+    expect(messages.some((msg) => msg.startsWith("Server now running"))).toBe(true);
+    expect(messages.some((msg) => msg.startsWith("Starting Node-RED"))).toBe(true);
+
+    const older = await server.request(
+      "GET",
+      `/api/v1/projects/${instanceId}/logs?limit=5&cursor=${newest.body.meta.previous_cursor}`,
+    );
+    expect(older.body.log).toEqual(all.body.log.slice(-10, -5));
+    const after = await server.request(
+      "GET",
+      `/api/v1/projects/${instanceId}/logs?cursor=${newest.body.meta.next_cursor}`,
+    );
+    expect(after.body.log).toEqual([]);
+  });
+
+  it("comes back running when the platform restarts, its flow read from the platform", async () => {
+    await server.close();
+    await start();
+    await waitForState("running");
+    expect(await greeting((await instance()).url)).toBe("hello");
+  });
+
+  it("shows a Node-RED that dies as crashed, with its log", async () => {
+    const { url } = await instance();
+    const pid = await until("Node-RED's pid", async () => {
+      const { readdir, readFile } = await import("node:fs/promises");
+      for (const name of await readdir("/proc")) {
+        if (!/^\d+$/.test(name)) continue;
+        const environ = await readFile(`/proc/${name}/environ`, "utf8").catch(() => "");
+        if (environ.split("\0").includes(`FLOWPLANE_NODE_RED_PORT=${new URL(url).port}`)) {
+          return Number(name);
+        }
+      }
+      return undefined;
+    });
+    process.kill(pid, "SIGKILL");
+    await waitForState("crashed");
+    const log = await server.request("GET", `/api/v1/projects/${instanceId}/logs?limit=1`);
+    expect(log.body.log[0].msg).toBe("Node-RED exited unexpectedly (killed by SIGKILL)");
+    expect((await act("start")).status).toBe(200);
+    expect(await stateOf()).toBe("running");
+  });
+
+  it("cannot be seen by non-members, nor changed by viewers", async () => {
+    for (const [method, path] of [
+      ["GET", `/api/v1/projects/${instanceId}`],
+      ["GET", `/api/v1/projects/${instanceId}/logs`],
+      ["POST", `/api/v1/projects/${instanceId}/actions/stop`],
+      ["DELETE", `/api/v1/projects/${instanceId}`],
+    ] as const) {
+      expect((await server.request(method, path, { token: outsider.token })).status, path).toBe(
+        404,
+      );
+    }
+    expect((await act("stop", viewer.token)).status).toBe(403);
+    expect(
+      (await server.request("DELETE", `/api/v1/projects/${instanceId}`, { token: viewer.token }))
+        .status,
+    ).toBe(403);
+  });
+
+  it("keeps its application from being deleted, and is deleted without a trace", async () => {
+    const refused = await server.request("DELETE", `/api/v1/applications/${applicationId}`, {
+      token: owner.token,
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe("invalid_application");
+
+    const { url } = await instance();
+    const deleted = await server.request("DELETE", `/api/v1/projects/${instanceId}`, {
+      token: owner.token,
+    });
+    expect(deleted.status).toBe(200);
+    await expect(fetch(`${url}/settings`)).rejects.toThrow();
+    await expect(stat(join(dataDir, "instances", instanceId))).rejects.toThrow();
+    const storage = await server.db
+      .selectFrom("project_storage")
+      .select("project_id")
+      .where("project_id", "=", instanceId)
+      .execute();
+    expect(storage).toEqual([]);
+    expect((await server.request("GET", `/api/v1/projects/${instanceId}`)).status).toBe(404);
+
+    const events = await server.db
+      .selectFrom("audit_log")
+      .select("event")
+      .where("entity_id", "=", instanceId)
+      .execute();
+    expect(new Set(events.map((e) => e.event))).toEqual(
+      new Set([
+        "project.created",
+        "project.settings.updated",
+        "project.started",
+        "project.stopped",
+        "project.restarted",
+        "project.suspended",
+        "project.deleted",
+      ]),
+    );
+    expect(
+      (
+        await server.request("DELETE", `/api/v1/applications/${applicationId}`, {
+          token: owner.token,
+        })
+      ).status,
+    ).toBe(200);
+  });
+
+  it("goes with its team: deleting the team removes its Node-RED and files", async () => {
+    const team = await server.request("POST", "/api/v1/teams", {
+      token: owner.token,
+      body: { name: "Short-lived" },
+    });
+    const app = await server.request("POST", "/api/v1/applications", {
+      token: owner.token,
+      body: { name: "Temp", teamId: team.body.id },
+    });
+    const created = await server.request("POST", "/api/v1/projects", {
+      token: owner.token,
+      body: { name: "short-lived", applicationId: app.body.id },
+    });
+    const id = created.body.id as string;
+    await waitForState("running", id);
+    const { url } = await instance(id);
+    expect((await fetch(`${url}/settings`)).status).toBe(401);
+
+    const deleted = await server.request("DELETE", `/api/v1/teams/${team.body.id}`, {
+      token: owner.token,
+    });
+    expect(deleted.status).toBe(200);
+    await expect(fetch(`${url}/settings`)).rejects.toThrow();
+    await expect(stat(join(dataDir, "instances", id))).rejects.toThrow();
+    expect((await server.request("GET", `/api/v1/projects/${id}`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,473 @@
+// `flowplane apps` and `flowplane instances`: a team's applications, and the hosted Node-RED
+// instances in them — created, listed, started, stopped, restarted, suspended, their log read or
+// followed, their environment variables set and unset. An instance is named by its id or its name
+// (names are unique on the platform); an application by its id or its name in the team.
+import type { EnvVar, Instance, InstanceSummary } from "@flowplane/contract";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Client } from "../client";
+import type { Context } from "../context";
+import { CliError } from "../errors";
+import { type Column, fields, json, table, when } from "../output";
+import { withExamples } from "./examples";
+import { teamIdOf, withTeam } from "./members";
+import { positiveInteger, withJson } from "./options";
+
+const FOLLOW_INTERVAL_MS = 1000;
+
+interface Row {
+  application: string;
+  instance: InstanceSummary;
+  state: string;
+}
+
+const INSTANCE_COLUMNS: Column<Row>[] = [
+  { header: "ID", value: (row) => row.instance.id },
+  { header: "NAME", value: (row) => row.instance.name },
+  { header: "APPLICATION", value: (row) => row.application },
+  { header: "STATE", value: (row) => row.state },
+  { header: "URL", value: (row) => row.instance.url ?? "-" },
+];
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The id of the instance named by id or name, among the caller's teams' instances. */
+async function instanceIdOf(client: Client, instance: string): Promise<string> {
+  if (UUID.test(instance)) return instance;
+  const { teams } = await client.user.teams.query();
+  for (const team of teams) {
+    const { applications } = await client.applications.ofTeam.query({ teamId: team.id });
+    for (const application of applications) {
+      const found = application.instances.find(
+        (candidate) => candidate.name.toLowerCase() === instance.toLowerCase(),
+      );
+      if (found) return found.id;
+    }
+  }
+  throw new CliError(`no instance named ${instance} in your teams`, "not_found");
+}
+
+/** The id of the application named by id, or by name in the team. */
+async function applicationIdOf(client: Client, application: string, team?: string) {
+  if (team === undefined) return application;
+  const teamId = await teamIdOf(client, team);
+  const { applications } = await client.applications.ofTeam.query({ teamId });
+  return (
+    (
+      applications.find((a) => a.id === application) ??
+      applications.find((a) => a.name.toLowerCase() === application.toLowerCase())
+    )?.id ?? application
+  );
+}
+
+/** `NAME=value` (or `NAME` alone: the value is asked for, as a password is). */
+function assignment(value: string): { name: string; value?: string } {
+  const equals = value.indexOf("=");
+  const name = equals < 0 ? value : value.slice(0, equals);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    throw new InvalidArgumentError(
+      "Not a variable: give NAME=value (letters, digits and '_'), or NAME alone to be asked.",
+    );
+  }
+  return equals < 0 ? { name } : { name, value: value.slice(equals + 1) };
+}
+
+function describe(instance: Instance): string {
+  const own = instance.settings.env.filter((v) => !v.name.startsWith("FF_"));
+  return fields([
+    ["ID", instance.id],
+    ["Name", instance.name],
+    ["State", instance.meta.state],
+    ["Editor", instance.url ?? "- (none while suspended)"],
+    ["Application", `${instance.application.name} (${instance.application.id})`],
+    ["Team", `${instance.team.name} (${instance.team.slug})`],
+    [
+      "Stack",
+      `${instance.stack.label ?? instance.stack.name} (Node-RED ${String(instance.stack.properties.nodered ?? "?")})`,
+    ],
+    [
+      "Variables",
+      own.length === 0
+        ? "none"
+        : own.map((v) => (v.hidden ? `${v.name} (hidden)` : `${v.name}=${v.value}`)).join(", "),
+    ],
+    ["Flows deployed", when(instance.flowLastUpdatedAt, "never")],
+  ]);
+}
+
+type Action = "start" | "stop" | "restart" | "suspend";
+
+const ACTIONS: Record<Action, { summary: string; done: string }> = {
+  start: { summary: "Start an instance (owners)", done: "is running" },
+  stop: { summary: "Stop an instance's Node-RED (owners)", done: "is stopped" },
+  restart: {
+    summary: "Restart an instance's Node-RED: new variables take effect (owners)",
+    done: "restarted",
+  },
+  suspend: {
+    summary: "Suspend an instance: Node-RED stops and gives its address back (owners)",
+    done: "is suspended",
+  },
+};
+
+export function addAppsCommands(program: Command, context: Context): void {
+  const apps = program.command("apps").description("A team's applications");
+
+  withJson(
+    withTeam(
+      withExamples(apps.command("list"), [
+        { does: "List a team's applications and their instances", run: "apps list --team night" },
+      ]).description("A team's applications, with their instances (viewers and up)"),
+    ),
+  ).action(async (options: { team: string; json?: boolean }) => {
+    const { client } = await context.connect();
+    const list = await client.applications.ofTeam.query({
+      teamId: await teamIdOf(client, options.team),
+    });
+    if (options.json) return context.print(json(list));
+    context.print(
+      list.applications.length === 0
+        ? "No applications in this team.\n"
+        : table(list.applications, [
+            { header: "ID", value: (a) => a.id },
+            { header: "NAME", value: (a) => a.name },
+            { header: "INSTANCES", value: (a) => a.instances.map((i) => i.name).join(", ") || "-" },
+            { header: "DESCRIPTION", value: (a) => a.description ?? "" },
+          ]),
+    );
+  });
+
+  withJson(
+    withTeam(
+      withExamples(apps.command("create"), [
+        { does: "Create an application in a team", run: 'apps create "Line 1" --team night' },
+      ])
+        .description("Create an application (owners)")
+        .argument("<name>", "the application's name")
+        .option("--description <text>", "what it is for"),
+    ),
+  ).action(
+    async (name: string, options: { team: string; description?: string; json?: boolean }) => {
+      const { client } = await context.connect();
+      const created = await client.applications.create.mutate({
+        name,
+        teamId: await teamIdOf(client, options.team),
+        description: options.description,
+      });
+      context.print(
+        options.json ? json(created) : `Created application ${created.name} (id ${created.id}).\n`,
+      );
+    },
+  );
+
+  withJson(
+    withExamples(apps.command("delete"), [
+      { does: "Delete an application that has no instances", run: "apps delete <applicationId>" },
+    ])
+      .description("Delete an application; it must have no instances (owners)")
+      .argument("<application>", "the application's id, or its name with --team")
+      .option("--team <team>", "the team, to name the application by its name"),
+  ).action(async (application: string, options: { team?: string; json?: boolean }) => {
+    const { client } = await context.connect();
+    const applicationId = await applicationIdOf(client, application, options.team);
+    const result = await client.applications.delete.mutate({ applicationId });
+    context.print(options.json ? json(result) : `Deleted application ${application}.\n`);
+  });
+}
+
+export function addInstancesCommands(program: Command, context: Context): void {
+  const instances = program
+    .command("instances")
+    .description("Hosted Node-RED instances: create, run, read their logs, set their variables");
+
+  withJson(
+    withTeam(
+      withExamples(instances.command("list"), [
+        {
+          does: "List a team's instances with their state and editor",
+          run: "instances list --team night",
+        },
+      ]).description("A team's instances, with their state and editor URL (viewers and up)"),
+    ),
+  ).action(async (options: { team: string; json?: boolean }) => {
+    const { client } = await context.connect();
+    const teamId = await teamIdOf(client, options.team);
+    const [list, status] = await Promise.all([
+      client.applications.ofTeam.query({ teamId }),
+      client.applications.statusOfTeam.query({ teamId }),
+    ]);
+    const states = new Map(
+      status.applications.flatMap((a) => a.instances.map((i) => [i.id, i.meta.state] as const)),
+    );
+    const rows = list.applications.flatMap((application) =>
+      application.instances.map((instance) => ({
+        application: application.name,
+        instance,
+        state: states.get(instance.id) ?? "unknown",
+      })),
+    );
+    if (options.json) return context.print(json({ count: rows.length, instances: rows }));
+    context.print(
+      rows.length === 0 ? "No instances in this team.\n" : table(rows, INSTANCE_COLUMNS),
+    );
+  });
+
+  withJson(
+    withExamples(instances.command("create"), [
+      {
+        does: "Create an instance in an application; it starts at once",
+        run: "instances create line-one --app <applicationId>",
+      },
+      {
+        does: "The same, naming the application by its name in a team",
+        run: 'instances create line-one --app "Line 1" --team night',
+      },
+    ])
+      .description(
+        "Create an instance (owners); the platform's default type, stack and template unless given",
+      )
+      .argument("<name>", "letters, digits and '-', starting with a letter; unique on the platform")
+      .requiredOption("--app <application>", "the application's id, or its name with --team")
+      .option("--team <team>", "the team, to name the application by its name")
+      .option("--stack <stackId>", "the stack (the Node-RED version)")
+      .option("--type <instanceTypeId>", "the instance type")
+      .option("--template <templateId>", "the template of default settings")
+      .option("--wait", "return once the instance runs"),
+  ).action(
+    async (
+      name: string,
+      options: {
+        app: string;
+        team?: string;
+        stack?: string;
+        type?: string;
+        template?: string;
+        wait?: boolean;
+        json?: boolean;
+      },
+    ) => {
+      const { client } = await context.connect();
+      let created = await client.instances.create.mutate({
+        name,
+        applicationId: await applicationIdOf(client, options.app, options.team),
+        stack: options.stack,
+        projectType: options.type,
+        template: options.template,
+      });
+      if (options.wait) {
+        for (let i = 0; i < 600 && created.meta.state === "starting"; i++) {
+          await sleep(500);
+          created = await client.instances.get.query({ instanceId: created.id });
+        }
+      }
+      context.print(
+        options.json
+          ? json(created)
+          : `Created instance ${created.name} (id ${created.id}): ${created.meta.state}.\n` +
+              `Editor: ${created.url ?? "-"}\n`,
+      );
+    },
+  );
+
+  withJson(
+    withExamples(instances.command("show"), [
+      {
+        does: "Show an instance's state, editor, stack and variables",
+        run: "instances show line-one",
+      },
+    ])
+      .description("An instance: its state, editor URL, stack and variables (viewers and up)")
+      .argument("<instance>", "the instance's id or name"),
+  ).action(async (instance: string, options: { json?: boolean }) => {
+    const { client } = await context.connect();
+    const found = await client.instances.get.query({
+      instanceId: await instanceIdOf(client, instance),
+    });
+    context.print(options.json ? json(found) : describe(found));
+  });
+
+  for (const action of Object.keys(ACTIONS) as Action[]) {
+    withJson(
+      withExamples(instances.command(action), [
+        { does: ACTIONS[action].summary, run: `instances ${action} line-one` },
+      ])
+        .description(`${ACTIONS[action].summary}; returns once it is done`)
+        .argument("<instance>", "the instance's id or name"),
+    ).action(async (instance: string, options: { json?: boolean }) => {
+      const { client } = await context.connect();
+      const instanceId = await instanceIdOf(client, instance);
+      const result = await client.instances[action].mutate({ instanceId });
+      context.print(options.json ? json(result) : `${instance} ${ACTIONS[action].done}.\n`);
+    });
+  }
+
+  withJson(
+    withExamples(instances.command("delete"), [
+      {
+        does: "Delete an instance: its Node-RED, files and flows",
+        run: "instances delete line-one",
+      },
+    ])
+      .description("Delete an instance: its Node-RED stops, its files, flows and log go (owners)")
+      .argument("<instance>", "the instance's id or name"),
+  ).action(async (instance: string, options: { json?: boolean }) => {
+    const { client } = await context.connect();
+    const result = await client.instances.delete.mutate({
+      instanceId: await instanceIdOf(client, instance),
+    });
+    context.print(options.json ? json(result) : `Deleted instance ${instance}.\n`);
+  });
+
+  withJson(
+    withExamples(instances.command("logs"), [
+      { does: "The last 30 lines of an instance's Node-RED log", run: "instances logs line-one" },
+      {
+        does: "Follow the log as Node-RED writes it, until Ctrl-C",
+        run: "instances logs line-one --follow",
+      },
+    ])
+      .description("An instance's Node-RED log, oldest first (viewers and up)")
+      .argument("<instance>", "the instance's id or name")
+      .option("--limit <n>", "how many entries (default 30, at most 1000)", positiveInteger)
+      .option("--follow", "keep printing new entries until Ctrl-C")
+      .addOption(new Option("--max-polls <n>").argParser(positiveInteger).hideHelp())
+      .addOption(new Option("--poll-interval <ms>").argParser(positiveInteger).hideHelp()),
+  ).action(
+    async (
+      instance: string,
+      options: {
+        limit?: number;
+        follow?: boolean;
+        json?: boolean;
+        maxPolls?: number;
+        pollInterval?: number;
+      },
+    ) => {
+      const { client } = await context.connect();
+      const instanceId = await instanceIdOf(client, instance);
+      const print = (entries: { ts: number; level: string; msg: string }[]) => {
+        for (const entry of entries) {
+          context.print(
+            options.json
+              ? `${JSON.stringify(entry)}\n`
+              : `${new Date(entry.ts).toISOString().replace("T", " ").slice(0, 23)}  ${entry.level.padEnd(6)} ${entry.msg}\n`,
+          );
+        }
+      };
+      const page = await client.instances.logs.query({ instanceId, limit: options.limit });
+      if (options.json && !options.follow) return context.print(json(page));
+      print(page.log);
+      if (!options.follow) return;
+      let cursor = page.meta.next_cursor;
+      for (let poll = 0; options.maxPolls === undefined || poll < options.maxPolls; poll++) {
+        await sleep(options.pollInterval ?? FOLLOW_INTERVAL_MS);
+        const next = await client.instances.logs.query({ instanceId, cursor, limit: 1000 });
+        print(next.log);
+        cursor = next.meta.next_cursor ?? cursor;
+      }
+    },
+  );
+
+  const env = instances
+    .command("env")
+    .description("An instance's environment variables (members and owners change them)");
+
+  withJson(
+    withExamples(env.command("list"), [
+      {
+        does: "List an instance's variables (hidden values blank)",
+        run: "instances env list line-one",
+      },
+    ])
+      .description("An instance's variables, and the platform's FF_* ones (viewers and up)")
+      .argument("<instance>", "the instance's id or name"),
+  ).action(async (instance: string, options: { json?: boolean }) => {
+    const { client } = await context.connect();
+    const found = await client.instances.get.query({
+      instanceId: await instanceIdOf(client, instance),
+    });
+    if (options.json) return context.print(json(found.settings.env));
+    context.print(
+      table(found.settings.env, [
+        { header: "NAME", value: (v) => v.name },
+        { header: "VALUE", value: (v) => (v.hidden ? "(hidden)" : v.value) },
+      ]),
+    );
+  });
+
+  withJson(
+    withExamples(env.command("set"), [
+      {
+        does: "Set variables; restart the instance for Node-RED to see them",
+        run: "instances env set line-one GREETING=hello LEVEL=3",
+      },
+      {
+        does: "Set a hidden variable, its value asked for (or read from stdin)",
+        run: "instances env set line-one API_KEY --hidden",
+      },
+    ])
+      .description(
+        "Set variables (members and owners); they reach Node-RED when it next starts (`instances restart`)",
+      )
+      .argument("<instance>", "the instance's id or name")
+      .argument(
+        "<assignments...>",
+        "NAME=value, or NAME alone to be asked for its value",
+        (value, previous: { name: string; value?: string }[] = []) => [
+          ...previous,
+          assignment(value),
+        ],
+      )
+      .option("--hidden", "never show the values again (the API returns them blank)"),
+  ).action(
+    async (
+      instance: string,
+      assignments: { name: string; value?: string }[],
+      options: { hidden?: boolean; json?: boolean },
+    ) => {
+      const { client } = await context.connect();
+      const instanceId = await instanceIdOf(client, instance);
+      const found = await client.instances.get.query({ instanceId });
+      const env: EnvVar[] = found.settings.env.filter((v) => !v.name.startsWith("FF_"));
+      for (const { name, value } of assignments) {
+        const given = value ?? (await context.readSecret(`Value of ${name}: `));
+        const entry = { name, value: given, hidden: options.hidden ?? false };
+        const at = env.findIndex((v) => v.name === name);
+        if (at >= 0) env[at] = entry;
+        else env.push(entry);
+      }
+      const updated = await client.instances.update.mutate({ instanceId, settings: { env } });
+      context.print(
+        options.json
+          ? json(updated.settings.env)
+          : `Set ${assignments.map((a) => a.name).join(", ")} on ${instance}; restart it for Node-RED to see them.\n`,
+      );
+    },
+  );
+
+  withJson(
+    withExamples(env.command("unset"), [
+      { does: "Remove variables from an instance", run: "instances env unset line-one GREETING" },
+    ])
+      .description("Remove variables (members and owners); Node-RED sees it when it next starts")
+      .argument("<instance>", "the instance's id or name")
+      .argument("<names...>", "the variables' names"),
+  ).action(async (instance: string, names: string[], options: { json?: boolean }) => {
+    const { client } = await context.connect();
+    const instanceId = await instanceIdOf(client, instance);
+    const found = await client.instances.get.query({ instanceId });
+    const missing = names.filter((name) => !found.settings.env.some((v) => v.name === name));
+    if (missing.length > 0) {
+      throw new CliError(`${instance} has no variable ${missing.join(", ")}`, "not_found");
+    }
+    const env = found.settings.env.filter(
+      (v) => !v.name.startsWith("FF_") && !names.includes(v.name),
+    );
+    const updated = await client.instances.update.mutate({ instanceId, settings: { env } });
+    context.print(
+      options.json
+        ? json(updated.settings.env)
+        : `Removed ${names.join(", ")} from ${instance}; restart it for Node-RED to see it.\n`,
+    );
+  });
+}
