@@ -316,6 +316,27 @@ describe("FlowFuse's optional limits", () => {
     });
     expect(others.status, others.text).toBe(200);
 
+    // Probing instance names (an owner of a team may): FlowFuse limits it too.
+    const team = await server.request("POST", "/api/v1/teams", {
+      token: other.token,
+      body: { name: "Probe" },
+    });
+    expect(team.status, team.text).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      const reply = await server.request("POST", "/api/v1/projects/check-name", {
+        token: other.token,
+        body: { name: `free-${i}` },
+      });
+      expect(reply.status, reply.text).toBe(200);
+    }
+    expectTooMany(
+      await server.request("POST", "/api/v1/projects/check-name", {
+        token: other.token,
+        body: { name: "free-6" },
+      }),
+      30,
+    );
+
     // With the global limit on, any operation can be refused, and the document says so.
     for (const methods of Object.values(server.document.paths)) {
       for (const operation of Object.values(methods))

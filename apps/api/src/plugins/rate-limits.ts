@@ -28,7 +28,7 @@ export interface RateLimitOptions {
   enabled?: boolean;
   /** Requests per token, session or anonymous client address (default 1000 per 60 s). */
   global?: Limit;
-  /** PUT /user and POST /user/tokens, each per user (default 5 per 30 s). */
+  /** PUT /user, POST /user/tokens and POST /projects/check-name, each per user (default 5 per 30 s). */
   routes?: Limit;
   /** Failed sign-ins per username; always on (default 5 per 30 s, FlowFuse's figure). */
   signIn?: Limit;
@@ -58,6 +58,8 @@ const PROCEDURE_LIMITS: Record<string, { limit: "passwordChange" | "routes"; alw
   "user.changePassword": { limit: "passwordChange", always: true },
   "user.update": { limit: "routes", always: false },
   "token.create": { limit: "routes", always: false },
+  // FlowFuse limits POST /projects/check-name (a way to probe names) to 6 per 30 s.
+  "instances.checkName": { limit: "routes", always: false },
 };
 
 /** The error of a wrong current password (routers/user.ts): what the password limit counts. */
