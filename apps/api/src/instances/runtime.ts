@@ -129,7 +129,17 @@ export class InstanceRuntime {
   async created(id: string): Promise<void> {
     const project = await findProject(this.options.db, id);
     if (!project) return;
-    await this.options.driver.create(await this.spec(project, ""));
+    try {
+      await this.options.driver.create(await this.spec(project, ""));
+    } catch (error) {
+      // Recorded all the same: it shows what the runtime reports, and `start` tries again.
+      this.options.log.error(
+        { err: error, instanceId: id },
+        "the runtime could not create an instance",
+      );
+      await finishProjectAction(this.options.db, id, "running");
+      return;
+    }
     void this.run(id, "start")
       .then(() => finishProjectAction(this.options.db, id, "running"))
       .catch(async (error: unknown) => {
