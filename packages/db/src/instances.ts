@@ -325,7 +325,7 @@ export async function findProjectByToken(
 
 // ---- What Node-RED stores ----
 
-export type StorageKind = "flows" | "credentials" | "settings" | "sessions";
+export type StorageKind = "flows" | "credentials" | "settings";
 
 export async function readProjectStorage(
   db: Kysely<Database>,

@@ -218,7 +218,6 @@ export interface ProjectStorageTable {
   flows: Json<unknown[]>;
   credentials: Json;
   settings: Json;
-  sessions: Json;
   library: Json<Record<string, { meta: Record<string, unknown>; body: string }>>;
   flows_updated_at: Date | null;
 }

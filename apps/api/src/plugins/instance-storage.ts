@@ -1,6 +1,6 @@
 // What a hosted instance's Node-RED calls (packages/runtime/src/local/platform.cjs), under
-// /storage/<instanceId>/ as FlowFuse's storage API: its flows, credentials, settings, sessions
-// and library, kept in the platform's database; and its editor's sign-in, decided here. Every
+// /storage/<instanceId>/ as FlowFuse's storage API: its flows, credentials, settings and library,
+// kept in the platform's database (never the editor's session tokens: they stay in Node-RED); and its editor's sign-in, decided here. Every
 // call needs the instance's own token (`fpi_…`, a new one for each start of its Node-RED), which
 // reaches this instance's routes and nothing else. Not in the OpenAPI document: not for people.
 import { bearerToken, parseToken, tokenDigest, tokenReachesTeam } from "@flowplane/auth";
@@ -37,7 +37,6 @@ const KINDS: Record<string, { kind: StorageKind; schema: z.ZodType }> = {
   flows: { kind: "flows", schema: z.array(z.unknown()) },
   credentials: { kind: "credentials", schema: z.record(z.string(), z.unknown()) },
   settings: { kind: "settings", schema: z.record(z.string(), z.unknown()) },
-  sessions: { kind: "sessions", schema: z.record(z.string(), z.unknown()) },
 };
 
 const LibraryType = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
@@ -110,7 +109,8 @@ export async function instanceStoragePlugin(app: FastifyInstance, opts: Instance
     const path = parse(LibraryPath, (request.query as { path?: string }).path ?? "");
     const entries = await readLibraryEntries(opts.db, project.id);
     const file = entries[`${type}/${path}`];
-    if (file && path !== "") return reply.send(file.body);
+    // JSON, as every answer here: the client parses it back to the body's text.
+    if (file && path !== "") return reply.type("application/json").send(JSON.stringify(file.body));
     const prefix = `${type}/${path === "" || path.endsWith("/") ? path : `${path}/`}`;
     const dirs = new Set<string>();
     const files: Record<string, unknown>[] = [];

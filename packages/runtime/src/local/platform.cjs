@@ -1,5 +1,5 @@
-// What connects a Node-RED to the platform: its storage module (flows, credentials, settings,
-// sessions and library live in the platform's database, reached through /storage/<instanceId>/…)
+// What connects a Node-RED to the platform: its storage module (flows, credentials, settings and
+// library live in the platform's database, reached through /storage/<instanceId>/…)
 // and its editor's sign-in (adminAuth: a Flowplane username and password, or a Flowplane token
 // as a bearer header; the platform decides who gets in and with what rights). Every call carries
 // the instance's own token, which reaches nothing but this instance's storage routes.
@@ -44,8 +44,10 @@ function connect(options) {
     saveCredentials: (credentials) => call("POST", "/credentials", credentials),
     getSettings: async () => (await call("GET", "/settings")) ?? {},
     saveSettings: (settings) => call("POST", "/settings", settings),
-    getSessions: async () => (await call("GET", "/sessions")) ?? {},
-    saveSessions: (sessions) => call("POST", "/sessions", sessions),
+    // The editor's session tokens stay in this process: no token value is stored anywhere (a
+    // restarted Node-RED asks people to sign in again; Flowplane tokens are not affected).
+    getSessions: async () => ({}),
+    saveSessions: async () => {},
     getLibraryEntry: async (type, path) => {
       const query = new URLSearchParams({ path: path ?? "" });
       const entry = await call("GET", `/library/${encodeURIComponent(type)}?${query}`);
