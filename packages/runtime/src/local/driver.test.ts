@@ -175,6 +175,9 @@ describe("the local driver", { timeout: 120_000 }, () => {
       level: "system",
       msg: "Node-RED exited unexpectedly (killed by SIGKILL)",
     });
+    // Asked to stop, a crashed instance is stopped.
+    await driver.stop(id);
+    expect(await driver.status(id)).toEqual({ state: "stopped", url: crashed[1].url });
   });
 
   it("serializes calls on one instance: start, stop and start at once end running", async () => {

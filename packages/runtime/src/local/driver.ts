@@ -303,7 +303,9 @@ export class LocalDriver implements Driver {
   private async stopNow(instance: Instance): Promise<void> {
     const child = instance.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) {
-      if (instance.state !== "absent" && instance.state !== "crashed") {
+      // Nothing runs: asked to stop, a crashed instance is now simply stopped.
+      if (instance.state !== "absent") {
+        instance.detail = undefined;
         this.setState(instance, "stopped");
       }
       return;
