@@ -1,0 +1,64 @@
+// The served OpenAPI document is what clients generate code from: a change to it must be meant.
+// This compares the document served now with the copy saved in test/openapi/, keys sorted (the
+// order of paths and fields is not part of the contract). After an intended change to the API,
+// save the new copy with `pnpm --filter @flowplane/api exec vitest run test/openapi-document.test.ts -u`
+// and review its diff.
+import { afterAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./harness";
+
+/** The document with every object's keys in order; arrays keep theirs (it can mean something). */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]),
+  );
+}
+
+const text = (value: unknown) => `${JSON.stringify(sortedKeys(value), null, 2)}\n`;
+
+/** "METHOD path" of every operation that declares a 429. */
+const rateLimitedOperations = (server: TestServer) =>
+  Object.entries(server.document.paths)
+    .flatMap(([path, methods]) =>
+      Object.entries(methods)
+        .filter(([, operation]) => "429" in operation.responses)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    )
+    .sort();
+
+describe("the served OpenAPI document", () => {
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+  });
+
+  it("is the saved one", async () => {
+    const server = await startServer();
+    servers.push(server);
+    await expect(text(server.document)).toMatchFileSnapshot("./openapi/document.json");
+    await expect(text(rateLimitedOperations(server))).toMatchFileSnapshot(
+      "./openapi/rate-limited-operations.json",
+    );
+  });
+
+  it("declares 429 on every operation with FlowFuse's optional rate limits on, else the same", async () => {
+    const [plain, limited] = await Promise.all([
+      startServer(),
+      startServer({ rateLimits: { enabled: true } }),
+    ]);
+    servers.push(plain, limited);
+    const paths = (server: TestServer) => Object.keys(server.document.paths).sort();
+    expect(paths(limited)).toEqual(paths(plain));
+    for (const [path, methods] of Object.entries(limited.document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        expect(operation.responses, `${method} ${path}`).toHaveProperty("429");
+        const { 429: _limited, ...others } = operation.responses;
+        const { 429: _plain, ...plainOthers } = plain.document.paths[path]![method]!.responses;
+        expect(others, `${method} ${path}`).toEqual(plainOthers);
+      }
+    }
+  });
+});
