@@ -4,9 +4,9 @@ import { type Permission, PERMISSIONS, whoMay } from "@flowplane/auth";
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { format, resolveConfig } from "prettier";
-import { restRoutes } from "../src/rest";
-import { appRouter } from "../src/routers/index";
-import type { Meta } from "../src/trpc";
+import { restRoutes } from "../src/core/rest";
+import { appRouter } from "../src/router";
+import type { Meta } from "../src/core/trpc";
 
 export const PERMISSIONS_DOC = fileURLToPath(
   new URL("../../../docs/permissions.md", import.meta.url),

@@ -1,5 +1,5 @@
 // What other packages may import: the router type for typed tRPC clients, and the server itself.
-export type { AppRouter } from "./routers/index";
+export type { AppRouter } from "./router";
 export { buildApp, createLogger, type AppOptions } from "./app";
 export {
   ensureInitialAdmin,

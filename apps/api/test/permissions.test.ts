@@ -8,9 +8,9 @@ import {
   PERMISSIONS_DOC_COMMAND,
   permissionsDoc,
 } from "../scripts/permissions-doc";
-import { restRoutes } from "../src/rest";
-import { appRouter } from "../src/routers/index";
-import type { Meta } from "../src/trpc";
+import { restRoutes } from "../src/core/rest";
+import { appRouter } from "../src/router";
+import type { Meta } from "../src/core/trpc";
 
 /** Permissions in the matrix that no procedure declares yet, and the area that will. */
 const RESERVED: Partial<Record<Permission, string>> = {};

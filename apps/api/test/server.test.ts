@@ -1,7 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { restRoutes } from "../src/rest";
-import { appRouter } from "../src/routers/index";
+import { restRoutes } from "../src/core/rest";
+import { appRouter } from "../src/router";
 import { startServer, type TestServer } from "./harness";
 
 let server: TestServer;

@@ -193,3 +193,10 @@ export class BrokerAccess {
     return row.acls;
   }
 }
+
+declare module "../core/trpc" {
+  interface Context {
+    /** The team broker's access service: told of every client change (none: BROKER_MODE=off). */
+    broker?: BrokerAccess;
+  }
+}

@@ -20,7 +20,7 @@ import {
 import type { Driver, InstanceSpec, RuntimeStatus } from "@flowplane/runtime";
 import type { FastifyBaseLogger } from "fastify";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ApiError, notFound } from "../errors";
+import { ApiError, notFound } from "../core/errors";
 
 export type Action = "start" | "stop" | "restart" | "suspend";
 
@@ -277,4 +277,11 @@ export function metaState(
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+declare module "../core/trpc" {
+  interface Context {
+    /** Runs hosted instances (none: no driver configured). */
+    instances?: InstanceRuntime;
+  }
 }

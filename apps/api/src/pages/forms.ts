@@ -1,7 +1,7 @@
 // What a page shows when a form fails: the API's own error message, and its per-field messages
 // beside the fields they name.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { ApiError, toErrorResponse } from "../errors";
+import { ApiError, toErrorResponse } from "../core/errors";
 
 export interface FormError {
   status: number;

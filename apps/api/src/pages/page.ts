@@ -1,19 +1,20 @@
-// What every page route shares: rendering with the layout's data, the signed-in guard, and a
-// tRPC caller, so that pages run the API's own procedures (permissions, validation, audit).
-import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Identity } from "../authentication";
-import type { AccountOptions } from "../plugins/account";
-import { appRouter } from "../routers/index";
-import type { Context } from "../trpc";
+// What every page route shares: rendering with the layout's data, and the signed-in guard. An
+// area's pages call the API's own procedures through a tRPC caller of their own, so permissions,
+// validation, rate limits and audit entries are the API's.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Identity } from "../core/authenticator";
 import { withNext } from "./next";
 import type { PageRenderer } from "./render";
 
 export interface PageDeps {
   renderer: PageRenderer;
-  /** The account plugin's options: the session settings and the sign-in limits. */
-  account: AccountOptions;
-  context: (request: FastifyRequest) => Context;
 }
+
+/**
+ * An area's page routes, added inside the pages plugin (plugins/pages.ts): URL-encoded forms,
+ * the session read from the cookie, forms from other origins refused, failures shown as pages.
+ */
+export type PageRoutes = (app: FastifyInstance, deps: PageDeps) => void;
 
 /** The signed-in user of a page request, as the layout shows them. */
 export function viewer(request: FastifyRequest) {
@@ -31,11 +32,6 @@ export function sendPage(
 ) {
   const html = deps.renderer.render(template, { user: viewer(request), ...data });
   return reply.code(status).type("text/html; charset=utf-8").send(html);
-}
-
-/** The API's procedures, called as the signed-in user of this request. */
-export function callerOf(deps: PageDeps, request: FastifyRequest) {
-  return appRouter.createCaller(deps.context(request));
 }
 
 /**

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Eta } from "eta";
-import { API_CSP } from "../plugins/security";
+import { API_CSP } from "../core/security-policy";
 
 /** The directory of the nearest package.json above this module (apps/api, from src/ or dist/). */
 function packageRoot(): string {
@@ -20,7 +20,8 @@ function packageRoot(): string {
   return dir;
 }
 
-const PAGES_DIR = join(packageRoot(), "src", "pages");
+/** The sources: templates are named by their path under it (`accounts/pages/sign-in`). */
+const SOURCE_DIR = join(packageRoot(), "src");
 
 /** Pages load their own script, styles and images, call only this origin and post only to it. */
 export const PAGE_CSP = {
@@ -60,7 +61,7 @@ const TYPES: Record<string, string> = {
 
 /** Every file of src/pages/assets, read once. */
 export function loadAssets(): Map<string, Asset> {
-  const dir = join(PAGES_DIR, "assets");
+  const dir = join(SOURCE_DIR, "pages", "assets");
   const assets = new Map<string, Asset>();
   for (const name of readdirSync(dir)) {
     const type = TYPES[extname(name)];
@@ -74,7 +75,8 @@ export function loadAssets(): Map<string, Asset> {
 
 export class PageRenderer {
   private readonly eta = new Eta({
-    views: join(PAGES_DIR, "templates"),
+    // The shared layout and partials are in pages/templates/, an area's pages beside its code.
+    views: SOURCE_DIR,
     autoEscape: true,
     // Compiled once per template; the files do not change while the server runs.
     cache: true,
@@ -87,7 +89,10 @@ export class PageRenderer {
     );
   }
 
-  /** The HTML of a template, given the data it reads as `it` (plus `it.asset(name)`). */
+  /**
+   * The HTML of a template (its path under src/, without `.eta`), given the data it reads as
+   * `it` (plus `it.asset(name)`).
+   */
   render(template: string, data: object): string {
     return this.eta.render(template, {
       ...data,

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import Negotiator from "negotiator";
 import type { OpenAPIObject } from "trpc-to-openapi";
-import { API_CSP } from "./security";
+import { API_CSP } from "../core/security-policy";
 
 interface ViewerPage {
   html: string;

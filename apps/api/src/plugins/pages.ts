@@ -1,35 +1,29 @@
-// The web pages a person uses: sign-in, Profile, Security (personal access tokens) and the forced
-// new-password page, rendered on the server; and their static assets under /assets/ (open: they
-// carry no data). Pages read the session cookie themselves (the API's hook covers only /api/ and
-// /account/), take URL-encoded forms (in this plugin only: the API still refuses all but JSON), and
-// refuse a form POSTed from another origin.
+// The web pages a person uses, rendered on the server (pages/ renders; each area adds its own page
+// routes: the accounts area's sign-in and settings), and their static assets under /assets/ (open:
+// they carry no data). Pages read the session cookie themselves (the authentication plugin covers
+// only /api/ and /account/), take URL-encoded forms (in this plugin only: the API still refuses
+// all but JSON), and refuse a form POSTed from another origin.
 import formbody from "@fastify/formbody";
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Authenticator } from "../authentication";
-import { notFound } from "../errors";
+import type { FastifyInstance } from "fastify";
+import type { Authenticator } from "../core/authenticator";
+import { notFound } from "../core/errors";
 import { formError } from "../pages/forms";
-import { type PageDeps, sendPage } from "../pages/page";
+import { type PageDeps, type PageRoutes, sendPage } from "../pages/page";
 import { loadAssets, PageRenderer } from "../pages/render";
-import { settingsPages } from "../pages/settings";
-import { signInPages } from "../pages/sign-in";
-import type { Context } from "../trpc";
-import { type AccountOptions, SESSION_COOKIE } from "./account";
 
 export interface PagesOptions {
-  account: AccountOptions;
   authenticator: Authenticator;
-  /** The tRPC context of a request whose `auth` is set (the one the REST routes use). */
-  context: (request: FastifyRequest) => Context;
+  baseUrl: string;
+  /** The name of the cookie that holds a signed-in browser's session. */
+  sessionCookie: string;
+  /** The areas' page routes. */
+  pages: PageRoutes[];
 }
 
 export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
   const assets = loadAssets();
-  const deps: PageDeps = {
-    renderer: new PageRenderer(assets),
-    account: options.account,
-    context: options.context,
-  };
-  const ownOrigin = new URL(options.account.baseUrl).origin;
+  const deps: PageDeps = { renderer: new PageRenderer(assets) };
+  const ownOrigin = new URL(options.baseUrl).origin;
 
   // Asset URLs carry their content's hash (`?v=`), so a browser may keep them for good.
   app.get<{ Params: { name: string }; Querystring: { v?: string } }>(
@@ -62,7 +56,7 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
         deps,
         request,
         reply,
-        "error",
+        "pages/templates/error",
         {
           title: failed.status >= 500 ? "Something went wrong" : "Request refused",
           message: failed.message,
@@ -72,7 +66,7 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
     });
 
     pages.addHook("onRequest", async (request, reply) => {
-      const sid = request.cookies[SESSION_COOKIE];
+      const sid = request.cookies[options.sessionCookie];
       if (sid !== undefined) {
         const authenticated = await options.authenticator.authenticate(undefined, undefined, sid);
         request.auth = authenticated?.identity;
@@ -86,7 +80,7 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
             deps,
             request,
             reply,
-            "error",
+            "pages/templates/error",
             {
               title: "Request refused",
               message: "This form was sent from another site, so it was refused. Nothing changed.",
@@ -97,7 +91,6 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
       }
     });
 
-    signInPages(pages, deps);
-    settingsPages(pages, deps);
+    for (const routes of options.pages) routes(pages, deps);
   });
 }

@@ -15,7 +15,8 @@ import rateLimit, {
 } from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Redis } from "ioredis";
-import { ApiError } from "../errors";
+import { ApiError } from "../core/errors";
+import type { SignInLimits } from "../core/limits";
 
 /** At most `max` in a window of `windowMs` (fixed windows, as the plugin counts). */
 export interface Limit {
@@ -78,17 +79,6 @@ const MESSAGES = {
  * keep more, so that an attacker cannot cheaply push a username's count out with other names.
  */
 const CACHE = { default: 10_000, signIn: 50_000 };
-
-/** For every way of signing in (POST /account/login, the sign-in page): one count for all. */
-export interface SignInLimits {
-  /**
-   * Runs a sign-in attempt (`run` throws a 401 for wrong credentials) unless the client address
-   * made too many attempts or `username` failed too often (then 429). Every attempt counts
-   * against the address; only a failed one against the username, so signing in often does not
-   * lock a user out.
-   */
-  attempt<T>(request: FastifyRequest, username: string, run: () => Promise<T>): Promise<T>;
-}
 
 export interface RateLimits {
   /**

@@ -8,19 +8,12 @@ import helmet from "@fastify/helmet";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import fp from "fastify-plugin";
 import helmetHeaders from "helmet";
+import { API_CSP } from "../core/security-policy";
 
 export interface SecurityOptions {
   /** Origins allowed to call the API from a browser; none (the default): no CORS headers. */
   corsOrigins?: string[];
 }
-
-/** The policy of every reply that is not a page: load nothing, be framed by nothing. */
-export const API_CSP = {
-  defaultSrc: ["'none'"],
-  frameAncestors: ["'none'"],
-  baseUri: ["'none'"],
-  formAction: ["'none'"],
-};
 
 function helmetOptions(opts: SecurityOptions) {
   return {

@@ -1,0 +1,70 @@
+// GET/POST /sign-in: a plain form (works without script) that checks the credentials and starts a
+// session as POST /account/login does, then goes on to `next` — through the new-password page first
+// when the password has expired. GET /sign-out: a page with the sign-out button.
+import { LoginInput } from "@flowplane/contract";
+import type { FastifyInstance } from "fastify";
+import { validationError } from "../../core/errors";
+import { checkCredentials, startSession } from "../sessions";
+import { field, formError } from "../../pages/forms";
+import { safeNext, withNext } from "../../pages/next";
+import { sendPage } from "../../pages/page";
+import type { AccountPageDeps as PageDeps } from "./caller";
+import { pageRoute } from "../../pages/render";
+
+export function signInPages(app: FastifyInstance, deps: PageDeps) {
+  app.get("/sign-in", pageRoute, async (request, reply) => {
+    const next = safeNext((request.query as { next?: unknown }).next);
+    const auth = request.auth;
+    if (auth) {
+      return reply.redirect(
+        auth.passwordExpired ? withNext("/settings/password", next) : next,
+        303,
+      );
+    }
+    return sendPage(deps, request, reply, "accounts/pages/sign-in", {
+      title: "Sign in",
+      next,
+      username: "",
+    });
+  });
+
+  // The same limits as POST /account/login: attempts per client address, failures per username.
+  const limits = deps.account.signInLimits;
+  app.post("/sign-in", pageRoute, async (request, reply) => {
+    const next = safeNext(field(request.body, "next"));
+    const username = field(request.body, "username") ?? "";
+    try {
+      const parsed = LoginInput.safeParse({
+        username: username.trim(),
+        password: field(request.body, "password") ?? "",
+      });
+      if (!parsed.success) throw validationError(parsed.error);
+      const { username: login, password } = parsed.data;
+      const user = await limits.attempt(request, login, () =>
+        checkCredentials(deps.account.db, login, password),
+      );
+      await startSession(reply, deps.account, user);
+      return reply.redirect(
+        user.password_expired ? withNext("/settings/password", next) : next,
+        303,
+      );
+    } catch (error) {
+      const failed = formError(request, reply, error);
+      // A blank field is the same mistake as a wrong one, said plainly.
+      if (failed.code === "invalid_request") failed.message = "Enter your username and password.";
+      return sendPage(
+        deps,
+        request,
+        reply,
+        "accounts/pages/sign-in",
+        { title: "Sign in", next, username, error: failed },
+        failed.status,
+      );
+    }
+  });
+
+  app.get("/sign-out", pageRoute, async (request, reply) => {
+    if (!request.auth) return reply.redirect("/sign-in", 303);
+    return sendPage(deps, request, reply, "accounts/pages/sign-out", { title: "Sign out" });
+  });
+}

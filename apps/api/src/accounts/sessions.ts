@@ -1,0 +1,103 @@
+// Sign-in and sign-out (FlowFuse's /account/login and /account/logout): a server-side session whose
+// value goes to the browser in an HttpOnly cookie and whose digest is kept in the database.
+import { generateToken, tokenDigest, verifyPassword } from "@flowplane/auth";
+import { LoginInput } from "@flowplane/contract";
+import {
+  type Db,
+  deleteSession,
+  findUserByLogin,
+  insertSession,
+  recordAudit,
+  type UserRow,
+} from "@flowplane/db";
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { ApiError, validationError } from "../core/errors";
+import type { SignInLimits } from "../core/limits";
+
+export const SESSION_COOKIE = "sid";
+
+export interface SessionOptions {
+  db: Db;
+  tokenSecret: string;
+  baseUrl: string;
+  sessionMaxAgeMs: number;
+  /** Sign-in attempts per client address, failures per username (plugins/rate-limits.ts). */
+  signInLimits: SignInLimits;
+}
+
+/** The same reply, in about the same time, for an unknown user and a wrong password. */
+const badCredentials = () => new ApiError(401, "unauthorized", "Wrong username or password");
+
+/**
+ * Checks a username (or email) and password. Unknown users are checked against a decoy hash, so
+ * the time does not tell them apart from a wrong password. Suspended users are refused only once
+ * their password is right.
+ */
+export async function checkCredentials(db: Db, login: string, password: string): Promise<UserRow> {
+  const user = await findUserByLogin(db, login);
+  const valid = await verifyPassword(password, user?.password_hash);
+  if (!user || !valid) throw badCredentials();
+  if (user.suspended) throw new ApiError(403, "user_suspended", "This account is suspended");
+  return user;
+}
+
+/** Starts a session for the user: its row and audit entry, and the cookie on the reply. */
+export async function startSession(
+  reply: FastifyReply,
+  options: SessionOptions,
+  user: UserRow,
+): Promise<void> {
+  const value = generateToken("session");
+  const expiresAt = new Date(Date.now() + options.sessionMaxAgeMs);
+  await options.db.transaction().execute(async (trx) => {
+    await insertSession(trx, {
+      userId: user.id,
+      digest: tokenDigest(options.tokenSecret, value),
+      expiresAt,
+    });
+    await recordAudit(trx, {
+      event: "account.login",
+      entity: { type: "user", id: user.id },
+      actor: { userId: user.id, tokenId: null },
+      body: { user: { id: user.id, username: user.username } },
+    });
+  });
+  reply.setCookie(SESSION_COOKIE, value, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "lax",
+    secure: options.baseUrl.startsWith("https:"),
+    expires: expiresAt,
+  });
+}
+
+/** POST /account/login and /account/logout. */
+export async function sessionRoutes(app: FastifyInstance, options: SessionOptions) {
+  app.post("/account/login", async (request, reply) => {
+    const parsed = LoginInput.safeParse(request.body ?? {});
+    if (!parsed.success) throw validationError(parsed.error);
+    const { username, password } = parsed.data;
+    const user = await options.signInLimits.attempt(request, username, () =>
+      checkCredentials(options.db, username, password),
+    );
+    await startSession(reply, options, user);
+    return { status: "okay", ...(user.password_expired ? { password_expired: true } : {}) };
+  });
+
+  app.post("/account/logout", async (request, reply) => {
+    const session = request.auth?.kind === "session" ? request.auth : undefined;
+    if (session) {
+      await options.db.transaction().execute(async (trx) => {
+        await deleteSession(trx, session.id);
+        await recordAudit(trx, {
+          event: "account.logout",
+          entity: { type: "user", id: session.userId },
+          actor: { userId: session.userId, tokenId: null },
+          body: { user: { id: session.userId, username: session.username } },
+        });
+      });
+    }
+    reply.clearCookie(SESSION_COOKIE, { path: "/" });
+    return { status: "okay" };
+  });
+}

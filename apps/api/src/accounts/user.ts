@@ -1,0 +1,150 @@
+// The caller's own account: GET/PUT/DELETE /user, the password, and GET /user/teams.
+import { hashPassword, verifyPassword } from "@flowplane/auth";
+import {
+  ChangePasswordInput,
+  Status,
+  UpdateCurrentUserInput,
+  User,
+  UserTeamList,
+} from "@flowplane/contract";
+import {
+  deleteUserSessions,
+  findUser,
+  listUserTeams,
+  recordAudit,
+  updateUser,
+} from "@flowplane/db";
+import { z } from "zod";
+import { changeAccount, checkPassword, deleteAccount } from "./rules";
+import { ApiError } from "../core/errors";
+import { actorOf, type Context, procedure, router } from "../core/trpc";
+import { userTeamView, userView } from "./views";
+
+async function caller(ctx: Context) {
+  const user = await findUser(ctx.db, ctx.auth.userId);
+  // Authentication joined the user a moment ago; only a concurrent delete gets here.
+  if (!user) throw new Error("caller vanished");
+  return user;
+}
+
+export const userRouter = router({
+  me: procedure
+    .meta({
+      permission: "user:read",
+      allowExpiredPassword: true,
+      openapi: { method: "GET", path: "/api/v1/user", tags: ["User"], summary: "The caller" },
+    })
+    .input(z.void())
+    .output(User)
+    .query(async ({ ctx }) => userView(await caller(ctx), ctx.baseUrl)),
+
+  update: procedure
+    .meta({
+      permission: "user:edit",
+      openapi: {
+        method: "PUT",
+        path: "/api/v1/user",
+        tags: ["User"],
+        summary: "Change your name, username, email or default team",
+        description:
+          "A taken username is 400 `invalid_username`, a taken email 400 `invalid_email`, a default team you are not a member of 400 `invalid_team`.",
+      },
+    })
+    .input(UpdateCurrentUserInput)
+    .output(User)
+    .mutation(async ({ ctx, input }) =>
+      userView(await changeAccount(ctx, ctx.auth.userId, input), ctx.baseUrl),
+    ),
+
+  changePassword: procedure
+    .meta({
+      permission: "user:edit",
+      allowExpiredPassword: true,
+      openapi: {
+        method: "PUT",
+        path: "/api/v1/user/change_password",
+        tags: ["User"],
+        summary: "Change your password",
+        description:
+          "A wrong `old_password` is 400 `password_change_failed`, a weak new one 400 `password_change_failed_too_weak`. Every other session of yours ends; your tokens keep working.",
+      },
+    })
+    .input(ChangePasswordInput)
+    .output(Status)
+    .mutation(async ({ ctx, input }) => {
+      const user = await caller(ctx);
+      if (!(await verifyPassword(input.old_password, user.password_hash))) {
+        throw new ApiError(400, "password_change_failed", "The current password is wrong", [
+          { path: "old_password", message: "Wrong password" },
+        ]);
+      }
+      checkPassword(input.password, user, "password_change_failed_too_weak");
+      if (input.password === input.old_password) {
+        throw new ApiError(
+          400,
+          "password_change_failed_too_weak",
+          "The new password must differ from the old one",
+          [{ path: "password", message: "Same as the old one" }],
+        );
+      }
+      const passwordHash = await hashPassword(input.password);
+      await ctx.db.transaction().execute(async (trx) => {
+        await updateUser(trx, user.id, { password_hash: passwordHash, password_expired: false });
+        // Anyone signed in with the old password is signed out; this browser stays signed in.
+        await deleteUserSessions(
+          trx,
+          user.id,
+          ctx.auth.kind === "session" ? ctx.auth.id : undefined,
+        );
+        await recordAudit(trx, {
+          event: "user.updated-password",
+          entity: { type: "user", id: user.id },
+          actor: actorOf(ctx),
+          body: { user: { id: user.id, username: user.username } },
+        });
+      });
+      return { status: "okay" as const };
+    }),
+
+  delete: procedure
+    .meta({
+      permission: "user:delete",
+      openapi: {
+        method: "DELETE",
+        path: "/api/v1/user",
+        tags: ["User"],
+        summary: "Delete your account",
+        description:
+          "Deletes your tokens and sessions, and the teams you own alone (refused while such a team has other members). The last active administrator cannot be deleted.",
+      },
+    })
+    .input(z.void())
+    .output(Status)
+    .mutation(async ({ ctx }) => {
+      await deleteAccount(ctx, ctx.auth.userId);
+      return { status: "okay" as const };
+    }),
+
+  teams: procedure
+    .meta({
+      permission: "user:team:list",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/user/teams",
+        tags: ["User"],
+        summary: "Your teams, with your role in each",
+        description:
+          "A team-restricted token sees only the teams it is restricted to. Sorted by name.",
+      },
+    })
+    .input(z.void())
+    .output(UserTeamList)
+    .query(async ({ ctx }) => {
+      const rows = await listUserTeams(ctx.db, ctx.auth.userId, ctx.auth.scope.teamIds);
+      return {
+        meta: {},
+        count: rows.length,
+        teams: rows.map((row) => userTeamView(row, ctx.baseUrl)),
+      };
+    }),
+});

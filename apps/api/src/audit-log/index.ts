@@ -1,0 +1,7 @@
+// The audit log area: reading the team's, the platform's and the caller's own log (written by
+// every area through recordAudit in @flowplane/db).
+import { auditLogRouter } from "./procedures";
+
+export const auditLog = {
+  procedures: { auditLog: auditLogRouter },
+};

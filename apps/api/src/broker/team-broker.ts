@@ -1,0 +1,70 @@
+// The team broker's runtime: the access service every front end asks (access.ts), and, in
+// embedded mode, the aedes broker in this process (embedded.ts), closed with the server.
+import type { Db } from "@flowplane/db";
+import type { FastifyInstance } from "fastify";
+import type { Context } from "../core/trpc";
+import { BrokerAccess, type FailureLimit } from "./access";
+import { startEmbeddedBroker } from "./embedded";
+
+export type BrokerOptions =
+  /** aedes in this process: MQTT over TCP on host:port (0: a free port) and over WebSocket on
+   *  this server at /mqtt; retained messages and sessions kept in `dataDir`. */
+  | {
+      mode: "embedded";
+      host: string;
+      port: number;
+      dataDir?: string;
+      /** The default port only: when it is taken, take a free one and say so. */
+      fallBackWhenTaken?: boolean;
+      /** What GET /settings tells clients, when not `mqtt://host:port` (e.g. behind a proxy). */
+      url?: string;
+      failedConnects?: FailedConnectLimits;
+    }
+  /** An external broker (EMQX) asks POST /api/comms/v2/auth and /acls; clients go to `url`. */
+  | { mode: "external"; url: string; failedConnects?: FailedConnectLimits };
+
+/** Failed CONNECTs allowed per client username and per address before refusing unchecked. */
+export interface FailedConnectLimits {
+  perClient?: FailureLimit;
+  perAddress?: FailureLimit;
+}
+
+export interface TeamBroker {
+  access: BrokerAccess;
+  /** Where clients reach it, for GET /settings. */
+  endpoint: NonNullable<Context["brokerEndpoint"]>;
+}
+
+export async function startTeamBroker(
+  app: FastifyInstance,
+  options: BrokerOptions,
+  platform: { db: Db; tokenSecret: string },
+): Promise<TeamBroker> {
+  const access = new BrokerAccess(platform.db, platform.tokenSecret, {
+    failuresPerClient: options.failedConnects?.perClient,
+    failuresPerAddress: options.failedConnects?.perAddress,
+  });
+  if (options.mode === "external") {
+    return { access, endpoint: { host: new URL(options.url).hostname, url: options.url } };
+  }
+  const embedded = await startEmbeddedBroker({
+    access,
+    dataDir: options.dataDir,
+    host: options.host,
+    port: options.port,
+    fallBackWhenTaken: options.fallBackWhenTaken,
+    log: app.log,
+  });
+  embedded.attachWebSocket(app.server);
+  app.addHook("onClose", () => embedded.close());
+  app.decorate("mqttPort", embedded.port);
+  const url = options.url ?? `mqtt://${embedded.host}:${embedded.port}`;
+  return { access, endpoint: { host: new URL(url).hostname, url } };
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** The embedded broker's MQTT port (BROKER_MODE=embedded only). */
+    mqttPort?: number;
+  }
+}

@@ -1,0 +1,182 @@
+// Who is calling, for every request under /api/ and /trpc/ (plugins/authentication.ts) and for the
+// pages: a bearer token, or (under /api/) the session cookie of a signed-in browser. Shape and
+// checksum first (no database), then one indexed lookup of the digest. Expired tokens are refused
+// and deleted on the spot; a suspended owner's tokens and sessions fail while the suspension
+// lasts. lastUsedAt is recorded in memory and written in batches, never once per request; a
+// session's last activity at most once a minute.
+//
+// Digests found unknown are remembered (a bounded LRU), so a client hammering with a revoked or
+// made-up token costs no query. This cannot delay a revocation or hide a new token: values are
+// random and created here, so a digest unknown once is never valid later. (A suspended user's
+// token is not unknown, and is not remembered as such.)
+import { bearerToken, type Caller, parseToken, tokenDigest } from "@flowplane/auth";
+import {
+  type Db,
+  deleteSession,
+  deleteToken,
+  findSessionByDigest,
+  findTokenAndTeam,
+  findTokenByDigest,
+  type TeamForUser,
+  touchSession,
+  touchTokens,
+} from "@flowplane/db";
+import { LRUCache } from "lru-cache";
+
+/** Who is calling: a token's owner narrowed by its scope, or a signed-in user (no scope limits). */
+export interface Identity extends Caller {
+  kind: "token" | "session";
+  /** The token's or the session's id. */
+  id: string;
+  /** The token used; null in a signed-in browser. */
+  tokenId: string | null;
+  username: string;
+  /** Sessions only: the user must choose a new password before anything else. */
+  passwordExpired: boolean;
+}
+
+export interface Authenticated {
+  identity: Identity;
+  /** The team a team route names, looked up with the token (found: undefined when none). */
+  team?: PreloadedTeam;
+}
+
+export interface PreloadedTeam {
+  teamId: string;
+  found: TeamForUser | undefined;
+}
+
+export interface SessionLifetime {
+  /** Fixed maximum age of a session from sign-in. */
+  maxAgeMs: number;
+  /** A session unused this long ends. */
+  idleMs: number;
+}
+
+/** How often a session's last activity is written at most (the idle timeout's resolution). */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export class Authenticator {
+  private lastUsed = new Map<string, Date>();
+  private readonly unknown = new LRUCache<string, true>({ max: 10_000 });
+
+  constructor(
+    private readonly db: Db,
+    private readonly secret: string,
+    private readonly sessions: SessionLifetime,
+  ) {}
+
+  /**
+   * The caller's identity, or undefined when the request is not authenticated (no throw: a 401 is
+   * the common case under attack or misconfiguration, and should cost little). A bearer token
+   * wins over a session cookie. With `teamId` (a team route) and a token, the team and the
+   * owner's membership come back from the same query, so authorization needs no second round trip.
+   */
+  async authenticate(
+    header: string | undefined,
+    teamId?: string,
+    sessionCookie?: string,
+  ): Promise<Authenticated | undefined> {
+    if (header === undefined && sessionCookie !== undefined) {
+      return this.authenticateSession(sessionCookie);
+    }
+    const token = bearerToken(header);
+    if (!token || parseToken(token) !== "personalAccessToken") return undefined;
+    const digest = tokenDigest(this.secret, token);
+    if (this.unknown.has(digest)) return undefined;
+    const found =
+      teamId === undefined
+        ? await findTokenByDigest(this.db, digest).then(
+            (identity) => identity && { identity, team: undefined },
+          )
+        : await findTokenAndTeam(this.db, digest, teamId).then(
+            (result) =>
+              result && { identity: result.identity, team: { teamId, found: result.team } },
+          );
+    if (!found) {
+      this.unknown.set(digest, true);
+      return undefined;
+    }
+    if (found.identity.suspended) return undefined;
+    const now = new Date();
+    const { expiresAt } = found.identity.scope;
+    if (expiresAt && expiresAt <= now) {
+      await deleteToken(this.db, found.identity.id);
+      this.unknown.set(digest, true);
+      return undefined;
+    }
+    this.lastUsed.set(found.identity.id, now);
+    const { id, userId, username, admin, scope } = found.identity;
+    return {
+      identity: {
+        kind: "token",
+        id,
+        tokenId: id,
+        userId,
+        username,
+        admin,
+        scope,
+        passwordExpired: false,
+      },
+      team: found.team,
+    };
+  }
+
+  private async authenticateSession(value: string): Promise<Authenticated | undefined> {
+    if (parseToken(value) !== "session") return undefined;
+    const digest = tokenDigest(this.secret, value);
+    if (this.unknown.has(digest)) return undefined;
+    const session = await findSessionByDigest(this.db, digest);
+    if (!session) {
+      this.unknown.set(digest, true);
+      return undefined;
+    }
+    if (session.suspended) return undefined;
+    const now = Date.now();
+    if (
+      session.expiresAt.getTime() <= now ||
+      session.lastSeenAt.getTime() + this.sessions.idleMs <= now
+    ) {
+      await deleteSession(this.db, session.id);
+      this.unknown.set(digest, true);
+      return undefined;
+    }
+    if (
+      now - session.lastSeenAt.getTime() >=
+      Math.min(TOUCH_INTERVAL_MS, this.sessions.idleMs / 10)
+    ) {
+      await touchSession(this.db, session.id, new Date(now));
+    }
+    return {
+      identity: {
+        kind: "session",
+        id: session.id,
+        tokenId: null,
+        userId: session.userId,
+        username: session.username,
+        admin: session.admin,
+        // A signed-in administrator acts as one, as in FlowFuse.
+        // No expiry in the scope: tokens made in a browser are not bound to the session's end.
+        scope: { readOnly: false, adminOptIn: true, teamIds: null, expiresAt: null },
+        passwordExpired: session.passwordExpired,
+      },
+    };
+  }
+
+  /** Writes the lastUsedAt times gathered since the previous flush. */
+  async flushUsage(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const batch = this.lastUsed;
+    this.lastUsed = new Map();
+    await touchTokens(this.db, batch);
+  }
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The caller, set by the authentication plugin (and by the pages' own session hook). */
+    auth?: Identity;
+    /** The team a REST team route names, looked up with the token. */
+    preloadedTeam?: PreloadedTeam;
+  }
+}

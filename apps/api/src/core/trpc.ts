@@ -1,0 +1,193 @@
+// tRPC setup: the request context, procedure metadata, and the one middleware that enforces every
+// permission and token scope. Every procedure is built from `procedure` and declares its permission.
+import { authorize, type Caller, type Permission, PERMISSIONS } from "@flowplane/auth";
+import {
+  type AuditEntry,
+  type Db,
+  findTeamForUser,
+  findTeamForUserBySlug,
+  type TeamForUser,
+  teamOfApplication,
+  teamOfProject,
+} from "@flowplane/db";
+import { initTRPC } from "@trpc/server";
+import type { FastifyBaseLogger } from "fastify";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import type { Identity, PreloadedTeam } from "./authenticator";
+import {
+  ApplicationIdInput,
+  InstanceIdInput,
+  TeamIdInput,
+  TeamSlugInput,
+  UserIdInput,
+} from "@flowplane/contract";
+import {
+  forbidden,
+  invalidRequest,
+  notFound,
+  toErrorResponse,
+  trpcErrorEnvelope,
+  validationError,
+} from "./errors";
+
+export interface Context {
+  db: Db;
+  /** The caller: a token and its owner, or a signed-in user. Every procedure runs authenticated. */
+  auth: Identity;
+  /** A team looked up with the token (REST team routes), so authorization need not query it. */
+  preloadedTeam?: PreloadedTeam;
+  requestId: string;
+  log: FastifyBaseLogger;
+  baseUrl: string;
+  tokenSecret: string;
+  /** Runs the call within the procedure's own rate limit, if it has one (429 past it). */
+  rateLimit?: <T>(procedurePath: string, run: () => Promise<T>) => Promise<T>;
+  /** Where clients reach the team broker, for GET /settings (none: no broker). */
+  brokerEndpoint?: { host: string; url: string };
+  // Areas add what their procedures need of their runtime (`declare module`): the team broker's
+  // access service (broker/access.ts), the instance runtime (instances/runtime.ts).
+}
+
+export type Meta = OpenApiMeta<{
+  permission: Permission;
+  /** HTTP status of a successful REST reply (default 200). 204 replies have no body. */
+  successStatus?: 200 | 201 | 204;
+  /** Error statuses beyond those that follow from the permission and the input (e.g. 409). */
+  errors?: number[];
+  /** Open to a signed-in user whose password has expired (who must change it first). */
+  allowExpiredPassword?: boolean;
+  /**
+   * The REST reply's media type when it is not JSON: the procedure's output is then the body's
+   * text (e.g. a CSV export), sent as it is. Over /trpc it stays a JSON string.
+   */
+  contentType?: "text/csv";
+}>;
+
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    // tRPC's own envelope stays (its clients rely on it), with our code and no stack trace.
+    errorFormatter({ shape, error, ctx }) {
+      const { status, body } = toErrorResponse(error, ctx?.requestId ?? "");
+      return { ...trpcErrorEnvelope(status, body).error, code: shape.code };
+    },
+  });
+
+export const router = t.router;
+
+/**
+ * Checks the procedure's permission against the caller's role and token scope. For team
+ * permissions it loads the team named by `teamId` in the input — or by `slug` when there is no
+ * `teamId` (`GET /teams/slug/{slug}`), or the team of the instance (`instanceId`) or application
+ * (`applicationId`) the input names — once: handlers get it in `ctx.team`. Runs before input validation, so nothing about a team the caller cannot see leaks
+ * through a validation message.
+ */
+const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
+  const permission = meta?.permission;
+  if (!permission) throw new Error("procedure declares no permission");
+  // A token's identity is the caller: its owner's id and admin flag, narrowed by its scope.
+  const caller: Caller = ctx.auth;
+  if (ctx.auth.passwordExpired && !meta.allowExpiredPassword) {
+    throw forbidden("Your password has expired: choose a new one first", "password_expired");
+  }
+
+  const raw = await getRawInput();
+  // A route that names a user: `self` permissions allow that user (or an administrator).
+  let subject: { userId: string } | undefined;
+  if (typeof raw === "object" && raw !== null && "userId" in raw) {
+    const parsed = UserIdInput.safeParse({ userId: raw.userId });
+    if (!parsed.success) throw validationError(parsed.error);
+    subject = parsed.data;
+  }
+
+  if (PERMISSIONS[permission].kind !== "team") {
+    const decision = authorize(permission, caller, undefined, subject);
+    if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
+    return next({ ctx: { team: undefined } });
+  }
+
+  // The field that named the team; when it is in the body (not the path), a team or resource the
+  // caller cannot see is a bad field (400 naming it), not a missing resource.
+  let namedBy: string | undefined;
+  let teamId: string | undefined;
+  if (typeof raw === "object" && raw !== null && "teamId" in raw) {
+    namedBy = "teamId";
+    // Checked before the lookup: a value the database cannot hold must not reach a query.
+    const parsed = TeamIdInput.pick({ teamId: true }).safeParse({ teamId: raw.teamId });
+    if (!parsed.success) throw validationError(parsed.error);
+    teamId = parsed.data.teamId;
+  }
+  // Applications and instances belong to a team: the check is the team's (404 when none).
+  let owned = false;
+  if (teamId === undefined && typeof raw === "object" && raw !== null) {
+    if ("instanceId" in raw) {
+      namedBy = "instanceId";
+      const parsed = InstanceIdInput.safeParse({ instanceId: raw.instanceId });
+      if (!parsed.success) throw validationError(parsed.error);
+      teamId = await teamOfProject(ctx.db, parsed.data.instanceId);
+      owned = true;
+    } else if ("applicationId" in raw) {
+      namedBy = "applicationId";
+      const parsed = ApplicationIdInput.safeParse({ applicationId: raw.applicationId });
+      if (!parsed.success) throw validationError(parsed.error);
+      teamId = await teamOfApplication(ctx.db, parsed.data.applicationId);
+      owned = true;
+    }
+  }
+  let found: TeamForUser | undefined;
+  if (owned && teamId === undefined) {
+    found = undefined;
+  } else if (teamId !== undefined) {
+    found =
+      ctx.preloadedTeam?.teamId === teamId
+        ? ctx.preloadedTeam.found
+        : await findTeamForUser(ctx.db, teamId, ctx.auth.userId);
+  } else if (typeof raw === "object" && raw !== null && "slug" in raw) {
+    // A team named by its slug (`GET /teams/slug/{slug}`): the same checks, found by slug.
+    const parsed = TeamSlugInput.safeParse({ slug: raw.slug });
+    if (!parsed.success) throw validationError(parsed.error);
+    found = await findTeamForUserBySlug(ctx.db, parsed.data.slug, ctx.auth.userId);
+  }
+  const decision = authorize(
+    permission,
+    caller,
+    { id: found?.team.id ?? "", exists: found !== undefined, membershipRole: found?.role },
+    subject,
+  );
+  if (!decision.allowed) {
+    if (decision.status !== 404) throw forbidden();
+    if (namedBy === undefined || meta.openapi?.path.includes(`{${namedBy}}`)) throw notFound();
+    throw invalidRequest(`Invalid request: ${namedBy}: no such resource`, [
+      { path: namedBy, message: "No such resource, or not yours" },
+    ]);
+  }
+  return next({ ctx: { team: found } });
+});
+
+/**
+ * A procedure's own rate limit (plugins/rate-limits.ts), after its permission: the same count
+ * whether the call comes through REST, /trpc or a page.
+ */
+const rateLimited = t.middleware(async ({ ctx, path, next }) => {
+  if (!ctx.rateLimit) return next();
+  return ctx.rateLimit(path, async () => {
+    const result = await next();
+    // tRPC hands a failure back rather than throwing it; thrown, the limit sees what failed.
+    if (!result.ok) throw result.error;
+    return result;
+  });
+});
+
+export const procedure = t.procedure.use(authorized).use(rateLimited);
+
+/** Who acted, for the audit log: the user, with the token they used (null in a browser). */
+export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {
+  return { userId: ctx.auth.userId, tokenId: ctx.auth.tokenId };
+}
+
+/** The team a team procedure's middleware loaded. */
+export function teamOf(ctx: { team: TeamForUser | undefined }) {
+  if (!ctx.team) throw new Error("team procedure without a team");
+  return ctx.team;
+}

@@ -1,0 +1,393 @@
+// Hosted instances (FlowFuse's /projects): created in an application by its team's owners, read by
+// viewers and up, their environment variables changed by members, everything else by owners; and
+// started, stopped, restarted and suspended through the runtime (instances/runtime.ts).
+import {
+  CheckInstanceNameInput,
+  CreateInstanceInput,
+  type EnvVar,
+  Instance,
+  InstanceIdInput,
+  INSTANCE_NAME,
+  InstanceLogs,
+  InstanceLogsInput,
+  InstanceStatus,
+  NameAvailable,
+  PLATFORM_ENV_PREFIX,
+  RESERVED_INSTANCE_NAMES,
+  Role,
+  Status,
+  UpdateInstanceInput,
+} from "@flowplane/contract";
+import {
+  countTeamProjects,
+  defaultCatalogue,
+  deleteProject,
+  type EnvVar as StoredEnvVar,
+  findApplication,
+  findProject,
+  findProjectType,
+  findStack,
+  findTemplate,
+  insertProject,
+  isUniqueViolation,
+  lockTeam,
+  projectNameTaken,
+  type ProjectDetail,
+  recordAudit,
+  teamLimits,
+  updateProject,
+  userOwnsATeam,
+} from "@flowplane/db";
+import { ApiError, forbidden, notFound } from "../core/errors";
+import type { Action } from "./runtime";
+import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { instanceStatusOf, instanceView } from "./views";
+
+const TAG = "Instances";
+
+const nameRefused = (message: string) =>
+  new ApiError(409, "invalid_project_name", message, [{ path: "name", message }]);
+
+/** FlowFuse's rules for instance names: the format (400), reserved and taken names (409). */
+async function checkName(ctx: Pick<Context, "db">, name: string, except?: string) {
+  if (RESERVED_INSTANCE_NAMES.includes(name.toLowerCase())) throw nameRefused("Name not allowed");
+  if (await projectNameTaken(ctx.db, name, except)) throw nameRefused("Name in use");
+}
+
+async function projectOf(ctx: Context, instanceId: string): Promise<ProjectDetail> {
+  const project = await findProject(ctx.db, instanceId);
+  if (!project) throw notFound();
+  return project;
+}
+
+function runtimeOf(ctx: Context) {
+  if (!ctx.instances) {
+    throw new ApiError(503, "runtime_unavailable", "This platform runs no instances (no driver)");
+  }
+  return ctx.instances;
+}
+
+/**
+ * The variables to store: the platform's `FF_*` dropped (they are set at every start), and a
+ * hidden variable sent with an empty value keeping the value it had.
+ */
+function envToStore(sent: EnvVar[], before: StoredEnvVar[]): StoredEnvVar[] {
+  return sent
+    .filter((variable) => !variable.name.startsWith(PLATFORM_ENV_PREFIX))
+    .map((variable) => {
+      const hidden = variable.hidden ?? false;
+      const old = before.find((other) => other.name === variable.name);
+      const value = hidden && variable.value === "" && old ? old.value : variable.value;
+      return { name: variable.name, value, hidden };
+    });
+}
+
+function actionProcedure(action: Action, summary: string, description: string) {
+  return procedure
+    .meta({
+      permission: "project:change-status",
+      errors: [409, 503],
+      openapi: {
+        method: "POST",
+        path: `/api/v1/projects/{instanceId}/actions/${action}`,
+        tags: [TAG],
+        summary,
+        description: `${description} Answers once the action is done (FlowFuse answers at once and acts in the background); another action on the instance under way is waited for. 503 \`runtime_unavailable\` when the platform runs no instances.`,
+      },
+    })
+    .input(InstanceIdInput)
+    .output(Status)
+    .mutation(async ({ ctx, input }) => {
+      await runtimeOf(ctx).act(input.instanceId, action, actorOf(ctx));
+      return { status: "okay" as const };
+    });
+}
+
+export const instancesRouter = router({
+  create: procedure
+    .meta({
+      permission: "project:create",
+      errors: [409],
+      openapi: {
+        method: "POST",
+        path: "/api/v1/projects",
+        tags: [TAG],
+        summary: "Create an instance in an application (owners of its team)",
+        description:
+          "`projectType`, `stack` and `template` default to the platform's defaults. The instance starts in the background: `meta.state` is `starting` until its Node-RED answers. Names are unique on the platform without regard to case: a reserved or taken one is 409 `invalid_project_name`. Past the team type's `instances` limit, 400 `instance_limit_reached`.",
+      },
+    })
+    .input(CreateInstanceInput)
+    .output(Instance)
+    .mutation(async ({ ctx, input }) => {
+      const teamId = teamOf(ctx).team.id;
+      await checkName(ctx, input.name);
+      const defaults = await defaultCatalogue(ctx.db);
+      const projectType = await findProjectType(
+        ctx.db,
+        input.projectType ?? defaults.projectType?.id ?? "",
+      );
+      if (!projectType?.active) {
+        throw new ApiError(400, "invalid_project_type", "No such active instance type");
+      }
+      const stackId = input.stack ?? projectType.default_stack_id ?? defaults.stack?.id ?? "";
+      const stack = await findStack(ctx.db, stackId);
+      if (
+        !stack?.active ||
+        (stack.project_type_id !== null && stack.project_type_id !== projectType.id)
+      ) {
+        throw new ApiError(400, "invalid_stack", "No such active stack for the instance type");
+      }
+      const template = await findTemplate(ctx.db, input.template ?? defaults.template?.id ?? "");
+      if (!template?.active) {
+        throw new ApiError(400, "invalid_template", "No such active template");
+      }
+      const templateEnv = Array.isArray(template.settings.env)
+        ? (template.settings.env as StoredEnvVar[])
+        : [];
+
+      const id = await ctx.db.transaction().execute(async (trx) => {
+        // The team row is the lock: two creations cannot both take the last place.
+        if (!(await lockTeam(trx, teamId))) throw notFound();
+        const application = await findApplication(trx, input.applicationId);
+        if (!application || application.team_id !== teamId) throw notFound();
+        const limit = (await teamLimits(trx, teamId))?.instances?.limit ?? null;
+        if (limit !== null && (await countTeamProjects(trx, teamId)) >= limit) {
+          throw new ApiError(
+            400,
+            "instance_limit_reached",
+            `The team's type allows ${limit} instance${limit === 1 ? "" : "s"}`,
+          );
+        }
+        let row;
+        try {
+          row = await insertProject(trx, {
+            name: input.name,
+            applicationId: application.id,
+            teamId,
+            projectTypeId: projectType.id,
+            stackId: stack.id,
+            templateId: template.id,
+            env: envToStore(templateEnv, []),
+            starting: ctx.instances !== undefined,
+          });
+        } catch (error) {
+          if (isUniqueViolation(error)) throw nameRefused("Name in use");
+          throw error;
+        }
+        await recordAudit(trx, {
+          event: "project.created",
+          entity: { type: "project", id: row.id },
+          teamId,
+          actor: actorOf(ctx),
+          body: {
+            project: { id: row.id, name: row.name },
+            application: { id: application.id, name: application.name },
+          },
+        });
+        return row.id;
+      });
+      await ctx.instances?.created(id);
+      return instanceView(await projectOf(ctx, id), ctx);
+    }),
+
+  checkName: procedure
+    .meta({
+      permission: "project:check-name",
+      errors: [409],
+      openapi: {
+        method: "POST",
+        path: "/api/v1/projects/check-name",
+        tags: [TAG],
+        summary: "Whether a name is free for a new instance (owners of a team)",
+        description:
+          "`{ available: true }`; 400 `invalid_name` for a name instances cannot have, 409 `invalid_project_name` for a reserved or taken one. Callers who own no team get 403.",
+      },
+    })
+    .input(CheckInstanceNameInput)
+    .output(NameAvailable)
+    .mutation(async ({ ctx, input }) => {
+      if (!(await userOwnsATeam(ctx.db, ctx.auth.userId))) {
+        throw forbidden("Only owners of a team may create instances");
+      }
+      if (!INSTANCE_NAME.test(input.name) || input.name.length > 63) {
+        throw new ApiError(400, "invalid_name", "Letters, digits and '-', starting with a letter", [
+          { path: "name", message: "Letters, digits and '-', starting with a letter" },
+        ]);
+      }
+      await checkName(ctx, input.name);
+      return { available: true as const };
+    }),
+
+  get: procedure
+    .meta({
+      permission: "project:read",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/projects/{instanceId}",
+        tags: [TAG],
+        summary: "An instance, with its state (viewers and up)",
+        description:
+          "Hidden variables' values are blank; the platform's `FF_*` variables are included.",
+      },
+    })
+    .input(InstanceIdInput)
+    .output(Instance)
+    .query(async ({ ctx, input }) => instanceView(await projectOf(ctx, input.instanceId), ctx)),
+
+  update: procedure
+    .meta({
+      permission: "project:edit-env",
+      errors: [409],
+      openapi: {
+        method: "PUT",
+        path: "/api/v1/projects/{instanceId}",
+        tags: [TAG],
+        summary: "Change an instance's name or variables (members: variables only)",
+        description:
+          "`settings.env` replaces the instance's variables: members and owners. A hidden variable sent with an empty value keeps its value; `FF_*` variables are the platform's and are dropped. A new `name`: owners. Changes reach the running Node-RED when it next starts (restart it).",
+      },
+    })
+    .input(UpdateInstanceInput)
+    .output(Instance)
+    .mutation(async ({ ctx, input }) => {
+      const { role } = teamOf(ctx);
+      if (input.name !== undefined && (role ?? 0) < Role.owner) {
+        throw forbidden("Only owners may rename an instance; members change its variables");
+      }
+      if (input.name === undefined && input.settings?.env === undefined) {
+        return instanceView(await projectOf(ctx, input.instanceId), ctx);
+      }
+      if (input.name !== undefined) await checkName(ctx, input.name, input.instanceId);
+      await ctx.db.transaction().execute(async (trx) => {
+        const before = await findProject(trx, input.instanceId);
+        if (!before) throw notFound();
+        const env =
+          input.settings?.env === undefined
+            ? undefined
+            : envToStore(input.settings.env, before.settings.env ?? []);
+        try {
+          await updateProject(trx, before.id, { name: input.name, env });
+        } catch (error) {
+          if (isUniqueViolation(error)) throw nameRefused("Name in use");
+          throw error;
+        }
+        const names = (vars: StoredEnvVar[] | undefined) => (vars ?? []).map((v) => v.name);
+        await recordAudit(trx, {
+          event: "project.settings.updated",
+          entity: { type: "project", id: before.id },
+          teamId: before.team_id,
+          actor: actorOf(ctx),
+          // Never the values: names only.
+          body: {
+            project: { id: before.id, name: input.name ?? before.name },
+            ...(input.name !== undefined &&
+              input.name !== before.name && { name: { old: before.name, new: input.name } }),
+            ...(env && { env: { old: names(before.settings.env), new: names(env) } }),
+          },
+        });
+      });
+      return instanceView(await projectOf(ctx, input.instanceId), ctx);
+    }),
+
+  delete: procedure
+    .meta({
+      permission: "project:delete",
+      openapi: {
+        method: "DELETE",
+        path: "/api/v1/projects/{instanceId}",
+        tags: [TAG],
+        summary: "Delete an instance (owners)",
+        description:
+          "Its Node-RED is stopped and its files, log, flows and credentials are deleted.",
+      },
+    })
+    .input(InstanceIdInput)
+    .output(Status)
+    .mutation(async ({ ctx, input }) => {
+      const project = await projectOf(ctx, input.instanceId);
+      await ctx.instances?.remove(project.id);
+      await ctx.db.transaction().execute(async (trx) => {
+        if (!(await deleteProject(trx, project.id))) throw notFound();
+        await recordAudit(trx, {
+          event: "project.deleted",
+          entity: { type: "project", id: project.id },
+          teamId: project.team_id,
+          actor: actorOf(ctx),
+          body: { project: { id: project.id, name: project.name } },
+        });
+      });
+      return { status: "okay" as const };
+    }),
+
+  status: procedure
+    .meta({
+      permission: "project:status",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/projects/{instanceId}/status",
+        tags: [TAG],
+        summary: "An instance's state (dashboard users and up)",
+      },
+    })
+    .input(InstanceIdInput)
+    .output(InstanceStatus)
+    .query(async ({ ctx, input }) => instanceStatusOf(await projectOf(ctx, input.instanceId), ctx)),
+
+  logs: procedure
+    .meta({
+      permission: "project:log",
+      errors: [503],
+      openapi: {
+        method: "GET",
+        path: "/api/v1/projects/{instanceId}/logs",
+        tags: [TAG],
+        summary: "An instance's Node-RED log (viewers and up)",
+        description:
+          "The newest `limit` entries, oldest first; `cursor` = an entry's `ts` for the entries after it, `-ts` for those before it. `meta.previous_cursor` pages back, `meta.next_cursor` forward (poll it to follow the log). Unlike FlowFuse, a suspended instance's log is kept and served.",
+      },
+    })
+    .input(InstanceLogsInput)
+    .output(InstanceLogs)
+    .query(async ({ ctx, input }) => {
+      const project = await projectOf(ctx, input.instanceId);
+      const backwards = input.cursor?.startsWith("-") ?? false;
+      const cursor = input.cursor === undefined ? undefined : Math.abs(Number(input.cursor));
+      const { entries } = await runtimeOf(ctx).logs(project.id, {
+        cursor,
+        backwards,
+        limit: input.limit,
+      });
+      const first = entries[0];
+      const last = entries.at(-1);
+      return {
+        meta: {
+          ...(first && { previous_cursor: `-${first.ts}`, first_entry: String(first.ts) }),
+          ...(last && { last_entry: String(last.ts) }),
+          next_cursor: String(last?.ts ?? cursor ?? 0),
+        },
+        log: entries,
+      };
+    }),
+
+  start: actionProcedure(
+    "start",
+    "Start an instance (owners)",
+    "From stopped or suspended; a running one is left running.",
+  ),
+  stop: actionProcedure(
+    "stop",
+    "Stop an instance's Node-RED (owners)",
+    "400 `project_suspended` when suspended.",
+  ),
+  restart: actionProcedure(
+    "restart",
+    "Restart an instance's Node-RED (owners)",
+    "New variables take effect. 400 `project_suspended` when suspended.",
+  ),
+  suspend: actionProcedure(
+    "suspend",
+    "Suspend an instance (owners)",
+    "Its Node-RED stops and its address is given back; its flows and files are kept. 400 `project_suspended` when already suspended.",
+  ),
+});

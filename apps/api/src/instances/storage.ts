@@ -1,0 +1,185 @@
+// What a hosted instance's Node-RED calls (packages/runtime/src/local/platform.cjs), under
+// /storage/<instanceId>/ as FlowFuse's storage API: its flows, credentials, settings and library,
+// kept in the platform's database (never the editor's session tokens: they stay in Node-RED); and its editor's sign-in, decided here. Every
+// call needs the instance's own token (`fpi_…`, a new one for each start of its Node-RED), which
+// reaches this instance's routes and nothing else. Not in the OpenAPI document: not for people.
+import { bearerToken, parseToken, tokenDigest, tokenReachesTeam } from "@flowplane/auth";
+import { Role } from "@flowplane/contract";
+import {
+  type Db,
+  findProjectByToken,
+  findTeamForUser,
+  findUserByLogin,
+  readLibraryEntries,
+  readProjectStorage,
+  type StorageKind,
+  writeLibraryEntry,
+  writeProjectStorage,
+} from "@flowplane/db";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { Authenticator } from "../core/authenticator";
+import { ApiError, toErrorResponse, unauthorized, validationError } from "../core/errors";
+import { checkCredentials } from "../accounts/sessions";
+import type { SignInLimits } from "../core/limits";
+
+export interface InstanceStorageOptions {
+  db: Db;
+  tokenSecret: string;
+  authenticator: Authenticator;
+  signInLimits: SignInLimits;
+}
+
+/** The paths this plugin guards itself. */
+export const INSTANCE_STORAGE = /^\/storage\//;
+
+const KINDS: Record<string, { kind: StorageKind; schema: z.ZodType }> = {
+  flows: { kind: "flows", schema: z.array(z.unknown()) },
+  credentials: { kind: "credentials", schema: z.record(z.string(), z.unknown()) },
+  settings: { kind: "settings", schema: z.record(z.string(), z.unknown()) },
+};
+
+const LibraryType = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
+const LibraryPath = z
+  .string()
+  .max(1024)
+  .refine((path) => !path.split("/").includes(".."));
+const LibraryEntry = z.strictObject({
+  path: LibraryPath.refine((path) => path !== "" && !path.endsWith("/"), "A file's path"),
+  meta: z.record(z.string(), z.unknown()),
+  body: z.string().max(10 * 1024 * 1024),
+});
+
+/** Who gets into the editor, with what: members and owners deploy, viewers read. */
+function editorRights(role: number | undefined, readOnly = false): "*" | "read" | undefined {
+  if (role === undefined || role < Role.viewer) return undefined;
+  return role >= Role.member && !readOnly ? "*" : "read";
+}
+
+export async function instanceStorageRoutes(app: FastifyInstance, opts: InstanceStorageOptions) {
+  /** The instance the token belongs to, when it is the one the path names; or a 401 sent. */
+  async function guard(request: FastifyRequest, reply: FastifyReply) {
+    const { instanceId } = request.params as { instanceId: string };
+    const token = bearerToken(request.headers.authorization);
+    const project =
+      token && parseToken(token) === "instance"
+        ? await findProjectByToken(opts.db, tokenDigest(opts.tokenSecret, token))
+        : undefined;
+    if (!project || project.id !== instanceId) {
+      const { status, body } = toErrorResponse(unauthorized(), request.id);
+      await reply.code(status).send(body);
+      return undefined;
+    }
+    return project;
+  }
+
+  function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) throw validationError(parsed.error);
+    return parsed.data;
+  }
+
+  // Node-RED's own calls: not counted against people's limits. Flows can be large.
+  const config = { rateLimit: false as const };
+  const bodyLimit = 20 * 1024 * 1024;
+
+  app.get("/storage/:instanceId/:kind", { config }, async (request, reply) => {
+    const project = await guard(request, reply);
+    if (!project) return reply;
+    const entry = KINDS[(request.params as { kind: string }).kind];
+    if (!entry) throw new ApiError(404, "not_found", "Not Found");
+    return reply.send(await readProjectStorage(opts.db, project.id, entry.kind));
+  });
+
+  app.post("/storage/:instanceId/:kind", { config, bodyLimit }, async (request, reply) => {
+    const project = await guard(request, reply);
+    if (!project) return reply;
+    const entry = KINDS[(request.params as { kind: string }).kind];
+    if (!entry) throw new ApiError(404, "not_found", "Not Found");
+    await writeProjectStorage(opts.db, project.id, entry.kind, parse(entry.schema, request.body));
+    return reply.code(204).send();
+  });
+
+  // The library: a file's body, or a directory's entries (sub-directories as names, files as
+  // `{ fn, …meta }`), as Node-RED's own file storage answers.
+  app.get("/storage/:instanceId/library/:type", { config }, async (request, reply) => {
+    const project = await guard(request, reply);
+    if (!project) return reply;
+    const type = parse(LibraryType, (request.params as { type: string }).type);
+    const path = parse(LibraryPath, (request.query as { path?: string }).path ?? "");
+    const entries = await readLibraryEntries(opts.db, project.id);
+    const file = entries[`${type}/${path}`];
+    // JSON, as every answer here: the client parses it back to the body's text.
+    if (file && path !== "") return reply.type("application/json").send(JSON.stringify(file.body));
+    const prefix = `${type}/${path === "" || path.endsWith("/") ? path : `${path}/`}`;
+    const dirs = new Set<string>();
+    const files: Record<string, unknown>[] = [];
+    for (const [key, value] of Object.entries(entries)) {
+      if (!key.startsWith(prefix)) continue;
+      const rest = key.slice(prefix.length);
+      const slash = rest.indexOf("/");
+      if (slash >= 0) dirs.add(rest.slice(0, slash));
+      else files.push({ ...value.meta, fn: rest });
+    }
+    if (dirs.size === 0 && files.length === 0 && path !== "") {
+      throw new ApiError(404, "not_found", "Not Found");
+    }
+    return reply.send([...[...dirs].sort(), ...files]);
+  });
+
+  app.post("/storage/:instanceId/library/:type", { config, bodyLimit }, async (request, reply) => {
+    const project = await guard(request, reply);
+    if (!project) return reply;
+    const type = parse(LibraryType, (request.params as { type: string }).type);
+    const { path, meta, body } = parse(LibraryEntry, request.body);
+    await writeLibraryEntry(opts.db, project.id, `${type}/${path}`, { meta, body });
+    return reply.code(204).send();
+  });
+
+  // The editor's sign-in. 200 `{ username, permissions }` lets the person in with those rights;
+  // anything else keeps them out.
+  const refused = () => new ApiError(403, "forbidden", "Not a member of the instance's team");
+
+  app.post("/storage/:instanceId/auth/password", { config }, async (request, reply) => {
+    const project = await guard(request, reply);
+    if (!project) return reply;
+    const { username, password } = parse(
+      z.strictObject({ username: z.string().max(256), password: z.string().max(1024) }),
+      request.body,
+    );
+    const user = await opts.signInLimits.attempt(request, username, () =>
+      checkCredentials(opts.db, username, password),
+    );
+    const found = await findTeamForUser(opts.db, project.team_id, user.id);
+    const permissions = editorRights(found?.role);
+    if (!permissions) throw refused();
+    return reply.send({ username: user.username, permissions });
+  });
+
+  app.post("/storage/:instanceId/auth/token", { config }, async (request, reply) => {
+    const project = await guard(request, reply);
+    if (!project) return reply;
+    const { token } = parse(z.strictObject({ token: z.string().max(1024) }), request.body);
+    const authenticated = await opts.authenticator.authenticate(`Bearer ${token}`, project.team_id);
+    if (!authenticated) throw unauthorized();
+    const { identity, team } = authenticated;
+    const permissions =
+      tokenReachesTeam(identity.scope, project.team_id) &&
+      editorRights(team?.found?.role, identity.scope.readOnly);
+    if (!permissions) throw refused();
+    return reply.send({ username: identity.username, permissions });
+  });
+
+  // Node-RED asks again for a user it has a session for (after it restarts).
+  app.post("/storage/:instanceId/auth/user", { config }, async (request, reply) => {
+    const project = await guard(request, reply);
+    if (!project) return reply;
+    const { username } = parse(z.strictObject({ username: z.string().max(256) }), request.body);
+    const user = await findUserByLogin(opts.db, username);
+    const found =
+      user && !user.suspended && (await findTeamForUser(opts.db, project.team_id, user.id));
+    const permissions = found ? editorRights(found.role) : undefined;
+    if (!user || !permissions) throw refused();
+    return reply.send({ username: user.username, permissions });
+  });
+}

@@ -1,0 +1,66 @@
+// Authentication: one onRequest hook for every path under /api and /trpc, and /account/ (where a
+// session is read when there is one, but none is needed). It sets `request.auth` from the bearer
+// token or, under /api and /account, the session cookie (core/authenticator.ts decides). Under
+// /api a request without either is refused here: a browser asking for a page goes to /sign-in,
+// anything else gets the bare 401. A /trpc caller is only recorded here (for the rate limits);
+// createContext refuses it when there is none, so that the 401 is in tRPC's envelope.
+import cookie from "@fastify/cookie";
+import { isId } from "@flowplane/contract";
+import type { FastifyInstance } from "fastify";
+import fp from "fastify-plugin";
+import Negotiator from "negotiator";
+import type { Authenticator } from "../core/authenticator";
+import { toErrorResponse, unauthorized } from "../core/errors";
+
+export interface AuthenticationOptions {
+  authenticator: Authenticator;
+  /** The name of the cookie that holds a signed-in browser's session. */
+  sessionCookie: string;
+  /** Paths whose routes authenticate their callers themselves (broker and instance tokens). */
+  checkedByTheirRoutes: RegExp[];
+}
+
+/** REST and the document; /trpc authenticates in its createContext, to answer in tRPC's shape. */
+export const GUARDED = /^\/api(\/|\?|$)/;
+/** Sign-in and sign-out: a session is read when there is one, but none is needed. */
+export const ACCOUNT = /^\/account\//;
+const TRPC = /^\/trpc\//;
+
+export const authenticationPlugin = fp(
+  async (app: FastifyInstance, opts: AuthenticationOptions) => {
+    await app.register(cookie);
+    const { authenticator } = opts;
+    app.addHook("onRequest", async (request, reply) => {
+      if (opts.checkedByTheirRoutes.some((paths) => paths.test(request.url))) return;
+      const guarded = GUARDED.test(request.url);
+      const account = !guarded && ACCOUNT.test(request.url);
+      if (!guarded && !account) {
+        // The caller of a /trpc request, known here for the rate limits; createContext refuses it
+        // when there is none, in tRPC's envelope.
+        if (TRPC.test(request.url)) {
+          request.auth = (await authenticator.authenticate(request.headers.authorization))
+            ?.identity;
+        }
+        return;
+      }
+      const { teamId } = request.params as { teamId?: string };
+      const authenticated = await authenticator.authenticate(
+        request.headers.authorization,
+        // A malformed team id is not looked up here; the procedure refuses it by name.
+        teamId !== undefined && isId(teamId) ? teamId : undefined,
+        request.cookies[opts.sessionCookie],
+      );
+      if (authenticated) {
+        request.auth = authenticated.identity;
+        request.preloadedTeam = authenticated.team;
+      } else if (guarded) {
+        // A person's browser goes to the sign-in page; scripts get the bare 401.
+        const wantsPage =
+          request.method === "GET" &&
+          new Negotiator(request.raw).mediaType(["application/json", "text/html"]) === "text/html";
+        if (wantsPage) return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`);
+        return reply.code(401).send(toErrorResponse(unauthorized(), request.id).body);
+      }
+    });
+  },
+);

@@ -1,0 +1,51 @@
+// Housekeeping on a timer (and at close): the tokens' lastUsedAt written in one batch, expired
+// tokens, ended sessions and expired invitations deleted. Every process sharing the database runs
+// its own; the deletions are idempotent.
+import {
+  type Db,
+  deleteExpiredInvitations,
+  deleteExpiredTokens,
+  deleteStaleSessions,
+} from "@flowplane/db";
+import type { FastifyInstance } from "fastify";
+import fp from "fastify-plugin";
+import type { Authenticator } from "../core/authenticator";
+
+export interface HousekeepingOptions {
+  db: Db;
+  authenticator: Authenticator;
+  /** How often it runs (default 60 s). */
+  intervalMs?: number;
+  /** A session unused this long has ended. */
+  sessionIdleMs: number;
+}
+
+export const housekeepingPlugin = fp(async (app: FastifyInstance, opts: HousekeepingOptions) => {
+  const { db, authenticator } = opts;
+  const sweep = async () => {
+    try {
+      await authenticator.flushUsage();
+      const expired = await deleteExpiredTokens(db);
+      if (expired.length > 0) app.log.info({ count: expired.length }, "deleted expired tokens");
+      const stale = await deleteStaleSessions(db, new Date(), opts.sessionIdleMs);
+      if (stale > 0) app.log.info({ count: stale }, "deleted ended sessions");
+      await deleteExpiredInvitations(db);
+    } catch (error) {
+      app.log.error({ err: error }, "token housekeeping failed");
+    }
+  };
+  const timer = setInterval(() => void sweep(), opts.intervalMs ?? 60_000);
+  timer.unref();
+  app.addHook("onClose", async () => {
+    clearInterval(timer);
+    await authenticator.flushUsage();
+  });
+  app.decorate("sweepTokens", sweep);
+});
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Runs the token housekeeping now (tests and shutdown). */
+    sweepTokens(): Promise<void>;
+  }
+}

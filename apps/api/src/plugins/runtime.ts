@@ -1,0 +1,25 @@
+// The instance runtime's lifecycle (instances/runtime.ts): once the server answers, instances
+// whose desired state is running are started again; when it closes, the driver stops them (their
+// files are kept).
+import type { FastifyInstance } from "fastify";
+import fp from "fastify-plugin";
+import type { InstanceRuntime } from "../instances/runtime";
+
+/** Where this server listens, as an instance on this machine reaches it (not BASE_URL). */
+export function listeningUrl(app: FastifyInstance): string {
+  const address = app.server.address();
+  if (!address || typeof address === "string") throw new Error("the server is not listening");
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return `http://${["0.0.0.0", "[::]"].includes(host) ? "127.0.0.1" : host}:${address.port}`;
+}
+
+export const runtimePlugin = fp(
+  async (app: FastifyInstance, opts: { runtime: InstanceRuntime }) => {
+    app.addHook("onListen", async () => {
+      void opts.runtime.resume().catch((error: unknown) => {
+        app.log.error({ err: error }, "resuming instances failed");
+      });
+    });
+    app.addHook("onClose", () => opts.runtime.close());
+  },
+);

@@ -1,0 +1,25 @@
+// The API's procedures: every area's, under the names tRPC clients call them by (`team.byId`).
+import { accounts } from "./accounts/index";
+import { applications } from "./applications/index";
+import { auditLog } from "./audit-log/index";
+import { broker } from "./broker/index";
+import { catalogue } from "./catalogue/index";
+import { router } from "./core/trpc";
+import { instances } from "./instances/index";
+import { platform } from "./platform/index";
+import { teams } from "./teams/index";
+import { tokens } from "./tokens/index";
+
+export const appRouter = router({
+  ...platform.procedures,
+  ...accounts.procedures,
+  ...teams.procedures,
+  ...tokens.procedures,
+  ...auditLog.procedures,
+  ...catalogue.procedures,
+  ...applications.procedures,
+  ...instances.procedures,
+  ...broker.procedures,
+});
+
+export type AppRouter = typeof appRouter;

@@ -1,0 +1,14 @@
+// The teams area: teams and their lifecycle, members, invitations and team types.
+import { invitationRouter } from "./invitations";
+import { memberRouter } from "./members";
+import { teamRouter } from "./team";
+import { teamTypesRouter } from "./team-types";
+
+export const teams = {
+  procedures: {
+    team: teamRouter,
+    teamTypes: teamTypesRouter,
+    member: memberRouter,
+    invitation: invitationRouter,
+  },
+};

@@ -1,0 +1,293 @@
+// Invitations to join a team, the team's side: owners invite existing users by username or email,
+// list, resend and revoke them (the invitee's side: invitation-answers.ts). An expired invitation
+// is as if it did not exist: not listed, 404 for every operation. The team type's member limit
+// counts members and pending invitations when inviting, and members when accepting; both lock the
+// team's row, so concurrent requests cannot together go past it.
+import {
+  CreateInvitationInput,
+  Email,
+  INVITATION_DAYS,
+  Invitation,
+  InvitationList,
+  InvitationResult,
+  isTeamRole,
+  MAX_INVITEES,
+  Role,
+  Status,
+  TeamIdInput,
+  TeamInvitationInput,
+  Username,
+} from "@flowplane/contract";
+import {
+  countMembers,
+  countPendingInvitations,
+  type Db,
+  deleteExpiredInvitations,
+  deleteInvitation,
+  findMember,
+  findTeamInvitation,
+  findUserByLogin,
+  insertInvitation,
+  type InvitationDetail,
+  listTeamInvitations,
+  lockTeam,
+  pendingInvitees,
+  recordAudit,
+  renewInvitation,
+  type UserRow,
+} from "@flowplane/db";
+import { ApiError, notFound } from "../core/errors";
+import { actorOf, procedure, router, teamOf } from "../core/trpc";
+import { invalidTeamRole } from "./members";
+
+import {
+  invitationAnswerProcedures,
+  invitationView,
+  memberLimit,
+  memberLimitReached,
+} from "./invitation-answers";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const expiryFromNow = () => new Date(Date.now() + INVITATION_DAYS * DAY_MS);
+
+/** Whom an invitation is for, as the audit log records it: a user's names, or the email. */
+const auditInvitee = (row: InvitationDetail) =>
+  row.invitee
+    ? { id: row.invitee.id, username: row.invitee.username, name: row.invitee.name }
+    : { email: row.email };
+
+/** The invitees as given: comma-separated, trimmed, repeats (in any case) removed. */
+function inviteesOf(list: string): string[] {
+  const seen = new Map<string, string>();
+  for (const entry of list.split(",")) {
+    const invitee = entry.trim();
+    if (invitee && !seen.has(invitee.toLowerCase())) seen.set(invitee.toLowerCase(), invitee);
+  }
+  return [...seen.values()];
+}
+
+type Invitee = { given: string; user: UserRow } | { given: string; email: string };
+
+/**
+ * Decides, for each invitee, whom to invite or why not. Runs in the transaction that holds the
+ * team's lock, so what it reads (members, pending invitations) cannot change before the inserts.
+ */
+async function sortInvitees(
+  trx: Db,
+  teamId: string,
+  given: string[],
+): Promise<{ invite: Invitee[]; errors: Record<string, string> }> {
+  const pending = await pendingInvitees(trx, teamId);
+  const invite: Invitee[] = [];
+  const errors: Record<string, string> = {};
+  for (const name of given) {
+    const isEmail = Email.safeParse(name).success;
+    if (!isEmail && !Username.safeParse(name.toLowerCase()).success) {
+      errors[name] = "Not a valid username or email";
+      continue;
+    }
+    const user = await findUserByLogin(trx, name);
+    if (user) {
+      // The same user named twice (by username and by email): one invitation.
+      if (invite.some((i) => "user" in i && i.user.id === user.id)) continue;
+      const email = user.email?.toLowerCase();
+      if (await findMember(trx, teamId, user.id)) errors[name] = "Already a member of the team";
+      else if (pending.userIds.has(user.id) || (email && pending.emails.has(email))) {
+        errors[name] = "Already invited";
+      } else invite.push({ given: name, user });
+    } else if (isEmail) {
+      // Emails are not verified here: an invitation to an address nobody has yet could be taken
+      // by whoever puts that address on their profile first. So only existing users are invited.
+      errors[name] = "No user has this email (no email is sent: create the user first)";
+    } else {
+      errors[name] = "No user has this username";
+    }
+  }
+  return { invite, errors };
+}
+
+export const invitationRouter = router({
+  list: procedure
+    .meta({
+      permission: "team:user:invite",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/teams/{teamId}/invitations",
+        tags: ["Team Invitations"],
+        summary: "The team's pending invitations (owners)",
+        description: `Oldest first; not paged. Invitations expire ${INVITATION_DAYS} days after they were last sent; expired ones are not listed.`,
+      },
+    })
+    .input(TeamIdInput)
+    .output(InvitationList)
+    .query(async ({ ctx }) => {
+      const rows = await listTeamInvitations(ctx.db, teamOf(ctx).team.id);
+      return {
+        meta: {},
+        count: rows.length,
+        invitations: rows.map((row) => invitationView(row, ctx.baseUrl)),
+      };
+    }),
+
+  create: procedure
+    .meta({
+      permission: "team:user:invite",
+      errors: [429],
+      openapi: {
+        method: "POST",
+        path: "/api/v1/teams/{teamId}/invitations",
+        tags: ["Team Invitations"],
+        summary: "Invite users by username or email (owners)",
+        description: [
+          `\`user\` names up to ${MAX_INVITEES} invitees (after removing repeats), comma-separated: usernames or emails of existing users (any case). Unlike FlowFuse, an email nobody has yet is refused: no email is sent and emails are not verified, so such an invitation could be taken by whoever put that address on their profile first. Invitees see their invitations in \`GET /api/v1/user/invitations\`.`,
+          `More than ${MAX_INVITEES} invitees is 429 \`too_many_invites\` (as FlowFuse; it is not a rate limit, and has no Retry-After). A \`role\` other than 5, 10, 30 or 50 is 400 \`invalid_team_role\`.`,
+          'When every invitee was invited: `{ status: "okay" }`. When only some were (the others already members, already invited, unknown usernames …): 200 `{ code: "invitation_failed", error: { <invitee>: <reason> } }`. When none was: 400 `invitation_failed`, the reasons in `errors`.',
+          "When the team's type limits its members (`properties.users.limit`), members and pending invitations together must stay within it, else 400 `member_limit_reached` and nobody is invited.",
+        ].join("\n\n"),
+      },
+    })
+    .input(CreateInvitationInput)
+    .output(InvitationResult)
+    .mutation(async ({ ctx, input }) => {
+      const teamId = teamOf(ctx).team.id;
+      const role = input.role ?? Role.member;
+      if (!isTeamRole(role)) throw invalidTeamRole();
+      const given = inviteesOf(input.user);
+      if (given.length === 0) {
+        throw new ApiError(400, "invalid_request", "Name at least one username or email", [
+          { path: "user", message: "No username or email" },
+        ]);
+      }
+      if (given.length > MAX_INVITEES) {
+        throw new ApiError(
+          429,
+          "too_many_invites",
+          `At most ${MAX_INVITEES} invitees per request; this one names ${given.length}`,
+        );
+      }
+
+      const { invited, errors } = await ctx.db.transaction().execute(async (trx) => {
+        if (!(await lockTeam(trx, teamId))) throw notFound();
+        // Their names are free again: an expired invitation must not block a new one.
+        await deleteExpiredInvitations(trx, teamId);
+        const { invite, errors } = await sortInvitees(trx, teamId, given);
+        if (invite.length === 0) return { invited: 0, errors };
+
+        const limit = await memberLimit(trx, teamId);
+        if (limit !== null) {
+          const members = await countMembers(trx, teamId);
+          const pending = await countPendingInvitations(trx, teamId);
+          if (members + pending + invite.length > limit) {
+            throw memberLimitReached(
+              limit,
+              `, pending invitations included: it has ${members} and ${pending} pending, room for ${Math.max(0, limit - members - pending)} more`,
+            );
+          }
+        }
+        const expiresAt = expiryFromNow();
+        for (const invitee of invite) {
+          const row = await insertInvitation(trx, {
+            teamId,
+            invitorId: ctx.auth.userId,
+            invitee: "user" in invitee ? { userId: invitee.user.id } : { email: invitee.email },
+            role,
+            expiresAt,
+          });
+          await recordAudit(trx, {
+            event: "team.user.invited",
+            entity: { type: "team", id: teamId },
+            teamId,
+            actor: actorOf(ctx),
+            body: {
+              invitation: { id: row.id, role },
+              user:
+                "user" in invitee
+                  ? {
+                      id: invitee.user.id,
+                      username: invitee.user.username,
+                      name: invitee.user.name,
+                    }
+                  : { email: invitee.email },
+            },
+          });
+        }
+        return { invited: invite.length, errors };
+      });
+
+      const failed = Object.entries(errors);
+      if (invited === 0) {
+        throw new ApiError(
+          400,
+          "invitation_failed",
+          `Nobody was invited: ${failed.map(([name, reason]) => `${name}: ${reason}`).join("; ")}`,
+          failed.map(([name, reason]) => ({ path: "user", message: `${name}: ${reason}` })),
+        );
+      }
+      if (failed.length > 0) return { code: "invitation_failed" as const, error: errors };
+      return { status: "okay" as const };
+    }),
+
+  resend: procedure
+    .meta({
+      permission: "team:user:invite",
+      openapi: {
+        method: "POST",
+        path: "/api/v1/teams/{teamId}/invitations/{invitationId}",
+        tags: ["Team Invitations"],
+        summary: "Send an invitation again: it expires 7 days from now (owners)",
+        description:
+          "Sets `sentAt` to now and `expiresAt` to 7 days later. An expired invitation is 404: invite again instead.",
+      },
+    })
+    .input(TeamInvitationInput)
+    .output(Invitation)
+    .mutation(async ({ ctx, input }) => {
+      const teamId = teamOf(ctx).team.id;
+      const found = await findTeamInvitation(ctx.db, teamId, input.invitationId);
+      if (!found) throw notFound();
+      const renewed = await ctx.db.transaction().execute(async (trx) => {
+        if (!(await renewInvitation(trx, found.id, expiryFromNow()))) throw notFound();
+        await recordAudit(trx, {
+          event: "team.user.invite-resent",
+          entity: { type: "team", id: teamId },
+          teamId,
+          actor: actorOf(ctx),
+          body: { invitation: { id: found.id, role: found.role }, user: auditInvitee(found) },
+        });
+        return findTeamInvitation(trx, teamId, found.id);
+      });
+      if (!renewed) throw notFound();
+      return invitationView(renewed, ctx.baseUrl);
+    }),
+
+  revoke: procedure
+    .meta({
+      permission: "team:user:invite",
+      openapi: {
+        method: "DELETE",
+        path: "/api/v1/teams/{teamId}/invitations/{invitationId}",
+        tags: ["Team Invitations"],
+        summary: "Revoke an invitation (owners)",
+      },
+    })
+    .input(TeamInvitationInput)
+    .output(Status)
+    .mutation(async ({ ctx, input }) => {
+      const teamId = teamOf(ctx).team.id;
+      const found = await findTeamInvitation(ctx.db, teamId, input.invitationId);
+      if (!found) throw notFound();
+      await ctx.db.transaction().execute(async (trx) => {
+        if (!(await deleteInvitation(trx, found.id))) throw notFound();
+        await recordAudit(trx, {
+          event: "team.user.uninvited",
+          entity: { type: "team", id: teamId },
+          teamId,
+          actor: actorOf(ctx),
+          body: { invitation: { id: found.id, role: found.role }, user: auditInvitee(found) },
+        });
+      });
+      return { status: "okay" as const };
+    }),
+
+  ...invitationAnswerProcedures,
+});
