@@ -5,7 +5,7 @@ import { createTestDb, type TestDb, testDatabaseUrl } from "./testing/index";
 import { migrateToLatest } from "./create-db";
 import { migrations } from "./migrations/index";
 import { isUniqueViolation } from "./errors";
-import { findTeamForUser, insertTeam, listTeams, listUserTeams } from "./teams";
+import { findTeamForUser, insertTeam, listTeams, listUserTeams } from "./teams/teams";
 import {
   deleteExpiredTokens,
   deleteToken,
@@ -14,7 +14,7 @@ import {
   tokenDescendants,
   touchTokens,
 } from "./tokens";
-import { insertUser } from "./users";
+import { insertUser } from "./accounts/users";
 
 let t: TestDb;
 beforeAll(async () => {

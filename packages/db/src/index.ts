@@ -1,19 +1,16 @@
-export * from "./audit";
-export * from "./audit-log";
+// The database: one Kysely schema and migration set, and the queries of each area.
+export * from "./accounts/index";
+export * from "./applications";
+export * from "./audit-log/index";
 export * from "./broker";
-export * from "./catalogue";
+export * from "./catalogue/index";
 export * from "./create-db";
 export * from "./errors";
 export * from "./ids";
 export * from "./instances";
-export * from "./invitations";
-export * from "./members";
 export * from "./schema";
-export * from "./sessions";
-export * from "./teams";
-export * from "./team-types";
+export * from "./teams/index";
 export * from "./tokens";
-export * from "./users";
 export { DEFAULT_TEAM_TYPE_ID } from "./migrations/2026-11-23T1300-team-sharing";
 export {
   DEFAULT_PROJECT_TYPE_ID,

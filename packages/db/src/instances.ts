@@ -1,82 +1,9 @@
-// Applications and hosted instances: their rows, the one query that loads an instance with
-// everything its view shows, the desired state and the action under way, the instance's token,
-// and what its Node-RED stores through the storage routes.
+// Hosted instances: their rows, the one query that loads an instance with everything its view
+// shows, the desired state and the action under way, the instance's token, and what its Node-RED
+// stores through the storage routes.
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
-import { newId } from "./ids";
-import type { ApplicationRow, Database, EnvVar, ProjectRow } from "./schema";
-
-// ---- Applications ----
-
-export async function insertApplication(
-  db: Kysely<Database>,
-  values: { teamId: string; name: string; description: string | null },
-): Promise<ApplicationRow> {
-  return db
-    .insertInto("applications")
-    .values({
-      id: newId(),
-      team_id: values.teamId,
-      name: values.name,
-      description: values.description,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
-export async function findApplication(
-  db: Kysely<Database>,
-  id: string,
-): Promise<ApplicationRow | undefined> {
-  return db.selectFrom("applications").selectAll().where("id", "=", id).executeTakeFirst();
-}
-
-export async function updateApplication(
-  db: Kysely<Database>,
-  id: string,
-  change: { name?: string; description?: string | null },
-): Promise<ApplicationRow | undefined> {
-  return db
-    .updateTable("applications")
-    .set({ ...change, updated_at: sql`now()` })
-    .where("id", "=", id)
-    .returningAll()
-    .executeTakeFirst();
-}
-
-export async function deleteApplication(
-  db: Kysely<Database>,
-  id: string,
-): Promise<ApplicationRow | undefined> {
-  return db.deleteFrom("applications").where("id", "=", id).returningAll().executeTakeFirst();
-}
-
-/** The team's applications by name. */
-export async function listTeamApplications(
-  db: Kysely<Database>,
-  teamId: string,
-): Promise<ApplicationRow[]> {
-  return db
-    .selectFrom("applications")
-    .selectAll()
-    .where("team_id", "=", teamId)
-    .orderBy("name")
-    .orderBy("id")
-    .execute();
-}
-
-/** The team an application or an instance belongs to (for the permission check). */
-export async function teamOfApplication(
-  db: Kysely<Database>,
-  id: string,
-): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("applications")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+import type { Database, EnvVar, ProjectRow } from "./schema";
 
 /** Whether the user owns at least one team (FlowFuse's condition for checking instance names). */
 export async function userOwnsATeam(db: Kysely<Database>, userId: string): Promise<boolean> {
@@ -89,6 +16,7 @@ export async function userOwnsATeam(db: Kysely<Database>, userId: string): Promi
   return row !== undefined;
 }
 
+/** The team an instance belongs to (for the permission check). */
 export async function teamOfProject(db: Kysely<Database>, id: string): Promise<string | undefined> {
   const row = await db
     .selectFrom("projects")

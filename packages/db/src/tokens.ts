@@ -4,8 +4,8 @@ import { type Kysely, sql } from "kysely";
 import { compiledOnce } from "./compiled-once";
 import { newId } from "./ids";
 import type { AccessTokenRow, Database } from "./schema";
-import { teamTypeOf } from "./team-types";
-import { memberCount, type TeamForUser } from "./teams";
+import { teamTypeOf } from "./teams/team-types";
+import { memberCount, type TeamForUser } from "./teams/teams";
 
 /** What authentication needs: the token, its scope and its owner, in one query. */
 export interface TokenIdentity {

@@ -93,10 +93,7 @@ export const instanceTypes: CatalogueKind<ProjectTypeRow, ProjectTypeDetail, typ
   },
   schemas,
 
-  async list(db, input) {
-    const { types, ...page } = await listProjectTypes(db, input);
-    return { rows: types, ...page };
-  },
+  list: listProjectTypes,
   listOf: (page, types) => ({ ...page, types: types as InstanceType[] }),
   findDetail: findProjectTypeDetail,
   view: instanceTypeView,

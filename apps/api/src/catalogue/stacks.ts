@@ -107,10 +107,7 @@ export const stacks: CatalogueKind<ProjectStackRow, ProjectStackDetail, typeof s
   },
   schemas,
 
-  async list(db, input) {
-    const { stacks, ...page } = await listStacks(db, input);
-    return { rows: stacks, ...page };
-  },
+  list: listStacks,
   listOf: (page, stacks) => ({ ...page, stacks: stacks as Stack[] }),
   findDetail: findStackDetail,
   view: stackView,

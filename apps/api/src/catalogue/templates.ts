@@ -114,10 +114,7 @@ export const templates: CatalogueKind<ProjectTemplateRow, ProjectTemplateDetail,
   },
   schemas,
 
-  async list(db, input) {
-    const { templates, ...page } = await listTemplates(db, input);
-    return { rows: templates, ...page };
-  },
+  list: listTemplates,
   listOf: (page, templates) => ({ ...page, templates: templates as TemplateSummary[] }),
   findDetail: findTemplateDetail,
   view: templateView,

@@ -1,9 +1,9 @@
 // Sign-in sessions, kept server-side so that every server process honours them and signing out,
 // suspension or a password change ends them at once. Only a digest of the cookie's value is stored.
 import type { Kysely } from "kysely";
-import { compiledOnce } from "./compiled-once";
-import { newId } from "./ids";
-import type { Database } from "./schema";
+import { compiledOnce } from "../compiled-once";
+import { newId } from "../ids";
+import type { Database } from "../schema";
 
 export interface SessionIdentity {
   id: string;

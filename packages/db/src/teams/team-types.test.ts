@@ -1,8 +1,8 @@
 // Team types against a real database: a team's queries bring its type, limits are read per team,
 // and a type in use cannot be deleted.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { isForeignKeyViolation } from "./errors";
-import { DEFAULT_TEAM_TYPE_ID } from "./migrations/2026-11-23T1300-team-sharing";
+import { isForeignKeyViolation } from "../errors";
+import { DEFAULT_TEAM_TYPE_ID } from "../migrations/2026-11-23T1300-team-sharing";
 import {
   defaultTeamType,
   deleteTeamType,
@@ -11,9 +11,9 @@ import {
   teamLimits,
 } from "./team-types";
 import { deleteTeam, findTeamForUser, insertTeam, listTeams, updateTeam } from "./teams";
-import { createTestDb, type TestDb } from "./testing/index";
-import { findTokenAndTeam, insertToken } from "./tokens";
-import { insertUser } from "./users";
+import { createTestDb, type TestDb } from "../testing/index";
+import { findTokenAndTeam, insertToken } from "../tokens";
+import { insertUser } from "../accounts/users";
 
 let t: TestDb;
 beforeAll(async () => {

@@ -1,8 +1,9 @@
 import { type Kysely, sql } from "kysely";
-import { type AuditEntry, auditRow } from "./audit";
-import { compiledOnce } from "./compiled-once";
-import { newId } from "./ids";
-import type { Database, TeamRow } from "./schema";
+import { type AuditEntry, auditRow } from "../audit-log/record";
+import { compiledOnce } from "../compiled-once";
+import { newId } from "../ids";
+import { countAll, keysetPage, type PageRequest } from "../paging";
+import type { Database, TeamRow } from "../schema";
 import { teamTypeOf, type TeamTypeSummaryRow } from "./team-types";
 
 /** A team with its member count and its type, as every team reply shows it. */
@@ -139,30 +140,15 @@ const allUserTeams = compiledOnce((db, userId: string) => userTeamsQuery(db, use
 /** Every team, oldest first, a page at a time; `cursor` is the id of the last team seen. */
 export async function listTeams(
   db: Kysely<Database>,
-  page: { limit: number; cursor?: string },
+  request: PageRequest,
 ): Promise<{ teams: TeamWithCount[]; total: number; nextCursor?: string }> {
-  let query = db
-    .selectFrom("teams")
-    .selectAll("teams")
-    .select([memberCount(), teamTypeOf()])
-    .orderBy("created_at")
-    .orderBy("id")
-    .limit(page.limit + 1);
-  if (page.cursor !== undefined) {
-    query = query.where(
-      sql<boolean>`(teams.created_at, teams.id) > (select c.created_at, c.id from teams c where c.id = ${page.cursor})`,
-    );
-  }
-  const [rows, total] = await Promise.all([
-    query.execute(),
-    db
-      .selectFrom("teams")
-      .select(sql<number>`count(*)::int`.as("n"))
-      .executeTakeFirstOrThrow(),
-  ]);
-  const more = rows.length > page.limit;
-  const teams = more ? rows.slice(0, page.limit) : rows;
-  return { teams, total: total.n, nextCursor: more ? teams.at(-1)!.id : undefined };
+  const { rows: teams, ...page } = await keysetPage(
+    db.selectFrom("teams").selectAll("teams").select([memberCount(), teamTypeOf()]),
+    db.selectFrom("teams").select(countAll()),
+    { table: "teams", key: "created_at" },
+    request,
+  );
+  return { teams, ...page };
 }
 
 /**

@@ -2,7 +2,8 @@
 // Keyset paging on (created_at, id) from the cursor's row, over an index in that order for each log
 // (migration 2026-11-23T1400), so a page costs the same with a million entries as with ten.
 import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
-import type { Database } from "./schema";
+import { pageOf } from "../paging";
+import type { Database } from "../schema";
 
 /** Which log. */
 export type AuditLogOf =
@@ -121,11 +122,5 @@ export async function listAuditLog(
     sql<{ n: number }>`select least(count(*), ${countCap})::int as n
       from (${sql.join(counted, sql` union `)}) c`.execute(db),
   ]);
-  const more = rows.rows.length > query.limit;
-  const entries = more ? rows.rows.slice(0, query.limit) : rows.rows;
-  return {
-    rows: entries,
-    count: total.rows[0]!.n,
-    nextCursor: more ? entries.at(-1)!.id : undefined,
-  };
+  return { ...pageOf(rows.rows, query.limit), count: total.rows[0]!.n };
 }

@@ -1,8 +1,9 @@
 // Users: lookups on the request path, the administrators' list, changes, and what deleting one takes.
 import { type Kysely, sql } from "kysely";
-import { compiledOnce } from "./compiled-once";
-import { newId } from "./ids";
-import type { Database, UserRow, UserUpdate } from "./schema";
+import { compiledOnce } from "../compiled-once";
+import { newId } from "../ids";
+import { countAll, keysetPage, type PageRequest } from "../paging";
+import type { Database, UserRow, UserUpdate } from "../schema";
 
 export async function findUser(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
   const [row] = await userById(db, id);
@@ -105,10 +106,10 @@ export async function activeAdminIds(trx: Kysely<Database>): Promise<string[]> {
 /** Every user, oldest first, a page at a time; `query` matches username, name or email. */
 export async function listUsers(
   db: Kysely<Database>,
-  page: { limit: number; cursor?: string; query?: string },
+  request: PageRequest & { query?: string },
 ): Promise<{ users: UserRow[]; total: number; nextCursor?: string }> {
-  const pattern = page.query
-    ? `%${page.query.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  const pattern = request.query
+    ? `%${request.query.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
     : undefined;
   const matching = () => {
     let query = db.selectFrom("users");
@@ -123,25 +124,13 @@ export async function listUsers(
     }
     return query;
   };
-  let rows = matching()
-    .selectAll()
-    .orderBy("created_at")
-    .orderBy("id")
-    .limit(page.limit + 1);
-  if (page.cursor !== undefined) {
-    rows = rows.where(
-      sql<boolean>`(users.created_at, users.id) > (select c.created_at, c.id from users c where c.id = ${page.cursor})`,
-    );
-  }
-  const [found, total] = await Promise.all([
-    rows.execute(),
-    matching()
-      .select(sql<number>`count(*)::int`.as("n"))
-      .executeTakeFirstOrThrow(),
-  ]);
-  const more = found.length > page.limit;
-  const users = more ? found.slice(0, page.limit) : found;
-  return { users, total: total.n, nextCursor: more ? users.at(-1)!.id : undefined };
+  const { rows: users, ...page } = await keysetPage(
+    matching().selectAll(),
+    matching().select(countAll()),
+    { table: "users", key: "created_at" },
+    request,
+  );
+  return { users, ...page };
 }
 
 /**

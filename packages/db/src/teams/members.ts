@@ -1,7 +1,7 @@
 // Team members: the list, one membership, role changes and removal, the owners a team must keep,
 // and the counts the member limit needs.
 import { type Kysely, sql } from "kysely";
-import type { Database, UserRow } from "./schema";
+import type { Database, UserRow } from "../schema";
 
 export type MemberRow = Pick<
   UserRow,

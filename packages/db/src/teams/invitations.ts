@@ -1,8 +1,8 @@
 // Invitations to join a team: by user (invitee_id) or by an email nobody has yet. An expired one is
 // as if it did not exist: every query here leaves it out, and inviting again replaces it.
 import { type Kysely, sql } from "kysely";
-import { newId } from "./ids";
-import type { Database, InvitationRow } from "./schema";
+import { newId } from "../ids";
+import type { Database, InvitationRow } from "../schema";
 
 /** An invitation with its team, and the inviting and invited users (null when there is none). */
 export interface InvitationDetail extends InvitationRow {

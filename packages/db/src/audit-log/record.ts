@@ -1,8 +1,8 @@
 // The one place that writes the audit log. Callers pass the transaction of the change, so an entry
 // exists exactly when its change does.
 import type { Insertable, Kysely } from "kysely";
-import { newId } from "./ids";
-import type { AuditLogTable, Database } from "./schema";
+import { newId } from "../ids";
+import type { AuditLogTable, Database } from "../schema";
 
 export interface AuditEntry {
   event: string;

@@ -1,7 +1,8 @@
 // Team types: the kinds of team administrators offer, with the limits their teams live within.
 import { type Kysely, sql } from "kysely";
-import { newId } from "./ids";
-import type { Database, TeamTypeRow } from "./schema";
+import { type ActiveFilter, entryTable } from "../entries";
+import { type PageRequest } from "../paging";
+import type { Database, TeamTypeRow } from "../schema";
 
 /** A limit: null or absent is no limit. */
 export interface TeamTypeLimit {
@@ -40,45 +41,20 @@ export function teamTypeOf<A extends string = "type">(
   );
 }
 
-export type TeamTypeFilter = "active" | "inactive" | "all";
+export type TeamTypeFilter = ActiveFilter;
 
-function filtered(db: Kysely<Database>, filter: TeamTypeFilter) {
-  const query = db.selectFrom("team_types");
-  return filter === "all" ? query : query.where("active", "=", filter === "active");
-}
+const teamTypes = entryTable("team_types", { order: "order", json: ["properties"] });
 
 /** Team types by ascending `order` (then id), a page at a time; `cursor` is the last id seen. */
 export async function listTeamTypes(
   db: Kysely<Database>,
-  page: { limit: number; cursor?: string; filter: TeamTypeFilter },
+  request: PageRequest & { filter: TeamTypeFilter },
 ): Promise<{ types: TeamTypeRow[]; total: number; nextCursor?: string }> {
-  let query = filtered(db, page.filter)
-    .selectAll()
-    .orderBy("order")
-    .orderBy("id")
-    .limit(page.limit + 1);
-  if (page.cursor !== undefined) {
-    query = query.where(
-      sql<boolean>`(team_types."order", team_types.id) > (select c."order", c.id from team_types c where c.id = ${page.cursor})`,
-    );
-  }
-  const [rows, total] = await Promise.all([
-    query.execute(),
-    filtered(db, page.filter)
-      .select(sql<number>`count(*)::int`.as("n"))
-      .executeTakeFirstOrThrow(),
-  ]);
-  const more = rows.length > page.limit;
-  const types = more ? rows.slice(0, page.limit) : rows;
-  return { types, total: total.n, nextCursor: more ? types.at(-1)!.id : undefined };
+  const { rows: types, ...page } = await teamTypes.list(db, request);
+  return { types, ...page };
 }
 
-export async function findTeamType(
-  db: Kysely<Database>,
-  id: string,
-): Promise<TeamTypeRow | undefined> {
-  return db.selectFrom("team_types").selectAll().where("id", "=", id).executeTakeFirst();
-}
+export const findTeamType = teamTypes.find;
 
 /** The type a new team gets when none is chosen: the active type with the lowest `order`. */
 export async function defaultTeamType(db: Kysely<Database>): Promise<TeamTypeRow | undefined> {
@@ -93,53 +69,22 @@ export async function defaultTeamType(db: Kysely<Database>): Promise<TeamTypeRow
     .executeTakeFirst();
 }
 
-export async function insertTeamType(
-  trx: Kysely<Database>,
-  type: {
-    name: string;
-    description?: string | null;
-    active?: boolean;
-    order?: number;
-    properties?: TeamTypeProperties;
-  },
-): Promise<TeamTypeRow> {
-  return trx
-    .insertInto("team_types")
-    .values({
-      id: newId(),
-      name: type.name,
-      description: type.description ?? null,
-      active: type.active ?? true,
-      order: type.order ?? 0,
-      properties: JSON.stringify(type.properties ?? {}),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+export interface TeamTypeValues {
+  name: string;
+  description?: string | null;
+  active?: boolean;
+  order?: number;
+  properties?: TeamTypeProperties;
 }
 
-export async function updateTeamType(
+export const insertTeamType = (trx: Kysely<Database>, type: TeamTypeValues) =>
+  teamTypes.insert(trx, { ...type });
+
+export const updateTeamType = (
   trx: Kysely<Database>,
   id: string,
-  change: {
-    name?: string;
-    description?: string | null;
-    active?: boolean;
-    order?: number;
-    properties?: TeamTypeProperties;
-  },
-): Promise<TeamTypeRow | undefined> {
-  const { properties, ...columns } = change;
-  return trx
-    .updateTable("team_types")
-    .set({
-      ...columns,
-      ...(properties === undefined ? {} : { properties: JSON.stringify(properties) }),
-      updated_at: sql`now()`,
-    })
-    .where("id", "=", id)
-    .returningAll()
-    .executeTakeFirst();
-}
+  change: Partial<TeamTypeValues>,
+) => teamTypes.update(trx, id, change);
 
 /**
  * Ids of the active types, their rows locked until the transaction ends: a change that could
@@ -171,12 +116,7 @@ export async function teamTypeTeamCount(db: Kysely<Database>, id: string): Promi
  * Deletes the type. A team that has it makes this fail with a foreign-key violation (the
  * reference is ON DELETE RESTRICT), also when that team was created concurrently.
  */
-export async function deleteTeamType(
-  trx: Kysely<Database>,
-  id: string,
-): Promise<TeamTypeRow | undefined> {
-  return trx.deleteFrom("team_types").where("id", "=", id).returningAll().executeTakeFirst();
-}
+export const deleteTeamType = teamTypes.delete;
 
 /**
  * The limits and features of a team's type (undefined when the team does not exist): what adds

@@ -1,0 +1,3 @@
+// Accounts: users and their sign-in sessions.
+export * from "./sessions";
+export * from "./users";

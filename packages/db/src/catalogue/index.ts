@@ -1,0 +1,2 @@
+// The catalogue: instance types, stacks and templates.
+export * from "./catalogue";
