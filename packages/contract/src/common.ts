@@ -61,3 +61,6 @@ export const PageInput = {
 
 /** A short human-readable name: trimmed, never blank. */
 export const Name = Text.trim().min(1, "Must not be blank").max(128);
+
+/** The reply of an operation that returns nothing else. */
+export const Status = z.object({ status: z.literal("okay") }).meta({ id: "APIStatus" });

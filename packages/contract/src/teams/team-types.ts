@@ -1,6 +1,6 @@
 // Team types: the kinds of team an administrator offers, each with the limits its teams live within.
 import { z } from "zod";
-import { Id, ListMeta, Name, PageInput, Text, Timestamp } from "./common";
+import { Id, ListMeta, Name, PageInput, Text, Timestamp } from "../common";
 
 /** A count a team may not exceed; null (or absent) is no limit. */
 const Limit = z.strictObject({

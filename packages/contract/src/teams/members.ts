@@ -1,6 +1,6 @@
 // Team members: who is in a team, with which role, and the inputs that change or end a membership.
 import { z } from "zod";
-import { Id, Timestamp } from "./common";
+import { Id, Timestamp } from "../common";
 import { TeamRole } from "./roles";
 
 /** A user as other users see them: no email, nothing private. */

@@ -1,41 +1,9 @@
-// Applications and hosted instances (FlowFuse's "projects"): an application groups a team's
-// instances; an instance is a Node-RED the platform runs, with its settings, environment variables,
-// state and log.
+// Hosted instances (FlowFuse's "projects"): an instance is a Node-RED the platform runs, in one of
+// a team's applications, with its settings, environment variables, state and log.
 import { z } from "zod";
-import { Id, Links, Name, Text, Timestamp } from "./common";
-import { TeamSummary } from "./team";
-
-// ---- Applications ----
-
-const Description = Text.max(1024).nullable();
-
-export const ApplicationSummary = z
-  .object({ id: Id, name: z.string(), description: z.string().nullable(), links: Links })
-  .meta({ id: "ApplicationSummary" });
-export type ApplicationSummary = z.infer<typeof ApplicationSummary>;
-
-export const Application = ApplicationSummary.extend({
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  team: TeamSummary,
-}).meta({ id: "Application" });
-export type Application = z.infer<typeof Application>;
-
-export const ApplicationIdInput = z.strictObject({ applicationId: Id });
-
-export const CreateApplicationInput = z.strictObject({
-  name: Name,
-  teamId: Id.describe("The team the application belongs to (owners)"),
-  description: Description.optional(),
-});
-
-export const UpdateApplicationInput = z.strictObject({
-  applicationId: Id,
-  name: Name.optional(),
-  description: Description.optional(),
-});
-
-// ---- Instances ----
+import { Id, Links, Text, Timestamp } from "./common";
+import { ApplicationSummary } from "./applications";
+import { TeamSummary } from "./teams/teams";
 
 /** Names become host names: letters, digits and '-', starting with a letter. */
 export const INSTANCE_NAME = /^[a-zA-Z][a-zA-Z0-9-]*$/;

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { Id, Links, ListMeta, Name, PageInput, Text, Timestamp } from "./common";
+import { Id, Links, ListMeta, Name, PageInput, Text, Timestamp } from "../common";
 import { TeamRole } from "./roles";
-import { TeamTypeSummary } from "./team-type";
+import { TeamTypeSummary } from "./team-types";
 
 export const Slug = Text.min(1)
   .max(64)

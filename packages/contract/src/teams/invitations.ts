@@ -1,11 +1,11 @@
 // Invitations to join a team: what a team's owners send (to a user, or to an email nobody has
 // yet) and what the invited user accepts or rejects.
 import { z } from "zod";
-import { Id, Text, Timestamp } from "./common";
-import { RequestedRole, UserSummary } from "./member";
+import { Id, Text, Timestamp } from "../common";
+import { RequestedRole, UserSummary } from "./members";
 import { TeamRole } from "./roles";
-import { TeamSummary } from "./team";
-import { Status } from "./user";
+import { TeamSummary } from "./teams";
+import { Status } from "../common";
 
 /** How long an invitation lasts after it is sent (or sent again). */
 export const INVITATION_DAYS = 7;
