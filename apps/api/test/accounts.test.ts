@@ -14,48 +14,6 @@ afterAll(() => server.close());
 const ORIGIN = "http://127.0.0.1:3000";
 let counter = 0;
 
-/** A user with a password, created through the API by the administrator. */
-async function newUser(options: { admin?: boolean; email?: string } = {}) {
-  const username = `person-${++counter}-${Math.random().toString(36).slice(2, 6)}`;
-  const password = `correct horse ${counter} battery`;
-  const reply = await server.request("POST", "/api/v1/users", {
-    body: {
-      username,
-      name: `Person ${counter}`,
-      password,
-      email: options.email,
-      isAdmin: options.admin,
-    },
-  });
-  expect(reply.status, reply.text).toBe(200);
-  return { id: reply.body.id as string, username, password };
-}
-
-/** Signs in and returns the session cookie's value. */
-async function signIn(username: string, password: string, target = server) {
-  const reply = await target.request("POST", "/account/login", {
-    token: null,
-    body: { username, password },
-  });
-  expect(reply.status, reply.text).toBe(200);
-  const cookie = reply.headers.getSetCookie().find((c) => c.startsWith("sid="));
-  expect(cookie).toBeDefined();
-  return cookie!.split(";")[0]!.slice("sid=".length);
-}
-
-/** A request in a signed-in browser: the cookie, and the Origin a page of ours sends. */
-function asSession(
-  sid: string,
-  method: string,
-  path: string,
-  options: { body?: unknown; origin?: string | null } = {},
-) {
-  const headers: Record<string, string> = { cookie: `sid=${sid}` };
-  const origin = options.origin === undefined ? ORIGIN : options.origin;
-  if (origin !== null) headers.origin = origin;
-  return server.request(method, path, { token: null, body: options.body, headers });
-}
-
 /** The administrator's token without admin opt-in: ordinary rights. */
 async function plainToken() {
   const reply = await server.request("POST", "/api/v1/user/tokens", { body: { name: "plain" } });
@@ -64,7 +22,7 @@ async function plainToken() {
 
 describe("users, as administrators manage them", () => {
   test("an administrator creates, lists, finds, changes and deletes users", async () => {
-    const user = await newUser({ email: "Ada@Example.com" });
+    const user = await server.userWithPassword({ email: "Ada@Example.com" });
     const read = await server.request("GET", `/api/v1/users/${user.id}`);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({
@@ -94,7 +52,7 @@ describe("users, as administrators manage them", () => {
   });
 
   test("the list pages with a cursor and counts every match", async () => {
-    for (let i = 0; i < 3; i++) await newUser();
+    for (let i = 0; i < 3; i++) await server.userWithPassword();
     const first = await server.request("GET", "/api/v1/users?limit=2");
     expect(first.body.users).toHaveLength(2);
     expect(first.body.count).toBeGreaterThanOrEqual(4);
@@ -108,7 +66,7 @@ describe("users, as administrators manage them", () => {
 
   test("taken or reserved usernames are 400 invalid_username; a taken email 400 invalid_email", async () => {
     const address = `taken${counter}@example.com`;
-    const user = await newUser({ email: address });
+    const user = await server.userWithPassword({ email: address });
     const body = { name: "X", password: "a long secret phrase" };
     for (const username of [user.username, "admin", "root"]) {
       const reply = await server.request("POST", "/api/v1/users", { body: { ...body, username } });
@@ -133,7 +91,7 @@ describe("users, as administrators manage them", () => {
   });
 
   test("non-administrators, and an administrator's token without admin opt-in, get 403", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const member = await server.user();
     const plain = await plainToken();
     for (const token of [member.token, plain]) {
@@ -153,14 +111,18 @@ describe("users, as administrators manage them", () => {
   });
 
   test("a user reads and changes their own record by id, but not the administrators' fields", async () => {
-    const user = await newUser();
-    const sid = await signIn(user.username, user.password);
-    expect((await asSession(sid, "GET", `/api/v1/users/${user.id}`)).status).toBe(200);
-    expect((await asSession(sid, "GET", `/api/v1/users/${user.id}/teams`)).body.count).toBe(0);
-    const own = await asSession(sid, "PUT", `/api/v1/users/${user.id}`, { body: { name: "Me" } });
+    const user = await server.userWithPassword();
+    const sid = await server.signIn(user.username, user.password);
+    expect((await server.asSession(sid, "GET", `/api/v1/users/${user.id}`)).status).toBe(200);
+    expect((await server.asSession(sid, "GET", `/api/v1/users/${user.id}/teams`)).body.count).toBe(
+      0,
+    );
+    const own = await server.asSession(sid, "PUT", `/api/v1/users/${user.id}`, {
+      body: { name: "Me" },
+    });
     expect(own.status).toBe(200);
     for (const field of ["admin", "suspended", "password_expired"]) {
-      const reply = await asSession(sid, "PUT", `/api/v1/users/${user.id}`, {
+      const reply = await server.asSession(sid, "PUT", `/api/v1/users/${user.id}`, {
         body: { [field]: field !== "suspended" },
       });
       expect(reply.status, field).toBe(400);
@@ -187,14 +149,14 @@ describe("users, as administrators manage them", () => {
       expect(reply.body.error).toMatch(/last platform administrator/);
     }
     // With a second administrator, the first may step down.
-    const second = await newUser({ admin: true });
+    const second = await server.userWithPassword({ admin: true });
     const demoted = await server.request("PUT", `/api/v1/users/${me.id}`, {
       body: { admin: false },
     });
     expect(demoted.status).toBe(200);
     // (Restore: the second administrator promotes the first again.)
-    const secondSid = await signIn(second.username, second.password);
-    const restored = await asSession(secondSid, "PUT", `/api/v1/users/${me.id}`, {
+    const secondSid = await server.signIn(second.username, second.password);
+    const restored = await server.asSession(secondSid, "PUT", `/api/v1/users/${me.id}`, {
       body: { admin: true },
     });
     expect(restored.status).toBe(200);
@@ -203,66 +165,70 @@ describe("users, as administrators manage them", () => {
 
 describe("the current user", () => {
   test("PUT /user changes the profile; the default team must be one of the user's", async () => {
-    const user = await newUser();
-    const sid = await signIn(user.username, user.password);
-    const team = await asSession(sid, "POST", "/api/v1/teams", { body: { name: "Mine" } });
+    const user = await server.userWithPassword();
+    const sid = await server.signIn(user.username, user.password);
+    const team = await server.asSession(sid, "POST", "/api/v1/teams", { body: { name: "Mine" } });
     const other = await server.request("POST", "/api/v1/teams", { body: { name: "Not mine" } });
 
-    const changed = await asSession(sid, "PUT", "/api/v1/user", {
+    const changed = await server.asSession(sid, "PUT", "/api/v1/user", {
       body: { name: "New Name", email: `me${counter}@example.com`, defaultTeam: team.body.id },
     });
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ name: "New Name", defaultTeam: team.body.id });
 
-    const foreign = await asSession(sid, "PUT", "/api/v1/user", {
+    const foreign = await server.asSession(sid, "PUT", "/api/v1/user", {
       body: { defaultTeam: other.body.id },
     });
     expect(foreign.status).toBe(400);
     expect(foreign.body.code).toBe("invalid_team");
 
-    const taken = await asSession(sid, "PUT", "/api/v1/user", { body: { username: "admin" } });
+    const taken = await server.asSession(sid, "PUT", "/api/v1/user", {
+      body: { username: "admin" },
+    });
     expect(taken.body.code).toBe("invalid_username");
   });
 
   test("changing the password: the old one must be right, the new one strong; other sessions end", async () => {
-    const user = await newUser();
-    const here = await signIn(user.username, user.password);
-    const elsewhere = await signIn(user.username, user.password);
+    const user = await server.userWithPassword();
+    const here = await server.signIn(user.username, user.password);
+    const elsewhere = await server.signIn(user.username, user.password);
 
-    const wrong = await asSession(here, "PUT", "/api/v1/user/change_password", {
+    const wrong = await server.asSession(here, "PUT", "/api/v1/user/change_password", {
       body: { old_password: "not it at all", password: "a brand new secret" },
     });
     expect(wrong.status).toBe(400);
     expect(wrong.body.code).toBe("password_change_failed");
-    const weak = await asSession(here, "PUT", "/api/v1/user/change_password", {
+    const weak = await server.asSession(here, "PUT", "/api/v1/user/change_password", {
       body: { old_password: user.password, password: "short" },
     });
     expect(weak.status).toBe(400);
     expect(weak.body.code).toBe("password_change_failed_too_weak");
 
-    const changed = await asSession(here, "PUT", "/api/v1/user/change_password", {
+    const changed = await server.asSession(here, "PUT", "/api/v1/user/change_password", {
       body: { old_password: user.password, password: "a brand new secret" },
     });
     expect(changed.status).toBe(200);
-    expect((await asSession(here, "GET", "/api/v1/user")).status).toBe(200);
-    expect((await asSession(elsewhere, "GET", "/api/v1/user")).status).toBe(401);
+    expect((await server.asSession(here, "GET", "/api/v1/user")).status).toBe(200);
+    expect((await server.asSession(elsewhere, "GET", "/api/v1/user")).status).toBe(401);
     const old = await server.request("POST", "/account/login", {
       token: null,
       body: { username: user.username, password: user.password },
     });
     expect(old.status).toBe(401);
-    await signIn(user.username, "a brand new secret");
+    await server.signIn(user.username, "a brand new secret");
   });
 
   test("DELETE /user deletes the account, its tokens and sessions, and the teams it owned alone", async () => {
-    const user = await newUser();
-    const sid = await signIn(user.username, user.password);
-    const alone = await asSession(sid, "POST", "/api/v1/teams", { body: { name: "Alone" } });
-    const token = await asSession(sid, "POST", "/api/v1/user/tokens", { body: { name: "t" } });
+    const user = await server.userWithPassword();
+    const sid = await server.signIn(user.username, user.password);
+    const alone = await server.asSession(sid, "POST", "/api/v1/teams", { body: { name: "Alone" } });
+    const token = await server.asSession(sid, "POST", "/api/v1/user/tokens", {
+      body: { name: "t" },
+    });
 
-    const deleted = await asSession(sid, "DELETE", "/api/v1/user");
+    const deleted = await server.asSession(sid, "DELETE", "/api/v1/user");
     expect(deleted.status).toBe(200);
-    expect((await asSession(sid, "GET", "/api/v1/user")).status).toBe(401);
+    expect((await server.asSession(sid, "GET", "/api/v1/user")).status).toBe(401);
     expect((await server.request("GET", "/api/v1/user", { token: token.body.token })).status).toBe(
       401,
     );
@@ -270,7 +236,7 @@ describe("the current user", () => {
   });
 
   test("a user who alone owns a team with other members cannot be deleted until that changes", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const team = await server.request("POST", "/api/v1/teams", { body: { name: "Shared" } });
     // The administrator made the team; make the user its only owner, with the administrator a member.
     await server.db
@@ -291,7 +257,7 @@ describe("the current user", () => {
 
 describe("signing in", () => {
   test("sign-in sets an HttpOnly, SameSite=Lax session cookie that authenticates /api/v1", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const reply = await server.request("POST", "/account/login", {
       token: null,
       body: { username: user.username.toUpperCase(), password: user.password },
@@ -304,7 +270,7 @@ describe("signing in", () => {
     expect(cookie).toMatch(/; Path=\//i);
     expect(cookie).not.toMatch(/; Secure/i);
     const sid = cookie.split(";")[0]!.slice(4);
-    const me = await asSession(sid, "GET", "/api/v1/user");
+    const me = await server.asSession(sid, "GET", "/api/v1/user");
     expect(me.status).toBe(200);
     expect(me.body.username).toBe(user.username);
   });
@@ -328,8 +294,8 @@ describe("signing in", () => {
 
   test("an email signs in too; an unknown user and a wrong password get the same 401 in about the same time", async () => {
     const email = `sign${++counter}@example.com`;
-    const user = await newUser({ email });
-    await signIn(email.toUpperCase(), user.password);
+    const user = await server.userWithPassword({ email });
+    await server.signIn(email.toUpperCase(), user.password);
 
     const timed = async (username: string) => {
       const started = performance.now();
@@ -341,7 +307,7 @@ describe("signing in", () => {
     };
     // Two of each, alternating, and the faster of each pair: a busy machine (other test files run
     // Node-RED meanwhile) slows single requests, never makes one faster.
-    const samples = [];
+    const samples: Awaited<ReturnType<typeof timed>>[] = [];
     for (let i = 0; i < 2; i++)
       samples.push(await timed("nobody-at-all"), await timed(user.username));
     const fastest = (parity: number) =>
@@ -362,7 +328,7 @@ describe("signing in", () => {
   });
 
   test("a suspended user is refused with 403 user_suspended, only with the right password", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     await server.request("PUT", `/api/v1/users/${user.id}`, { body: { suspended: true } });
     const right = await server.request("POST", "/account/login", {
       token: null,
@@ -378,19 +344,19 @@ describe("signing in", () => {
   });
 
   test("sign-out ends the session on the server", async () => {
-    const user = await newUser();
-    const sid = await signIn(user.username, user.password);
-    const out = await asSession(sid, "POST", "/account/logout");
+    const user = await server.userWithPassword();
+    const sid = await server.signIn(user.username, user.password);
+    const out = await server.asSession(sid, "POST", "/account/logout");
     expect(out.status).toBe(200);
     expect(out.headers.getSetCookie()[0]).toMatch(/^sid=;/);
-    expect((await asSession(sid, "GET", "/api/v1/user")).status).toBe(401);
+    expect((await server.asSession(sid, "GET", "/api/v1/user")).status).toBe(401);
   });
 
   test("writes made with the cookie must come from this platform's origin; bearer tokens need none", async () => {
-    const user = await newUser();
-    const sid = await signIn(user.username, user.password);
+    const user = await server.userWithPassword();
+    const sid = await server.signIn(user.username, user.password);
     for (const origin of [null, "https://evil.example", "http://127.0.0.1:3001"]) {
-      const reply = await asSession(sid, "POST", "/api/v1/teams", {
+      const reply = await server.asSession(sid, "POST", "/api/v1/teams", {
         body: { name: "Forged" },
         origin,
       });
@@ -398,11 +364,13 @@ describe("signing in", () => {
       expect(reply.body.code).toBe("csrf_failed");
     }
     // Reads need no Origin; a page of ours may write.
-    expect((await asSession(sid, "GET", "/api/v1/user/teams", { origin: null })).status).toBe(200);
-    expect((await asSession(sid, "POST", "/api/v1/teams", { body: { name: "Real" } })).status).toBe(
-      200,
-    );
-    const teams = await asSession(sid, "GET", "/api/v1/user/teams");
+    expect(
+      (await server.asSession(sid, "GET", "/api/v1/user/teams", { origin: null })).status,
+    ).toBe(200);
+    expect(
+      (await server.asSession(sid, "POST", "/api/v1/teams", { body: { name: "Real" } })).status,
+    ).toBe(200);
+    const teams = await server.asSession(sid, "GET", "/api/v1/user/teams");
     expect(teams.body.teams.map((t: any) => t.name)).toEqual(["Real"]);
     // Signing in from another site is refused too; a script sending no Origin may sign in.
     const forged = await server.request("POST", "/account/login", {
@@ -424,7 +392,7 @@ describe("signing in", () => {
       await short.request("POST", "/api/v1/users", {
         body: { username: "brief", name: "B", password: "a long secret phrase" },
       });
-      const sid = await signIn("brief", "a long secret phrase", short);
+      const sid = await short.signIn("brief", "a long secret phrase");
       const me = () =>
         short.request("GET", "/api/v1/user", { token: null, headers: { cookie: `sid=${sid}` } });
       expect((await me()).status).toBe(200);
@@ -436,7 +404,7 @@ describe("signing in", () => {
         await idle.request("POST", "/api/v1/users", {
           body: { username: "brief", name: "B", password: "a long secret phrase" },
         });
-        const again = await signIn("brief", "a long secret phrase", idle);
+        const again = await idle.signIn("brief", "a long secret phrase");
         const call = () =>
           idle.request("GET", "/api/v1/user", { token: null, headers: { cookie: `sid=${again}` } });
         expect((await call()).status).toBe(200);
@@ -451,32 +419,34 @@ describe("signing in", () => {
   }, 120_000);
 
   test("a token created in a browser does not end with the session", async () => {
-    const user = await newUser();
-    const sid = await signIn(user.username, user.password);
-    const token = await asSession(sid, "POST", "/api/v1/user/tokens", { body: { name: "kept" } });
+    const user = await server.userWithPassword();
+    const sid = await server.signIn(user.username, user.password);
+    const token = await server.asSession(sid, "POST", "/api/v1/user/tokens", {
+      body: { name: "kept" },
+    });
     expect(token.status).toBe(200);
     expect(token.body.expiresAt).toBeNull();
-    await asSession(sid, "POST", "/account/logout");
+    await server.asSession(sid, "POST", "/account/logout");
     expect((await server.request("GET", "/api/v1/user", { token: token.body.token })).status).toBe(
       200,
     );
   });
 
   test("an expired password allows only reading yourself and changing it", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     await server.request("PUT", `/api/v1/users/${user.id}`, { body: { password_expired: true } });
-    const sid = await signIn(user.username, user.password);
-    const me = await asSession(sid, "GET", "/api/v1/user");
+    const sid = await server.signIn(user.username, user.password);
+    const me = await server.asSession(sid, "GET", "/api/v1/user");
     expect(me.body.password_expired).toBe(true);
-    const blocked = await asSession(sid, "GET", "/api/v1/user/teams");
+    const blocked = await server.asSession(sid, "GET", "/api/v1/user/teams");
     expect(blocked.status).toBe(403);
     expect(blocked.body.code).toBe("password_expired");
-    const changed = await asSession(sid, "PUT", "/api/v1/user/change_password", {
+    const changed = await server.asSession(sid, "PUT", "/api/v1/user/change_password", {
       body: { old_password: user.password, password: "my own new secret" },
     });
     expect(changed.status).toBe(200);
-    expect((await asSession(sid, "GET", "/api/v1/user/teams")).status).toBe(200);
-    expect((await asSession(sid, "GET", "/api/v1/user")).body).not.toHaveProperty(
+    expect((await server.asSession(sid, "GET", "/api/v1/user/teams")).status).toBe(200);
+    expect((await server.asSession(sid, "GET", "/api/v1/user")).body).not.toHaveProperty(
       "password_expired",
     );
   });
@@ -484,20 +454,21 @@ describe("signing in", () => {
 
 describe("suspension and deletion take effect at once", () => {
   test("suspending a user fails their tokens and sessions on the next request; reinstating restores the tokens", async () => {
-    const user = await newUser();
-    const sid = await signIn(user.username, user.password);
-    const token = (await asSession(sid, "POST", "/api/v1/user/tokens", { body: { name: "t" } }))
-      .body.token as string;
+    const user = await server.userWithPassword();
+    const sid = await server.signIn(user.username, user.password);
+    const token = (
+      await server.asSession(sid, "POST", "/api/v1/user/tokens", { body: { name: "t" } })
+    ).body.token as string;
     expect((await server.request("GET", "/api/v1/user", { token })).status).toBe(200);
 
     await server.request("PUT", `/api/v1/users/${user.id}`, { body: { suspended: true } });
     expect((await server.request("GET", "/api/v1/user", { token })).status).toBe(401);
-    expect((await asSession(sid, "GET", "/api/v1/user")).status).toBe(401);
+    expect((await server.asSession(sid, "GET", "/api/v1/user")).status).toBe(401);
 
     await server.request("PUT", `/api/v1/users/${user.id}`, { body: { suspended: false } });
     expect((await server.request("GET", "/api/v1/user", { token })).status).toBe(200);
     // The session was ended by the suspension, not merely paused.
-    expect((await asSession(sid, "GET", "/api/v1/user")).status).toBe(401);
+    expect((await server.asSession(sid, "GET", "/api/v1/user")).status).toBe(401);
   });
 });
 
@@ -512,14 +483,14 @@ describe("settings", () => {
 
 describe("audit", () => {
   test("account changes are logged with FlowFuse's event names and never a password", async () => {
-    const user = await newUser();
-    const sid = await signIn(user.username, user.password);
-    await asSession(sid, "PUT", "/api/v1/user", { body: { name: "Audited" } });
-    await asSession(sid, "PUT", "/api/v1/user/change_password", {
+    const user = await server.userWithPassword();
+    const sid = await server.signIn(user.username, user.password);
+    await server.asSession(sid, "PUT", "/api/v1/user", { body: { name: "Audited" } });
+    await server.asSession(sid, "PUT", "/api/v1/user/change_password", {
       body: { old_password: user.password, password: "another long secret" },
     });
     await server.request("PUT", `/api/v1/users/${user.id}`, { body: { name: "By admin" } });
-    await asSession(sid, "POST", "/account/logout");
+    await server.asSession(sid, "POST", "/account/logout");
     await server.request("DELETE", `/api/v1/users/${user.id}`);
 
     const entries = (await auditEntries(server.db)).filter((e) => e.entity_id === user.id);

@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const ORIGIN = "http://127.0.0.1:3000";
 let counter = 0;
 
 async function newTeam(token = server.adminToken, name = `Team ${++counter}`) {
@@ -28,26 +27,11 @@ async function rename(teamId: string, name: string, token = server.adminToken) {
 
 /** A user with a password, created by the administrator, signed in: the session cookie. */
 async function signedInUser() {
-  const username = `reader-${++counter}-${Math.random().toString(36).slice(2, 6)}`;
-  const password = `correct horse ${counter} battery`;
-  const created = await server.request("POST", "/api/v1/users", {
-    body: { username, name: `Reader ${counter}`, password },
-  });
-  expect(created.status, created.text).toBe(200);
-  const login = await server.request("POST", "/account/login", {
-    token: null,
-    body: { username, password },
-  });
-  expect(login.status, login.text).toBe(200);
-  const cookie = login.headers.getSetCookie().find((c) => c.startsWith("sid="))!;
-  const sid = cookie.split(";")[0]!.slice("sid=".length);
+  const user = await server.userWithPassword();
+  const sid = await server.signIn(user.username, user.password);
   const session = (method: string, path: string, body?: unknown) =>
-    server.request(method, path, {
-      token: null,
-      body,
-      headers: { cookie: `sid=${sid}`, origin: ORIGIN },
-    });
-  return { id: created.body.id as string, username, password, sid, session };
+    server.asSession(sid, method, path, { body });
+  return { ...user, sid, session };
 }
 
 /** RFC 4180 as the export writes it: quoted cells with doubled quotes, CRLF between records. */

@@ -50,6 +50,28 @@ export interface TestServer {
     path: string,
     options?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
   ): Promise<Reply>;
+  /** The origin of the server's BASE_URL: what a page of its own sends as `Origin`. */
+  origin: string;
+  /** A user with a password, created through the API by the administrator. */
+  userWithPassword(options?: {
+    admin?: boolean;
+    email?: string;
+    name?: string;
+  }): Promise<{ id: string; username: string; password: string }>;
+  /** Signs in with POST /account/login (expecting success): the session cookie's value. */
+  signIn(username: string, password: string): Promise<string>;
+  /**
+   * A request from a signed-in browser: the session cookie, and the `Origin` a page of this
+   * platform sends (`origin: null`: none).
+   */
+  asSession(
+    sid: string,
+    method: string,
+    path: string,
+    options?: { body?: unknown; origin?: string | null },
+  ): Promise<Reply>;
+  /** The user's role in the team, read from the database; undefined when not a member. */
+  roleOf(teamId: string, userId: string): Promise<number | undefined>;
   /** A user with a token (full rights unless `scope` narrows it), optionally in teams. */
   user(options?: {
     username?: string;
@@ -61,6 +83,12 @@ export interface TestServer {
 }
 
 let userCounter = 0;
+
+/** The session cookie's value that a reply sets, if it sets one. */
+export function sessionOf(reply: { headers: Headers }): string | undefined {
+  const cookie = reply.headers.getSetCookie().find((c) => c.startsWith("sid="));
+  return cookie?.split(";")[0]!.slice("sid=".length) || undefined;
+}
 
 // Each test file's instances take ports from a window of their own, likely free (the driver
 // skips ports in use).
@@ -110,10 +138,11 @@ export async function startServer(
   });
   await ensureInitialAdmin(db, TOKEN_SECRET, dataDir);
   const adminToken = (await readFile(join(dataDir, INITIAL_TOKEN_FILE), "utf8")).trim();
+  const baseUrl = options.baseUrl ?? "http://127.0.0.1:3000";
   const app = await buildApp({
     db,
     tokenSecret: TOKEN_SECRET,
-    baseUrl: options.baseUrl ?? "http://127.0.0.1:3000",
+    baseUrl,
     logger: createLogger("info", stream),
     corsOrigins: options.corsOrigins,
     sessionMaxAgeMs: options.sessionMaxAgeMs,
@@ -180,6 +209,48 @@ export async function startServer(
       const reply = await raw(method, path, opts);
       checkResponse(method, path, reply);
       return reply;
+    },
+    origin: new URL(baseUrl).origin,
+    async userWithPassword(opts = {}) {
+      const n = ++userCounter;
+      const username = `person-${n}-${Math.random().toString(36).slice(2, 6)}`;
+      const password = `correct horse ${n} battery`;
+      const reply = await server.request("POST", "/api/v1/users", {
+        body: {
+          username,
+          name: opts.name ?? `Person ${n}`,
+          password,
+          email: opts.email,
+          isAdmin: opts.admin,
+        },
+      });
+      expect(reply.status, reply.text).toBe(200);
+      return { id: reply.body.id as string, username, password };
+    },
+    async signIn(username, password) {
+      const reply = await server.request("POST", "/account/login", {
+        token: null,
+        body: { username, password },
+      });
+      expect(reply.status, reply.text).toBe(200);
+      const sid = sessionOf(reply);
+      expect(sid, "a session cookie").toBeDefined();
+      return sid!;
+    },
+    asSession(sid, method, path, opts = {}) {
+      const headers: Record<string, string> = { cookie: `sid=${sid}` };
+      const origin = opts.origin === undefined ? server.origin : opts.origin;
+      if (origin !== null) headers.origin = origin;
+      return server.request(method, path, { token: null, body: opts.body, headers });
+    },
+    async roleOf(teamId, userId) {
+      const row = await db
+        .selectFrom("team_members")
+        .select("role")
+        .where("team_id", "=", teamId)
+        .where("user_id", "=", userId)
+        .executeTakeFirst();
+      return row?.role;
     },
     async user(opts = {}) {
       const user = await insertUser(db, {

@@ -63,16 +63,6 @@ async function myInvitations(user: Person) {
   return reply.body.invitations as any[];
 }
 
-async function roleIn(teamId: string, userId: string) {
-  const row = await server.db
-    .selectFrom("team_members")
-    .select("role")
-    .where("team_id", "=", teamId)
-    .where("user_id", "=", userId)
-    .executeTakeFirst();
-  return row?.role;
-}
-
 /** A team owned by a new user, with a member, a viewer and an outsider. */
 async function setting() {
   const owner = await person();
@@ -367,7 +357,7 @@ describe("accepting and rejecting", () => {
     });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body).toEqual({ status: "okay" });
-    expect(await roleIn(team.id, guest.id)).toBe(10);
+    expect(await server.roleOf(team.id, guest.id)).toBe(10);
     expect(
       (await server.request("GET", `/api/v1/teams/${team.id}`, { token: guest.token })).status,
     ).toBe(200);
@@ -413,7 +403,7 @@ describe("accepting and rejecting", () => {
       });
       expect(reply.status, method).toBe(403);
     }
-    expect(await roleIn(team.id, outsider.id)).toBeUndefined();
+    expect(await server.roleOf(team.id, outsider.id)).toBeUndefined();
     expect(await myInvitations(guest)).toHaveLength(1);
   });
 
@@ -427,7 +417,7 @@ describe("accepting and rejecting", () => {
     });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ status: "okay" });
-    expect(await roleIn(team.id, guest.id)).toBeUndefined();
+    expect(await server.roleOf(team.id, guest.id)).toBeUndefined();
     expect(await teamInvitations(team.id, owner)).toEqual([]);
     expect(
       (await auditEntries(server.db, { event: "team.user.invite.rejected" })).some(
@@ -474,7 +464,7 @@ describe("expiry", () => {
     ] as const) {
       expect((await server.request(method, path, { token })).status, `${method} ${path}`).toBe(404);
     }
-    expect(await roleIn(team.id, guest.id)).toBeUndefined();
+    expect(await server.roleOf(team.id, guest.id)).toBeUndefined();
 
     expect((await invite(team.id, owner, guest.username)).body).toEqual({ status: "okay" });
     const renewed = await teamInvitations(team.id, owner);
@@ -543,7 +533,7 @@ describe("the team type's member limit", () => {
     });
     expect(reply.status).toBe(400);
     expect(reply.body.code).toBe("member_limit_reached");
-    expect(await roleIn(team.id, guest.id)).toBeUndefined();
+    expect(await server.roleOf(team.id, guest.id)).toBeUndefined();
     expect(await myInvitations(guest)).toHaveLength(1);
   });
 

@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const ORIGIN = "http://127.0.0.1:3000";
 let counter = 0;
 
 /** A team owned by a new user, with one new user in each role below owner. */
@@ -37,41 +36,6 @@ async function teamWithEveryRole() {
 
 const membersPath = (teamId: string) => `/api/v1/teams/${teamId}/members`;
 const memberPath = (teamId: string, userId: string) => `${membersPath(teamId)}/${userId}`;
-
-async function roleOf(teamId: string, userId: string): Promise<number | undefined> {
-  const row = await server.db
-    .selectFrom("team_members")
-    .select("role")
-    .where("team_id", "=", teamId)
-    .where("user_id", "=", userId)
-    .executeTakeFirst();
-  return row?.role;
-}
-
-/** A user with a password, created by the administrator, signed in: their session cookie. */
-async function signedInUser() {
-  const username = `signed-${++counter}-${Math.random().toString(36).slice(2, 6)}`;
-  const password = `correct horse ${counter} battery`;
-  const created = await server.request("POST", "/api/v1/users", {
-    body: { username, name: `Signed ${counter}`, password },
-  });
-  expect(created.status, created.text).toBe(200);
-  const login = await server.request("POST", "/account/login", {
-    token: null,
-    body: { username, password },
-  });
-  expect(login.status, login.text).toBe(200);
-  const cookie = login.headers.getSetCookie().find((c) => c.startsWith("sid="))!;
-  return { id: created.body.id as string, sid: cookie.split(";")[0]!.slice("sid=".length) };
-}
-
-function asSession(sid: string, method: string, path: string, body?: unknown) {
-  return server.request(method, path, {
-    token: null,
-    body,
-    headers: { cookie: `sid=${sid}`, origin: ORIGIN },
-  });
-}
 
 describe("GET /api/v1/teams/{teamId}/members", () => {
   test("viewers and up list the members with their roles; no email is shown", async () => {
@@ -137,7 +101,7 @@ describe("PUT /api/v1/teams/{teamId}/members/{userId}", () => {
     });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body).toEqual({ status: "okay" });
-    expect(await roleOf(team.id, viewer.id)).toBe(30);
+    expect(await server.roleOf(team.id, viewer.id)).toBe(30);
 
     const entry = (await auditEntries(server.db, { event: "team.user.role-changed" })).find(
       (e) => e.team_id === team.id,
@@ -174,8 +138,8 @@ describe("PUT /api/v1/teams/{teamId}/members/{userId}", () => {
       });
       expect(reply.status, who).toBe(status);
     }
-    expect(await roleOf(team.id, viewer.id)).toBe(10);
-    expect(await roleOf(team.id, owner.id)).toBe(50);
+    expect(await server.roleOf(team.id, viewer.id)).toBe(10);
+    expect(await server.roleOf(team.id, owner.id)).toBe(50);
   });
 
   test("a role other than 5, 10, 30 or 50 is 400 invalid_team_role; a non-number 400 invalid_request", async () => {
@@ -196,7 +160,7 @@ describe("PUT /api/v1/teams/{teamId}/members/{userId}", () => {
       expect(reply.status, JSON.stringify(body)).toBe(400);
       expect(reply.body.code).toBe("invalid_request");
     }
-    expect(await roleOf(team.id, member.id)).toBe(30);
+    expect(await server.roleOf(team.id, member.id)).toBe(30);
   });
 
   test("an unknown user, or a user who is not a member, is 404", async () => {
@@ -208,7 +172,7 @@ describe("PUT /api/v1/teams/{teamId}/members/{userId}", () => {
       });
       expect(reply.status, userId).toBe(404);
     }
-    expect(await roleOf(team.id, outsider.id)).toBeUndefined();
+    expect(await server.roleOf(team.id, outsider.id)).toBeUndefined();
   });
 
   test("the only owner cannot be demoted (403 invalid_request); with a second owner they can", async () => {
@@ -220,7 +184,7 @@ describe("PUT /api/v1/teams/{teamId}/members/{userId}", () => {
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe("invalid_request");
     expect(refused.body.error).toMatch(/only owner/);
-    expect(await roleOf(team.id, owner.id)).toBe(50);
+    expect(await server.roleOf(team.id, owner.id)).toBe(50);
 
     await server.request("PUT", memberPath(team.id, member.id), {
       token: owner.token,
@@ -231,7 +195,7 @@ describe("PUT /api/v1/teams/{teamId}/members/{userId}", () => {
       body: { role: Role.viewer },
     });
     expect(stepDown.status).toBe(200);
-    expect(await roleOf(team.id, owner.id)).toBe(10);
+    expect(await server.roleOf(team.id, owner.id)).toBe(10);
   });
 
   test("two owners demoting each other at once: one succeeds, the team keeps an owner", async () => {
@@ -271,7 +235,7 @@ describe("DELETE /api/v1/teams/{teamId}/members/{userId}", () => {
     });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body).toEqual({ status: "okay" });
-    expect(await roleOf(team.id, member.id)).toBeUndefined();
+    expect(await server.roleOf(team.id, member.id)).toBeUndefined();
     const entry = (await auditEntries(server.db, { event: "team.user.removed" })).find(
       (e) => e.team_id === team.id,
     );
@@ -300,7 +264,7 @@ describe("DELETE /api/v1/teams/{teamId}/members/{userId}", () => {
         token: leaver.token,
       });
       expect(reply.status, reply.text).toBe(200);
-      expect(await roleOf(team.id, leaver.id)).toBeUndefined();
+      expect(await server.roleOf(team.id, leaver.id)).toBeUndefined();
     }
     const left = await auditEntries(server.db, { event: "team.user.removed" });
     expect(
@@ -332,7 +296,7 @@ describe("DELETE /api/v1/teams/{teamId}/members/{userId}", () => {
       token: readOnly.token,
     });
     expect(reply.status).toBe(403);
-    expect(await roleOf(team.id, readOnly.id)).toBe(50);
+    expect(await server.roleOf(team.id, readOnly.id)).toBe(50);
   });
 
   test("the only owner cannot be removed or leave (400 invalid_request); with a second owner they can", async () => {
@@ -343,7 +307,7 @@ describe("DELETE /api/v1/teams/{teamId}/members/{userId}", () => {
     expect(refused.status).toBe(400);
     expect(refused.body.code).toBe("invalid_request");
     expect(refused.body.error).toMatch(/only owner/);
-    expect(await roleOf(team.id, owner.id)).toBe(50);
+    expect(await server.roleOf(team.id, owner.id)).toBe(50);
 
     await server.request("PUT", memberPath(team.id, member.id), {
       token: owner.token,
@@ -385,16 +349,19 @@ describe("DELETE /api/v1/teams/{teamId}/members/{userId}", () => {
 
   test("a removed member's token and session get 404 for the team on their next request", async () => {
     const { team, owner } = await teamWithEveryRole();
-    const person = await signedInUser();
+    const person = await server.userWithPassword();
+    const sid = await server.signIn(person.username, person.password);
     await addMember(server.db, { teamId: team.id, userId: person.id, role: Role.member });
-    const made = await asSession(person.sid, "POST", "/api/v1/user/tokens", { name: "cli" });
+    const made = await server.asSession(sid, "POST", "/api/v1/user/tokens", {
+      body: { name: "cli" },
+    });
     expect(made.status, made.text).toBe(200);
     const token = made.body.token as string;
 
     const teamPath = `/api/v1/teams/${team.id}`;
     expect((await server.request("GET", teamPath, { token })).status).toBe(200);
-    expect((await asSession(person.sid, "GET", teamPath)).status).toBe(200);
-    expect((await asSession(person.sid, "GET", membersPath(team.id))).status).toBe(200);
+    expect((await server.asSession(sid, "GET", teamPath)).status).toBe(200);
+    expect((await server.asSession(sid, "GET", membersPath(team.id))).status).toBe(200);
 
     const removed = await server.request("DELETE", memberPath(team.id, person.id), {
       token: owner.token,
@@ -403,9 +370,9 @@ describe("DELETE /api/v1/teams/{teamId}/members/{userId}", () => {
 
     expect((await server.request("GET", teamPath, { token })).status).toBe(404);
     expect((await server.request("GET", membersPath(team.id), { token })).status).toBe(404);
-    expect((await asSession(person.sid, "GET", teamPath)).status).toBe(404);
-    expect((await asSession(person.sid, "GET", membersPath(team.id))).status).toBe(404);
-    const mine = await asSession(person.sid, "GET", "/api/v1/user/teams");
+    expect((await server.asSession(sid, "GET", teamPath)).status).toBe(404);
+    expect((await server.asSession(sid, "GET", membersPath(team.id))).status).toBe(404);
+    const mine = await server.asSession(sid, "GET", "/api/v1/user/teams");
     expect(mine.body.teams.map((t: { id: string }) => t.id)).not.toContain(team.id);
   });
 

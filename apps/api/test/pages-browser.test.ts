@@ -2,6 +2,8 @@
 // cycle, the forced new password, the API viewer on the session alone, sign-out; under the pages'
 // strict Content-Security-Policy, with a label on every field and no sideways scrolling on a
 // phone. Screenshots of each page go to docs/screenshots/ (the README shows them).
+// The browser's globals, for the code page.evaluate runs in the page.
+/// <reference lib="dom" />
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
@@ -14,7 +16,6 @@ const SCREENSHOTS = fileURLToPath(new URL("../../../docs/screenshots/", import.m
 describe.skipIf(browserMissing)("the pages in Chromium", () => {
   let server: TestServer;
   let browser: Browser;
-  let counter = 0;
 
   beforeAll(async () => {
     const port = await freePort();
@@ -27,21 +28,6 @@ describe.skipIf(browserMissing)("the pages in Chromium", () => {
     await browser?.close();
     await server?.close();
   });
-
-  async function newUser(options: { admin?: boolean; name?: string } = {}) {
-    const username = `browser-${++counter}`;
-    const password = `a long phrase number ${counter}`;
-    const reply = await server.request("POST", "/api/v1/users", {
-      body: {
-        username,
-        name: options.name ?? `Browser User ${counter}`,
-        password,
-        isAdmin: options.admin,
-      },
-    });
-    expect(reply.status, reply.text).toBe(200);
-    return { id: reply.body.id as string, username, password };
-  }
 
   /** A fresh browser (no cookies) whose pages report every CSP violation and script error. */
   async function openBrowser() {
@@ -102,7 +88,7 @@ describe.skipIf(browserMissing)("the pages in Chromium", () => {
     page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage });
 
   test("a wrong password shows the error and keeps the username; then sign-in lands on Security", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const { context, page, problems } = await openBrowser();
     await page.goto(`${server.url}/sign-in`);
     await checkPage(page);
@@ -126,7 +112,7 @@ describe.skipIf(browserMissing)("the pages in Chromium", () => {
   }, 60_000);
 
   test("the Security page creates a token shown once with a copy button, and revokes it after a confirmation", async () => {
-    const user = await newUser({ name: "Grace Hopper" });
+    const user = await server.userWithPassword({ name: "Grace Hopper" });
     const { context, page, problems } = await openBrowser();
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
     await page.goto(`${server.url}/settings/security`);
@@ -188,7 +174,7 @@ describe.skipIf(browserMissing)("the pages in Chromium", () => {
   }, 60_000);
 
   test("the Profile page changes the name and shows the API's message for a weak password", async () => {
-    const user = await newUser({ name: "Grace Hopper" });
+    const user = await server.userWithPassword({ name: "Grace Hopper" });
     const { context, page, problems } = await openBrowser();
     await page.goto(`${server.url}/settings/profile`);
     await signIn(page, user.username, user.password);
@@ -218,7 +204,7 @@ describe.skipIf(browserMissing)("the pages in Chromium", () => {
   }, 60_000);
 
   test("an expired password must be changed first, then the page asked for opens", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     await server.request("PUT", `/api/v1/users/${user.id}`, { body: { password_expired: true } });
     const { context, page, problems } = await openBrowser();
     await page.goto(`${server.url}/settings/profile`);
@@ -243,7 +229,7 @@ describe.skipIf(browserMissing)("the pages in Chromium", () => {
   }, 60_000);
 
   test("the API viewer: a browser without a session signs in first, then Try it out works on the session alone", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const { context, page, problems } = await openBrowser();
     await page.goto(`${server.url}/api/`);
     await page.waitForURL(`${server.url}/sign-in?next=%2Fapi%2F`);

@@ -5,7 +5,7 @@
 import { auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { safeNext } from "../src/pages/next";
-import { startServer, type TestServer } from "./harness";
+import { sessionOf, startServer, type TestServer } from "./harness";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -16,17 +16,6 @@ afterAll(() => server.close());
 
 /** The origin of the server's BASE_URL, which a page of its own sends with a form. */
 const ORIGIN = "http://127.0.0.1:3000";
-let counter = 0;
-
-async function newUser(options: { admin?: boolean; email?: string } = {}) {
-  const username = `page-user-${++counter}`;
-  const password = `correct horse ${counter} battery`;
-  const reply = await server.request("POST", "/api/v1/users", {
-    body: { username, name: `Page User ${counter}`, password, isAdmin: options.admin },
-  });
-  expect(reply.status, reply.text).toBe(200);
-  return { id: reply.body.id as string, username, password };
-}
 
 interface Page {
   status: number;
@@ -61,11 +50,6 @@ async function page(
     html: await response.text(),
     headers: response.headers,
   };
-}
-
-function sessionOf(reply: { headers: Headers }): string | undefined {
-  const cookie = reply.headers.getSetCookie().find((c) => c.startsWith("sid="));
-  return cookie?.split(";")[0]!.slice("sid=".length) || undefined;
 }
 
 async function signIn(username: string, password: string, next?: string) {
@@ -151,7 +135,7 @@ describe("signing in", () => {
       expect(reply.status, path).toBe(303);
       expect(reply.location).toBe(`/sign-in?next=${encodeURIComponent(`${path}?x=1`)}`);
     }
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const form = await page("GET", "/sign-in?next=%2Fsettings%2Fprofile%3Fx%3D1");
     expect(form.html).toContain('name="next" value="/settings/profile?x=1"');
     const { sid, location } = await signIn(user.username, user.password, "/settings/profile?x=1");
@@ -174,7 +158,7 @@ describe("signing in", () => {
   });
 
   test("after sign-in only a path on this site is gone to, never another origin", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     for (const next of [
       "https://evil.example/",
       "//evil.example/x",
@@ -202,7 +186,7 @@ describe("signing in", () => {
   });
 
   test("a form posted from another site is refused, and signs nobody in", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const reply = await page("POST", "/sign-in", {
       form: { username: user.username, password: user.password },
       origin: "https://evil.example",
@@ -224,7 +208,7 @@ describe("signing in", () => {
   });
 
   test("an expired password leads to the new-password page first, then to next", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     await server.request("PUT", `/api/v1/users/${user.id}`, { body: { password_expired: true } });
     const { sid, location } = await signIn(user.username, user.password, "/api/");
     expect(location).toBe("/settings/password?next=%2Fapi%2F");
@@ -274,7 +258,7 @@ describe("signing in", () => {
 
 describe("rate limits, as the API counts them", () => {
   test("failed sign-ins per username: the page says so, with Retry-After (429)", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     for (let i = 0; i < 5; i++) {
       const reply = await page("POST", "/sign-in", {
         form: { username: user.username, password: "wrong" },
@@ -291,7 +275,7 @@ describe("rate limits, as the API counts them", () => {
   });
 
   test("password changes per user count the page's calls too (429)", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const { sid } = await signIn(user.username, user.password);
     const attempt = () =>
       page("POST", "/settings/profile/password", {
@@ -312,7 +296,7 @@ describe("rate limits, as the API counts them", () => {
 
 describe("the Security page", () => {
   test("creates a token whose value is shown once, never logged, and which works", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const { sid } = await signIn(user.username, user.password);
     const team = await server.request("POST", "/api/v1/teams", {
       token: null,
@@ -351,7 +335,7 @@ describe("the Security page", () => {
   });
 
   test("the API's own checks decide, and its messages are shown", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const { sid } = await signIn(user.username, user.password);
     const page1 = await page("GET", "/settings/security", { sid });
     // Admin opt-in is offered to administrators only …
@@ -383,14 +367,14 @@ describe("the Security page", () => {
     expect(past.status).toBe(400);
     expect(past.html).toContain("expiresAt must be in the future");
 
-    const adminUser = await newUser({ admin: true });
+    const adminUser = await server.userWithPassword({ admin: true });
     const asAdmin = await signIn(adminUser.username, adminUser.password);
     const adminPage = await page("GET", "/settings/security", { sid: asAdmin.sid });
     expect(adminPage.html).toContain('name="adminOptIn"');
   });
 
   test("a revoke without the confirmation asks first; confirmed, the token stops working", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const { sid } = await signIn(user.username, user.password);
     const created = await page("POST", "/settings/security/tokens", {
       sid,
@@ -420,7 +404,7 @@ describe("the Security page", () => {
     expect(after.html).not.toContain("doomed");
 
     // Another user's token: the API's 404, on a page.
-    const other = await newUser();
+    const other = await server.userWithPassword();
     const otherSession = await signIn(other.username, other.password);
     const foreign = await page("POST", `/settings/security/tokens/${id}/revoke`, {
       sid: otherSession.sid,
@@ -432,8 +416,8 @@ describe("the Security page", () => {
 
 describe("the Profile page", () => {
   test("changes name and email, and shows the API's refusals", async () => {
-    const user = await newUser();
-    const taken = await newUser();
+    const user = await server.userWithPassword();
+    const taken = await server.userWithPassword();
     await server.request("PUT", `/api/v1/users/${taken.id}`, {
       body: { email: "taken@example.com" },
     });
@@ -461,7 +445,7 @@ describe("the Profile page", () => {
   });
 
   test("changes the password, with the API's message for a wrong or weak one", async () => {
-    const user = await newUser();
+    const user = await server.userWithPassword();
     const { sid } = await signIn(user.username, user.password);
     const wrong = await page("POST", "/settings/profile/password", {
       sid,

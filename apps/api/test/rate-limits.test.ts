@@ -24,19 +24,6 @@ async function serve(options: Parameters<typeof startServer>[0] = {}) {
   return server;
 }
 
-let counter = 0;
-
-/** A user with a password, created by the administrator. */
-async function newUser(server: TestServer) {
-  const username = `limited-${++counter}-${Math.random().toString(36).slice(2, 6)}`;
-  const password = `correct horse ${counter} battery`;
-  const reply = await server.request("POST", "/api/v1/users", {
-    body: { username, name: `Limited ${counter}`, password },
-  });
-  expect(reply.status, reply.text).toBe(200);
-  return { id: reply.body.id as string, username, password };
-}
-
 const signIn = (server: TestServer, username: string, password: string) =>
   server.request("POST", "/account/login", { token: null, body: { username, password } });
 
@@ -92,20 +79,6 @@ function expectTooMany(reply: Reply, windowSeconds: number) {
   expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
 }
 
-/** A browser's request: the session cookie and this platform's Origin. */
-const asSession = (server: TestServer, sid: string, method: string, path: string, body?: unknown) =>
-  server.request(method, path, {
-    token: null,
-    body,
-    headers: { cookie: `sid=${sid}`, origin: ORIGIN },
-  });
-
-function sessionOf(reply: Reply): string {
-  const cookie = reply.headers.getSetCookie().find((c) => c.startsWith("sid="));
-  expect(cookie, reply.text).toBeDefined();
-  return cookie!.split(";")[0]!.slice("sid=".length);
-}
-
 /** A tRPC call over plain HTTP: a mutation is POSTed, a query is a GET. */
 async function trpc(server: TestServer, token: string, path: string, input?: unknown) {
   const response = await fetch(`${server.url}/trpc/${path}`, {
@@ -132,8 +105,8 @@ describe("sign-in, always limited", () => {
 
   test("five failed sign-ins lock a username, even with the right password; other usernames are not affected", async () => {
     const server = roomy;
-    const alice = await newUser(server);
-    const bob = await newUser(server);
+    const alice = await server.userWithPassword();
+    const bob = await server.userWithPassword();
     for (let i = 0; i < 5; i++) {
       expect((await signIn(server, alice.username, "not the password")).status).toBe(401);
     }
@@ -145,7 +118,7 @@ describe("sign-in, always limited", () => {
 
   test("signing in successfully is not counted", async () => {
     const server = twoFailures;
-    const amy = await newUser(server);
+    const amy = await server.userWithPassword();
     for (let i = 0; i < 3; i++) {
       expect((await signIn(server, amy.username, amy.password)).status).toBe(200);
     }
@@ -157,7 +130,7 @@ describe("sign-in, always limited", () => {
 
   test("parallel guesses for one username cannot all pass the check before the first failure counts", async () => {
     const server = roomy;
-    const carol = await newUser(server);
+    const carol = await server.userWithPassword();
     const replies = await Promise.all(
       Array.from({ length: 20 }, (_, i) => signIn(server, carol.username, `guess number ${i}`)),
     );
@@ -167,7 +140,7 @@ describe("sign-in, always limited", () => {
 
   test("attempts per client address have a higher bound of their own", async () => {
     const server = sixPerAddress;
-    const dave = await newUser(server);
+    const dave = await server.userWithPassword();
     // Six different usernames, one attempt each: under the per-username limit, at the address's.
     for (let i = 0; i < 6; i++) {
       expect((await signIn(server, `nobody-${i}`, "a guessed password")).status).toBe(401);
@@ -181,7 +154,7 @@ describe("sign-in, always limited", () => {
 
   test("the count ends with its window", async () => {
     const server = twoFailures;
-    const erin = await newUser(server);
+    const erin = await server.userWithPassword();
     for (let i = 0; i < 2; i++) {
       expect((await signIn(server, erin.username, "not the password")).status).toBe(401);
     }
@@ -202,24 +175,27 @@ describe("password changes, always limited", () => {
   });
 
   test("five wrong current passwords per user in 30 s, counted the same through REST (session or token) and /trpc", async () => {
-    const frank = await newUser(server);
-    const grace = await newUser(server);
-    const sid = sessionOf(await signIn(server, frank.username, frank.password));
-    const created = await asSession(server, sid, "POST", "/api/v1/user/tokens", { name: "cli" });
+    const frank = await server.userWithPassword();
+    const grace = await server.userWithPassword();
+    const sid = await server.signIn(frank.username, frank.password);
+    const created = await server.asSession(sid, "POST", "/api/v1/user/tokens", {
+      body: { name: "cli" },
+    });
     expect(created.status, created.text).toBe(200);
     const token = created.body.token as string;
     const wrong = { old_password: "not the password", password: "a brand new secret" };
     // Refused before the password is checked: no guess, not counted.
     for (let i = 0; i < 6; i++) {
-      const reply = await asSession(server, sid, "PUT", "/api/v1/user/change_password", {
-        old_password: "not the password",
-        password: 12345,
+      const reply = await server.asSession(sid, "PUT", "/api/v1/user/change_password", {
+        body: { old_password: "not the password", password: 12345 },
       });
       expect(reply.body.code).toBe("invalid_request");
     }
 
     for (let i = 0; i < 3; i++) {
-      const reply = await asSession(server, sid, "PUT", "/api/v1/user/change_password", wrong);
+      const reply = await server.asSession(sid, "PUT", "/api/v1/user/change_password", {
+        body: wrong,
+      });
       expect(reply.body.code).toBe("password_change_failed");
     }
     const rest = await server.request("PUT", "/api/v1/user/change_password", {
@@ -232,17 +208,19 @@ describe("password changes, always limited", () => {
 
     // The sixth, even with the right password.
     const right = { old_password: frank.password, password: "a brand new secret" };
-    expectTooMany(await asSession(server, sid, "PUT", "/api/v1/user/change_password", right), 30);
+    expectTooMany(
+      await server.asSession(sid, "PUT", "/api/v1/user/change_password", { body: right }),
+      30,
+    );
     const refused = await trpc(server, token, "user.changePassword", right);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(refused.body.error.data).toMatchObject({ code: "too_many_requests", httpStatus: 429 });
 
     // Another user's count is their own.
-    const graceSid = sessionOf(await signIn(server, grace.username, grace.password));
-    const changed = await asSession(server, graceSid, "PUT", "/api/v1/user/change_password", {
-      old_password: grace.password,
-      password: "another brand new secret",
+    const graceSid = await server.signIn(grace.username, grace.password);
+    const changed = await server.asSession(graceSid, "PUT", "/api/v1/user/change_password", {
+      body: { old_password: grace.password, password: "another brand new secret" },
     });
     expect(changed.status, changed.text).toBe(200);
   });
@@ -434,8 +412,8 @@ describe.skipIf(!redisListening && !inCI)("with Redis", () => {
     ];
     const redis = new Redis(REDIS_URL);
     try {
-      const henry = await newUser(first);
-      const ivy = await newUser(first);
+      const henry = await first.userWithPassword();
+      const ivy = await first.userWithPassword();
       for (const url of [urls[0]!, urls[1]!, urls[0]!, urls[1]!, urls[0]!]) {
         expect((await signInAt(url, henry.username, "not the password")).status).toBe(401);
       }

@@ -42,9 +42,9 @@ describe("/trpc", () => {
     expect(data).toMatchObject({ code: "not_found", httpStatus: 404 });
     expect(JSON.stringify((error as TRPCClientError<AppRouter>).shape)).not.toContain("stack");
 
-    const invalid = await client(user.token)
+    const invalid = (await client(user.token)
       .team.create.mutate({ name: "" })
-      .catch((e: unknown) => e as TRPCClientError<AppRouter>);
+      .catch((e: unknown) => e)) as TRPCClientError<AppRouter>;
     expect(invalid.data).toMatchObject({
       code: "invalid_request",
       httpStatus: 400,
@@ -76,9 +76,9 @@ describe("/trpc", () => {
 
   test("without a valid token every call is 401", async () => {
     for (const token of [null, "fpp_notevenclose"]) {
-      const error = await client(token)
+      const error = (await client(token)
         .user.me.query()
-        .catch((e: unknown) => e as TRPCClientError<AppRouter>);
+        .catch((e: unknown) => e)) as TRPCClientError<AppRouter>;
       expect(error.data).toMatchObject({ httpStatus: 401 });
     }
   });

@@ -1,6 +1,8 @@
 // The API viewer at /api/ in a real browser: it renders under its strict Content-Security-Policy,
 // lists the full paths, and "Try it out" calls the server named in the document with the token
 // given under "Authorize".
+// The browser's globals, for the code page.evaluate runs in the page.
+/// <reference lib="dom" />
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { browserMissing, launchBrowser } from "./browser";
