@@ -21,6 +21,7 @@ import {
   listProjects,
   listTeamApplications,
   recordAudit,
+  type ProjectDetail,
   type TeamForUser,
   updateApplication,
 } from "@flowplane/db";
@@ -61,6 +62,26 @@ async function applicationOf(ctx: Context, applicationId: string): Promise<Appli
 }
 
 const audited = (row: ApplicationRow) => ({ application: { id: row.id, name: row.name } });
+
+/** The team's applications by name, each with its instances as `view` shows them. */
+async function teamApplications<T>(
+  ctx: Context & { team: TeamForUser | undefined },
+  view: (project: ProjectDetail) => Promise<T>,
+) {
+  const teamId = teamOf(ctx).team.id;
+  const [applications, projects] = await Promise.all([
+    listTeamApplications(ctx.db, teamId),
+    listProjects(ctx.db, { teamId }),
+  ]);
+  return Promise.all(
+    applications.map(async (application) => ({
+      application,
+      instances: await Promise.all(
+        projects.filter((project) => project.application_id === application.id).map(view),
+      ),
+    })),
+  );
+}
 
 export const applicationsRouter = router({
   create: procedure
@@ -247,23 +268,13 @@ export const applicationsRouter = router({
     .input(TeamIdInput)
     .output(TeamApplicationList)
     .query(async ({ ctx }) => {
-      const teamId = teamOf(ctx).team.id;
-      const [applications, projects] = await Promise.all([
-        listTeamApplications(ctx.db, teamId),
-        listProjects(ctx.db, { teamId }),
-      ]);
+      const applications = await teamApplications(ctx, (project) => instanceSummary(project, ctx));
       return {
         count: applications.length,
-        applications: await Promise.all(
-          applications.map(async (application) => ({
-            ...applicationSummary(application, ctx.baseUrl),
-            instances: await Promise.all(
-              projects
-                .filter((project) => project.application_id === application.id)
-                .map((project) => instanceSummary(project, ctx)),
-            ),
-          })),
-        ),
+        applications: applications.map(({ application, instances }) => ({
+          ...applicationSummary(application, ctx.baseUrl),
+          instances,
+        })),
       };
     }),
 
@@ -280,23 +291,13 @@ export const applicationsRouter = router({
     .input(TeamIdInput)
     .output(TeamApplicationStatusList)
     .query(async ({ ctx }) => {
-      const teamId = teamOf(ctx).team.id;
-      const [applications, projects] = await Promise.all([
-        listTeamApplications(ctx.db, teamId),
-        listProjects(ctx.db, { teamId }),
-      ]);
+      const applications = await teamApplications(ctx, (project) => instanceStatusOf(project, ctx));
       return {
         count: applications.length,
-        applications: await Promise.all(
-          applications.map(async (application) => ({
-            id: application.id,
-            instances: await Promise.all(
-              projects
-                .filter((project) => project.application_id === application.id)
-                .map((project) => instanceStatusOf(project, ctx)),
-            ),
-          })),
-        ),
+        applications: applications.map(({ application, instances }) => ({
+          id: application.id,
+          instances,
+        })),
       };
     }),
 });

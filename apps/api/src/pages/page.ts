@@ -3,6 +3,7 @@
 // validation, rate limits and audit entries are the API's.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Identity } from "../core/authenticator";
+import { formError } from "./forms";
 import { withNext } from "./next";
 import type { PageRenderer } from "./render";
 
@@ -32,6 +33,28 @@ export function sendPage(
 ) {
   const html = deps.renderer.render(template, { user: viewer(request), ...data });
   return reply.code(status).type("text/html; charset=utf-8").send(html);
+}
+
+/** A failure as a page of its own: the API's message, with its status. */
+export function sendFailure(
+  deps: PageDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: unknown,
+  title: string | ((status: number) => string),
+) {
+  const failed = formError(request, reply, error);
+  return sendPage(
+    deps,
+    request,
+    reply,
+    "pages/templates/error",
+    {
+      title: typeof title === "string" ? title : title(failed.status),
+      message: failed.message,
+    },
+    failed.status,
+  );
 }
 
 /**

@@ -7,8 +7,7 @@ import formbody from "@fastify/formbody";
 import type { FastifyInstance } from "fastify";
 import type { Authenticator } from "../core/authenticator";
 import { notFound } from "../core/errors";
-import { formError } from "../pages/forms";
-import { type PageDeps, type PageRoutes, sendPage } from "../pages/page";
+import { type PageDeps, type PageRoutes, sendFailure, sendPage } from "../pages/page";
 import { loadAssets, PageRenderer } from "../pages/render";
 
 export interface PagesOptions {
@@ -50,20 +49,11 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
     await pages.register(formbody, { bodyLimit: 64 * 1024 });
 
     // A page's failure is a page too (a person reads it), with the API's message and status.
-    pages.setErrorHandler(async (error, request, reply) => {
-      const failed = formError(request, reply, error);
-      return sendPage(
-        deps,
-        request,
-        reply,
-        "pages/templates/error",
-        {
-          title: failed.status >= 500 ? "Something went wrong" : "Request refused",
-          message: failed.message,
-        },
-        failed.status,
-      );
-    });
+    pages.setErrorHandler(async (error, request, reply) =>
+      sendFailure(deps, request, reply, error, (status) =>
+        status >= 500 ? "Something went wrong" : "Request refused",
+      ),
+    );
 
     pages.addHook("onRequest", async (request, reply) => {
       const sid = request.cookies[options.sessionCookie];

@@ -5,7 +5,7 @@ import type { CreateTokenInput } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { field, fields, type FormError, formError } from "../../pages/forms";
 import { safeNext } from "../../pages/next";
-import { sendPage, signedIn } from "../../pages/page";
+import { sendFailure, sendPage, signedIn } from "../../pages/page";
 import { type AccountPageDeps as PageDeps, callerOf } from "./caller";
 import { pageRoute } from "../../pages/render";
 
@@ -240,15 +240,7 @@ export function settingsPages(app: FastifyInstance, deps: PageDeps) {
       try {
         await caller.token.delete({ id });
       } catch (error) {
-        const failed = formError(request, reply, error);
-        return sendPage(
-          deps,
-          request,
-          reply,
-          "pages/templates/error",
-          { title: "The token was not revoked", message: failed.message },
-          failed.status,
-        );
+        return sendFailure(deps, request, reply, error, "The token was not revoked");
       }
       return reply.redirect("/settings/security?done=revoked", 303);
     },
