@@ -10,7 +10,7 @@ import type { Context } from "../context";
 import { CliError } from "../errors";
 import { type Column, fields, json, table, when } from "../output";
 import { withExamples } from "./examples";
-import { teamIdOf, withTeam } from "./members";
+import { teamIdOf, withTeam } from "./teams/members";
 import { positiveInteger, withJson } from "./options";
 
 const FOLLOW_INTERVAL_MS = 1000;

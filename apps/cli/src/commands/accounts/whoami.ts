@@ -1,9 +1,9 @@
 // `flowplane whoami`: the owner of the token in use, and the server it was checked with.
 import type { Command } from "commander";
-import type { Context } from "../context";
-import { fields, json, when } from "../output";
-import { withExamples } from "./examples";
-import { withJson } from "./options";
+import type { Context } from "../../context";
+import { fields, json, when } from "../../output";
+import { withExamples } from "../examples";
+import { withJson } from "../options";
 
 export function addWhoamiCommand(program: Command, context: Context): void {
   withJson(

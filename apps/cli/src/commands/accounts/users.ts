@@ -3,12 +3,12 @@
 // read from stdin), never taken as an argument, and never printed.
 import { isId, type User, type UserList } from "@flowplane/contract";
 import type { Command } from "commander";
-import { apiFailure, type Client } from "../client";
-import type { Context } from "../context";
-import { CliError } from "../errors";
-import { type Column, json, table, when } from "../output";
-import { withExamples } from "./examples";
-import { positiveInteger, withJson } from "./options";
+import { apiFailure, type Client } from "../../client";
+import type { Context } from "../../context";
+import { CliError } from "../../errors";
+import { type Column, json, table, when } from "../../output";
+import { withExamples } from "../examples";
+import { positiveInteger, withJson } from "../options";
 
 const USER_COLUMNS: Column<User>[] = [
   { header: "USERNAME", value: (user) => user.username },

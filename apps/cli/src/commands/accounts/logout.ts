@@ -1,11 +1,11 @@
 // `flowplane logout`: forgets the stored login, first revoking its token on the server when
 // `login --username` created it. A token given to `login --token` is the user's own: only forgotten.
 import type { Command } from "commander";
-import { apiFailure, createClient } from "../client";
-import { type Login, readLogin, removeLogin } from "../config";
-import type { Context } from "../context";
-import { CliError } from "../errors";
-import { withExamples } from "./examples";
+import { apiFailure, createClient } from "../../client";
+import { type Login, readLogin, removeLogin } from "../../config";
+import type { Context } from "../../context";
+import { CliError } from "../../errors";
+import { withExamples } from "../examples";
 
 /**
  * Revokes the token `login --username` created for `login`, with that token itself. A token the

@@ -1,12 +1,12 @@
 // `flowplane teams`: the caller's teams (or, for administrators, every team), create and rename.
 import { roleName, type Team, type UserTeam } from "@flowplane/contract";
 import type { Command } from "commander";
-import { apiFailure } from "../client";
-import type { Context } from "../context";
-import { CliError } from "../errors";
-import { type Column, json, table, when } from "../output";
-import { withExamples } from "./examples";
-import { positiveInteger, withJson } from "./options";
+import { apiFailure } from "../../client";
+import type { Context } from "../../context";
+import { CliError } from "../../errors";
+import { type Column, json, table, when } from "../../output";
+import { withExamples } from "../examples";
+import { positiveInteger, withJson } from "../options";
 
 const MY_TEAM_COLUMNS: Column<UserTeam>[] = [
   { header: "ID", value: (team) => team.id },

@@ -5,15 +5,15 @@
 import { CreatedToken, User } from "@flowplane/contract";
 import { type Command, Option } from "commander";
 import { hostname } from "node:os";
-import { createClient } from "../client";
-import { DEFAULT_URL, type Login, readLogin, writeLogin } from "../config";
-import type { Context } from "../context";
-import { CliError } from "../errors";
-import { json, when } from "../output";
-import { signIn } from "../session";
-import { withExamples } from "./examples";
+import { createClient } from "../../client";
+import { DEFAULT_URL, type Login, readLogin, writeLogin } from "../../config";
+import type { Context } from "../../context";
+import { CliError } from "../../errors";
+import { json, when } from "../../output";
+import { signIn } from "../../session";
+import { withExamples } from "../examples";
 import { revokeIssuedToken } from "./logout";
-import { serverUrl, withJson } from "./options";
+import { serverUrl, withJson } from "../options";
 
 interface LoginOptions {
   token?: string;

@@ -2,11 +2,11 @@
 // leaving). The team is named by id or slug; a member by id or username.
 import { Role, roleName, type TeamMember } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
-import type { Client } from "../client";
-import type { Context } from "../context";
-import { type Column, json, table } from "../output";
-import { withExamples } from "./examples";
-import { withJson } from "./options";
+import type { Client } from "../../client";
+import type { Context } from "../../context";
+import { type Column, json, table } from "../../output";
+import { withExamples } from "../examples";
+import { withJson } from "../options";
 
 const MEMBER_COLUMNS: Column<TeamMember>[] = [
   { header: "ID", value: (member) => member.id },

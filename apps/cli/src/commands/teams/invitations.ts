@@ -2,12 +2,12 @@
 // username or email, and accepting or rejecting an invitation sent to you.
 import { type Invitation, roleName } from "@flowplane/contract";
 import type { Command } from "commander";
-import type { Context } from "../context";
-import { CliError } from "../errors";
-import { type Column, json, table, when } from "../output";
-import { withExamples } from "./examples";
+import type { Context } from "../../context";
+import { CliError } from "../../errors";
+import { type Column, json, table, when } from "../../output";
+import { withExamples } from "../examples";
 import { teamIdOf, teamRole, withTeam } from "./members";
-import { withJson } from "./options";
+import { withJson } from "../options";
 
 const role = (invitation: Invitation) => roleName(invitation.role) ?? String(invitation.role);
 
