@@ -5,14 +5,12 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loginFileOf, newUser, type Outcome, type User } from "./cli";
-import { deadUrl, startServer, type TestServer } from "./server";
+import { deadUrl, startServer, startServerWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 beforeAll(async () => {
-  server = await startServer();
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
+  ({ server, admin } = await startServerWithAdmin());
 });
 afterAll(async () => {
   await server?.close();

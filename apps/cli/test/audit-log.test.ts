@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cell, newUser, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { startServerWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let team: { id: string; slug: string };
 beforeAll(async () => {
-  server = await startServer();
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
+  ({ server, admin } = await startServerWithAdmin());
   const created = await admin.flowplane(
     "teams",
     "create",

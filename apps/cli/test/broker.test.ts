@@ -3,8 +3,8 @@
 // administrator's broker tokens, whose value is printed once.
 import mqtt, { type MqttClient } from "mqtt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cell, newUser, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { cell, type User } from "./cli";
+import { startServerWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
@@ -12,9 +12,7 @@ let team: { id: string; slug: string };
 const opened: MqttClient[] = [];
 
 beforeAll(async () => {
-  server = await startServer({ broker: true });
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
+  ({ server, admin } = await startServerWithAdmin({ broker: true }));
   const created = await admin.flowplane(
     "teams",
     "create",

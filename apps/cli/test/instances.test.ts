@@ -2,16 +2,14 @@
 // real Node-RED processes: create an application and an instance, list it, set a variable and
 // restart, read and follow the log, stop, start, suspend, unset, delete.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cell, newUser, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { cell, type User } from "./cli";
+import { startServerWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 
 beforeAll(async () => {
-  server = await startServer({ instances: true });
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
+  ({ server, admin } = await startServerWithAdmin({ instances: true }));
   const team = await admin.flowplane("teams", "create", "Plant", "--slug", "plant");
   expect(team.status, team.stderr).toBe(0);
 });

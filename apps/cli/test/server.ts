@@ -10,6 +10,7 @@ import {
 import type { Db } from "@flowplane/db";
 import { createTestDb } from "@flowplane/db/testing";
 import { LocalDriver } from "@flowplane/runtime";
+import { newUser, type User } from "./cli";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -83,6 +84,19 @@ export async function startServer(
       },
     };
   }
+}
+
+/**
+ * A server (as `startServer`) and its administrator: a CLI user logged in with the first token, in
+ * a config directory of their own.
+ */
+export async function startServerWithAdmin(
+  options: Parameters<typeof startServer>[0] = {},
+): Promise<{ server: TestServer; admin: User }> {
+  const server = await startServer(options);
+  const admin = await newUser();
+  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
+  return { server, admin };
 }
 
 /** A loopback port nothing listens on now. */

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cell, newUser, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { startServerWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 beforeAll(async () => {
-  server = await startServer();
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
+  ({ server, admin } = await startServerWithAdmin());
 });
 afterAll(async () => {
   await server?.close();
