@@ -11,6 +11,7 @@ import { addInvitationsCommands } from "./commands/invitations";
 import { addLoginCommand } from "./commands/login";
 import { addLogoutCommand } from "./commands/logout";
 import { addMembersCommands } from "./commands/members";
+import { addTeamTypesCommands } from "./commands/team-types";
 import { addTeamsCommands } from "./commands/teams";
 import { addTokensCommands } from "./commands/tokens";
 import { addUsersCommands } from "./commands/users";
@@ -22,7 +23,8 @@ export function createProgram(context: Context, io: Io): Command {
   // Settings before subcommands: `command()` copies them to each subcommand it creates.
   const program = new Command("flowplane")
     .description(
-      "Manage Flowplane users, teams, tokens, applications, hosted instances and team MQTT clients.\n" +
+      "Manage Flowplane users, teams and team types, tokens, applications, hosted instances and team\n" +
+        "MQTT clients.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -37,6 +39,7 @@ export function createProgram(context: Context, io: Io): Command {
   addLogoutCommand(program, context);
   addWhoamiCommand(program, context);
   addTeamsCommands(program, context);
+  addTeamTypesCommands(program, context);
   addMembersCommands(program, context);
   addInvitationsCommands(program, context);
   addTokensCommands(program, context);
