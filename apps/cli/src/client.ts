@@ -2,14 +2,29 @@
 // of whatever it throws into the API's error code and message.
 import type { AppRouter } from "@flowplane/api";
 import { createTRPCClient, httpLink, type TRPCClient, TRPCClientError } from "@trpc/client";
-import type { Login } from "./config";
 import { CliError } from "./errors";
+import { when } from "./output";
 
 export type Client = TRPCClient<AppRouter>;
 
 export const TIMEOUT_MS = 30_000;
 
-export function createClient({ url, token }: Login): Client {
+/** Where the token in use came from: a refused token is reported by its source, never its value. */
+export type TokenSource =
+  | { kind: "environment" }
+  | {
+      kind: "login";
+      /** The file the login is stored in. */
+      file: string;
+      /** The token's expiry where the CLI knows it (null: never; absent: not known). */
+      expiresAt?: string | null;
+    }
+  | { kind: "argument"; option: string };
+
+export function createClient(
+  { url, token }: { url: string; token: string },
+  source: TokenSource,
+): Client {
   return createTRPCClient<AppRouter>({
     links: [
       httpLink({
@@ -21,15 +36,53 @@ export function createClient({ url, token }: Login): Client {
             AbortSignal.timeout(TIMEOUT_MS),
             ...(init?.signal ? [init.signal] : []),
           ]);
+          let response: Response;
           try {
-            return await fetch(input, { ...init, signal });
+            response = await fetch(input, { ...init, signal });
           } catch (error) {
             throw unreachable(url, error);
           }
+          // The API's 401 says only `unauthorized`: the user needs to know which token it was.
+          if (response.status === 401) throw refused(url, source);
+          return response;
         },
       }),
     ],
   });
+}
+
+/** The server's 401: which token it refused, why where the CLI knows, and what to do. */
+export function refused(url: string, source: TokenSource, now = Date.now()): CliError {
+  const fail = (message: string, ...details: string[]) =>
+    new CliError(message, "unauthorized", details, 401);
+  const anyReason = "it was revoked or has expired, or its user is suspended or deleted";
+  switch (source.kind) {
+    case "environment":
+      return fail(
+        `${url} refused the token in FLOWPLANE_TOKEN`,
+        anyReason,
+        "set FLOWPLANE_TOKEN to a token that works, or unset it to use the login stored by `flowplane login`",
+      );
+    case "argument":
+      return fail(
+        `${url} refused the token given to ${source.option}`,
+        `${anyReason}, or it was never issued by this server`,
+      );
+    case "login": {
+      const again = `run \`flowplane login\` again (the login is stored in ${source.file})`;
+      const { expiresAt } = source;
+      if (expiresAt && Date.parse(expiresAt) <= now) {
+        return fail(`the token of the stored login expired on ${when(expiresAt)}`, again);
+      }
+      return fail(
+        `${url} refused the token of the stored login`,
+        expiresAt === undefined
+          ? anyReason
+          : "it was revoked (`flowplane tokens revoke`, or with the token that created it), or its user is suspended or deleted",
+        again,
+      );
+    }
+  }
 }
 
 /** A request that got no answer, as the user should see it: the server's URL and the reason. */

@@ -1,5 +1,5 @@
 // The stored login: `<config dir>/flowplane/config.json`, a server URL and a token (and, when
-// `login --username` created the token, its id, so that `logout` revokes it). It holds a secret, so
+// `login --username` created the token, its id, so that `logout` revokes it, and its expiry). It holds a secret, so
 // the file is 0600 in a 0700 directory, and it is replaced whole, never half-written.
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
@@ -22,6 +22,11 @@ const Login = z.object({
    * a token given to `login --token`, which is the user's own to keep or revoke.
    */
   tokenId: z.string().min(1).optional(),
+  /**
+   * When the token stops working (null: never), where the CLI knows it: for the token that
+   * `login --username` created. A refused token is then said to have expired, or not.
+   */
+  expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
 });
 export type Login = z.infer<typeof Login>;
 

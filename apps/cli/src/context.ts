@@ -1,11 +1,11 @@
 // What every command is given: where to write and read, the environment, the stored login, and a
 // client for the server that the environment and the stored login name.
 import { Readable } from "node:stream";
-import { type Client, createClient } from "./client";
+import { type Client, createClient, type TokenSource } from "./client";
 import { DEFAULT_URL, type Login, loginFile, readLogin } from "./config";
 import { type Env, parseEnv } from "./env";
 import { CliError } from "./errors";
-import { type Input, readSecret, type SecretOptions } from "./prompt";
+import { canAsk, confirm, type Input, readSecret, type SecretOptions } from "./prompt";
 
 export interface Writer {
   write(text: string): unknown;
@@ -26,6 +26,8 @@ export interface Context {
   print(text: string): void;
   /** Notes that must not mix into the output a script reads. */
   warn(text: string): void;
+  /** A line for the person at the terminal, on stderr (nothing, without a terminal). */
+  tell(text: string): void;
   /** Parsed on first use, so that `--help` works whatever the environment holds. */
   env(): Env;
   loginFile(): string;
@@ -34,8 +36,21 @@ export interface Context {
    * Never an argument, which would land in the shell's history.
    */
   readSecret(prompt: string, options?: SecretOptions): Promise<string>;
+  /** Whether a person at a terminal can answer a question (`confirm`). */
+  canAsk(): boolean;
+  /** A yes-or-no question asked at the terminal: true only for "y" or "yes". */
+  confirm(question: string): Promise<boolean>;
   /** FLOWPLANE_TOKEN and FLOWPLANE_URL override the stored login, each on its own. */
-  connect(): Promise<{ client: Client; url: string }>;
+  connect(): Promise<Connection>;
+}
+
+export interface Connection {
+  client: Client;
+  url: string;
+  /** Where the token came from. */
+  source: TokenSource;
+  /** The stored login, when its token is the one in use. */
+  login?: Login;
 }
 
 export function createContext(io: Io): Context {
@@ -43,10 +58,12 @@ export function createContext(io: Io): Context {
   const context: Context = {
     print: (text) => void io.stdout.write(text),
     warn: (text) => void io.stderr.write(`warning: ${text}\n`),
+    tell: (text) => void (canAsk(stdin()) && io.stderr.write(`${text}\n`)),
     env: () => (env ??= parseEnv(io.env)),
     loginFile: () => loginFile(context.env().XDG_CONFIG_HOME, io.configDir),
-    readSecret: (prompt, options) =>
-      readSecret(io.stdin ?? Readable.from([]), io.stderr, prompt, options),
+    readSecret: (prompt, options) => readSecret(stdin(), io.stderr, prompt, options),
+    canAsk: () => canAsk(stdin()),
+    confirm: (question) => confirm(stdin(), io.stderr, question),
     async connect() {
       const { FLOWPLANE_TOKEN, FLOWPLANE_URL } = context.env();
       // With both variables set, the stored login does not matter, even if it is unreadable.
@@ -59,9 +76,18 @@ export function createContext(io: Io): Context {
           "not_logged_in",
         );
       }
-      const login: Login = { url: FLOWPLANE_URL ?? stored?.url ?? DEFAULT_URL, token };
-      return { client: createClient(login), url: login.url };
+      const url = FLOWPLANE_URL ?? stored?.url ?? DEFAULT_URL;
+      const source: TokenSource = FLOWPLANE_TOKEN
+        ? { kind: "environment" }
+        : { kind: "login", file: context.loginFile(), expiresAt: stored?.expiresAt };
+      return {
+        client: createClient({ url, token }, source),
+        url,
+        source,
+        ...(!FLOWPLANE_TOKEN && stored && { login: stored }),
+      };
     },
   };
+  const stdin = () => io.stdin ?? Readable.from([]);
   return context;
 }

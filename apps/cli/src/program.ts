@@ -11,6 +11,7 @@ import { addInvitationsCommands } from "./commands/teams/invitations";
 import { addLoginCommand } from "./commands/accounts/login";
 import { addLogoutCommand } from "./commands/accounts/logout";
 import { addMembersCommands } from "./commands/teams/members";
+import { addTeamTypesCommands } from "./commands/teams/team-types";
 import { addTeamsCommands } from "./commands/teams/teams";
 import { addTokensCommands } from "./commands/tokens";
 import { addUsersCommands } from "./commands/accounts/users";
@@ -22,7 +23,8 @@ export function createProgram(context: Context, io: Io): Command {
   // Settings before subcommands: `command()` copies them to each subcommand it creates.
   const program = new Command("flowplane")
     .description(
-      "Manage Flowplane users, teams, tokens, applications, hosted instances and team MQTT clients.\n" +
+      "Manage Flowplane users, teams and team types, tokens, applications, hosted instances and team\n" +
+        "MQTT clients.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -37,6 +39,7 @@ export function createProgram(context: Context, io: Io): Command {
   addLogoutCommand(program, context);
   addWhoamiCommand(program, context);
   addTeamsCommands(program, context);
+  addTeamTypesCommands(program, context);
   addMembersCommands(program, context);
   addInvitationsCommands(program, context);
   addTokensCommands(program, context);

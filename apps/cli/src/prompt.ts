@@ -1,7 +1,8 @@
 // Passwords come from the user, never from the command line, where they would land in the shell's
 // history and in every process listing. On a terminal the password is asked for with echo off
 // (raw mode: nothing typed is shown, Backspace and Ctrl-U edit, Ctrl-C aborts); otherwise the first
-// line of stdin is read, so that a script can pipe it in.
+// line of stdin is read, so that a script can pipe it in. A yes-or-no question (`confirm`) is only
+// ever asked at a terminal: a script's stdin is its data, not an answer.
 import type { Writer } from "./context";
 import { CliError } from "./errors";
 
@@ -45,6 +46,42 @@ export async function readSecret(
 
 function isTerminal(input: Input): input is Input & { setRawMode(mode: boolean): unknown } {
   return input.isTTY === true && typeof input.setRawMode === "function";
+}
+
+/** Whether a person at a terminal is there to answer. */
+export function canAsk(input: Input): boolean {
+  return isTerminal(input);
+}
+
+/**
+ * Asks `question` at the terminal, the answer echoed as typed (the terminal edits the line), and
+ * is true for "y" or "yes" in any case; anything else, or no terminal at all, is a no.
+ */
+export async function confirm(input: Input, output: Writer, question: string): Promise<boolean> {
+  if (!isTerminal(input)) return false;
+  output.write(`${question} [y/N] `);
+  const answer = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    const finish = (error?: Error) => {
+      input.removeListener("data", onData);
+      input.removeListener("end", onEnd);
+      input.removeListener("error", finish);
+      input.pause();
+      if (error) reject(error);
+      else resolve(text.split(/\r?\n/, 1)[0]!);
+    };
+    const onEnd = () => finish();
+    const onData = (chunk: string | Buffer) => {
+      text += String(chunk);
+      if (/[\r\n]/.test(text)) finish();
+    };
+    input.setEncoding("utf8");
+    input.on("data", onData);
+    input.on("end", onEnd);
+    input.on("error", finish);
+    input.resume();
+  });
+  return /^\s*y(es)?\s*$/i.test(answer);
 }
 
 async function ask(

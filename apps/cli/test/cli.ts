@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable } from "node:stream";
+import { PassThrough, Readable } from "node:stream";
 import { afterAll } from "vitest";
 import { run } from "../src/index";
 import type { Input } from "../src/prompt";
@@ -75,4 +75,17 @@ export function cell(table: string, row: number, header: string): string {
     throw new Error(`column ${header} is not aligned in:\n${table}`);
   }
   return line.slice(start).split(/ {2,}/)[0]!;
+}
+
+/**
+ * A terminal for `flowplaneWith`: a stream that says it is a TTY, with `typed` already typed into
+ * it (each line ending with Enter), as a person answers a question.
+ */
+export function terminal(...typed: string[]): Input {
+  const stream = Object.assign(new PassThrough(), {
+    isTTY: true,
+    setRawMode: () => stream,
+  });
+  for (const line of typed) stream.write(`${line}\n`);
+  return stream;
 }

@@ -143,7 +143,9 @@ describe("flowplane apps and instances", { timeout: 120_000 }, () => {
     expect(busy.status).toBe(1);
     expect(busy.stderr).toMatch(/\(invalid_application\)\n$/);
 
-    expect(await ok(admin, "instances", "delete", "line-one")).toBe("Deleted instance line-one.\n");
+    expect(await ok(admin, "instances", "delete", "line-one", "--yes")).toBe(
+      "Deleted instance line-one.\n",
+    );
     await expect(fetch(`${url}/settings`)).rejects.toThrow();
     expect(await ok(admin, "apps", "delete", "Line 1", "--team", "plant")).toBe(
       "Deleted application Line 1.\n",

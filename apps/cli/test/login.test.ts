@@ -58,7 +58,7 @@ describe("flowplane login", () => {
     expect(JSON.parse(whoami.stdout)).toEqual(JSON.parse(login.stdout));
   });
 
-  it("refuses a token the server does not accept, with the API's error, and stores nothing", async () => {
+  it("refuses a token the server does not accept, naming the token given, and stores nothing", async () => {
     const user = await newUser();
     const login = await user.flowplane(
       "login",
@@ -71,7 +71,10 @@ describe("flowplane login", () => {
     expect(login).toEqual({
       status: 1,
       stdout: "",
-      stderr: "error: unauthorized (unauthorized)\n",
+      stderr:
+        `error: ${server.url} refused the token given to --token (unauthorized)\n` +
+        "  it was revoked or has expired, or its user is suspended or deleted, or it was never " +
+        "issued by this server\n",
     });
     await expect(stat(loginFileOf(user))).rejects.toMatchObject({ code: "ENOENT" });
   });
@@ -150,11 +153,11 @@ describe("FLOWPLANE_TOKEN and FLOWPLANE_URL", () => {
     });
 
     expect((await stored.flowplane("whoami")).status).toBe(0);
-    expect(await overridden.flowplane("whoami")).toEqual({
-      status: 1,
-      stdout: "",
-      stderr: "error: unauthorized (unauthorized)\n",
-    });
+    const refused = await overridden.flowplane("whoami");
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^error: \S+ refused the token in FLOWPLANE_TOKEN \(unauthorized\)\n/,
+    );
   });
 });
 

@@ -217,6 +217,126 @@ describe("flowplane invitations and members", () => {
     expect((await guest.flowplane("members", "list", "--team", team.id)).status).toBe(1);
   });
 
+  it("an owner sends an invitation again, by the invitee's username or the invitation's id; it expires 7 days from then", async () => {
+    const owner = await person();
+    const guest = await person();
+    const other = await person();
+    const team = await ownTeam(owner);
+    await json(owner, "invitations", "create", guest.username, other.username, "--team", team.slug);
+    const before = (await json(owner, "invitations", "list", "--team", team.slug)).invitations;
+    const mine = before.find(
+      (i: { invitee: { username?: string } }) => i.invitee.username === guest.username,
+    );
+
+    const resent = await owner.flowplane(
+      "invitations",
+      "resend",
+      guest.username,
+      "--team",
+      team.slug,
+    );
+
+    expect(resent.status).toBe(0);
+    const after = await json(owner, "invitations", "list", "--team", team.slug);
+    const renewed = after.invitations.find((i: { id: string }) => i.id === mine.id);
+    expect(Date.parse(renewed.sentAt)).toBeGreaterThanOrEqual(Date.parse(mine.sentAt));
+    expect(Date.parse(renewed.expiresAt)).toBeGreaterThanOrEqual(Date.parse(mine.expiresAt));
+    // Both times are taken as the server sends it again: a few milliseconds apart.
+    const lasts = Date.parse(renewed.expiresAt) - Date.parse(renewed.sentAt);
+    expect(Math.abs(lasts - 7 * 86_400_000)).toBeLessThan(60_000);
+    expect(resent.stdout).toBe(
+      `Sent the invitation to ${guest.username} again (id ${mine.id}); it expires on ` +
+        `${renewed.expiresAt.slice(0, 10)} ${renewed.expiresAt.slice(11, 16)} UTC.\n`,
+    );
+    const [second] = (await json(other, "invitations", "list")).invitations;
+    expect(
+      (await json(owner, "invitations", "resend", second.id, "--team", team.id)).invitee,
+    ).toMatchObject({ username: other.username });
+  });
+
+  it("an owner revokes an invitation by its id or invitee: it can no longer be accepted", async () => {
+    const owner = await person();
+    const guest = await person();
+    const team = await ownTeam(owner);
+    const other = await person();
+    await json(owner, "invitations", "create", guest.username, other.username, "--team", team.slug);
+    const [invitation] = (await json(guest, "invitations", "list")).invitations;
+
+    expect(
+      await owner.flowplane("invitations", "revoke", invitation.id, "--team", team.slug),
+    ).toEqual({
+      status: 0,
+      stdout: `Revoked the invitation to ${guest.username} (id ${invitation.id}).\n`,
+      stderr: "",
+    });
+    expect(
+      await json(owner, "invitations", "revoke", other.username.toUpperCase(), "--team", team.slug),
+    ).toEqual({
+      status: "okay",
+    });
+
+    expect((await json(owner, "invitations", "list", "--team", team.slug)).count).toBe(0);
+    const accept = await guest.flowplane("invitations", "accept", invitation.id);
+    expect(accept.status).toBe(1);
+    expect(accept.stderr).toContain("(not_found)");
+    const again = await owner.flowplane(
+      "invitations",
+      "revoke",
+      guest.username,
+      "--team",
+      team.slug,
+    );
+    expect(again).toMatchObject({
+      status: 1,
+      stderr: `error: the team has no pending invitation ${guest.username} (not_found)\n`,
+    });
+  });
+
+  it("resend and revoke are for the team's owners: a member is refused (exit 1)", async () => {
+    const owner = await person();
+    const guest = await person();
+    const team = await ownTeam(owner);
+    await json(owner, "invitations", "create", guest.username, "--team", team.slug);
+    const [invitation] = (await json(guest, "invitations", "list")).invitations;
+    await json(guest, "invitations", "accept", invitation.id);
+    const late = await person();
+    await json(owner, "invitations", "create", late.username, "--team", team.slug);
+    const [pending] = (await json(owner, "invitations", "list", "--team", team.slug)).invitations;
+
+    for (const action of ["resend", "revoke"]) {
+      const refused = await guest.flowplane("invitations", action, pending.id, "--team", team.id);
+      expect(refused.status, action).toBe(1);
+    }
+    expect((await json(owner, "invitations", "list", "--team", team.slug)).count).toBe(1);
+  });
+
+  it("the invitee accepts or rejects by the team that sent it (--team), as by the invitation's id", async () => {
+    const owner = await person();
+    const guest = await person();
+    const accepted = await ownTeam(owner);
+    const rejected = await ownTeam(owner);
+    for (const team of [accepted, rejected]) {
+      await json(owner, "invitations", "create", guest.username, "--team", team.slug);
+    }
+
+    expect((await guest.flowplane("invitations", "accept", "--team", accepted.slug)).status).toBe(
+      0,
+    );
+    expect((await guest.flowplane("invitations", "reject", "--team", rejected.id)).status).toBe(0);
+
+    expect((await json(guest, "invitations", "list")).count).toBe(0);
+    expect((await json(guest, "members", "list", "--team", accepted.id)).count).toBe(2);
+    expect((await guest.flowplane("members", "list", "--team", rejected.id)).status).toBe(1);
+    const none = await guest.flowplane("invitations", "accept", "--team", accepted.slug);
+    expect(none).toMatchObject({
+      status: 1,
+      stderr: `error: you have no invitation from team ${accepted.slug} (not_found)\n`,
+    });
+    const neither = await guest.flowplane("invitations", "accept");
+    expect(neither.status).toBe(2);
+    expect(neither.stderr).toContain("name the invitation");
+  });
+
   it("a role that is not one is a usage error (exit 2), and nothing is sent", async () => {
     const owner = await person();
     const outcome = await owner.flowplane("members", "set-role", "bob", "boss", "--team", "x");

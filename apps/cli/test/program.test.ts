@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
 import { examplesUnder } from "../src/commands/examples";
+import { isTeamOption } from "../src/commands/options";
 import { createContext, type Io } from "../src/context";
 import { createProgram } from "../src/program";
 import { newUser } from "./cli";
@@ -65,6 +66,13 @@ describe("the flowplane command line", () => {
       ["users", "unsuspend"],
       ["users", "delete"],
       ["audit-log"],
+      ["team-types", "list"],
+      ["team-types", "show"],
+      ["team-types", "create"],
+      ["team-types", "update"],
+      ["team-types", "delete"],
+      ["invitations", "resend"],
+      ["invitations", "revoke"],
     ]) {
       expect((await user.flowplane(...command, "--help")).stdout).toContain("--json");
     }
@@ -92,6 +100,61 @@ describe("the flowplane command line", () => {
     expect(whoami.stderr).toMatch(/^error: FLOWPLANE_URL: .*\(invalid_config\)\n$/);
     expect(whoami.stderr).not.toContain("token-like-secret");
     expect((await user.flowplane("whoami", "--help")).status).toBe(0);
+  });
+});
+
+describe("options shared by a group of commands", () => {
+  /** Every group of commands (`instances`, `instances env`), not the program's own list. */
+  const groups = commandsUnder(program()).filter((entry) => entry.command.commands.length > 0);
+  const leaves = (group: Command) => group.commands.filter((sub) => sub.commands.length === 0);
+  const takesTeam = (command: Command) => command.options.some(isTeamOption);
+
+  it("in a group where one command takes --team (the team it acts in), every command does", () => {
+    const acting = groups.filter(({ command }) => leaves(command).some(takesTeam));
+
+    expect(acting.map(({ words }) => words.join(" "))).toEqual(
+      expect.arrayContaining([
+        "apps",
+        "instances",
+        "instances env",
+        "members",
+        "invitations",
+        "broker clients",
+      ]),
+    );
+    for (const { command, words } of acting) {
+      for (const leaf of leaves(command)) {
+        expect(takesTeam(leaf), `flowplane ${words.join(" ")} ${leaf.name()} takes no --team`).toBe(
+          true,
+        );
+      }
+    }
+  });
+
+  it("--team reaches the command it is given to, after its arguments as before them", async () => {
+    for (const { command, words } of commandsUnder(program())) {
+      if (!takesTeam(command)) continue;
+      // The command's first example, without a --team of its own: a command line it accepts.
+      const example = argv(examplesUnder(command)[0]!.run);
+      const at = example.indexOf("--team");
+      const bare = at < 0 ? example : [...example.slice(0, at), ...example.slice(at + 2)];
+      for (const line of [
+        [...bare, "--team", "given"],
+        [...words, "--team", "given", ...bare.slice(words.length)],
+      ]) {
+        // The same program with every action replaced: nothing is sent anywhere.
+        const parsed = program();
+        let team: unknown;
+        for (const leaf of leavesOf(parsed)) {
+          leaf.command.action((...args: unknown[]) => {
+            team = (args.at(-1) as Command).opts().team;
+          });
+        }
+        await parsed.parseAsync(["node", "flowplane", ...line]);
+
+        expect(team, line.join(" ")).toBe("given");
+      }
+    }
   });
 });
 

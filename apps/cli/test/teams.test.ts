@@ -40,13 +40,14 @@ describe("flowplane teams", () => {
 
     expect(list).toMatchObject({ status: 0, stderr: "" });
     const lines = list.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+SLUG\s+ROLE\s+MEMBERS$/);
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+SLUG\s+ROLE\s+MEMBERS\s+TYPE$/);
     const row = lines.findIndex((line) => line.startsWith(team.id));
     expect(row).toBeGreaterThan(0);
     expect(cell(list.stdout, row, "NAME")).toBe("Assembly Line");
     expect(cell(list.stdout, row, "SLUG")).toBe("assembly");
     expect(cell(list.stdout, row, "ROLE")).toBe("owner");
     expect(cell(list.stdout, row, "MEMBERS")).toBe("1");
+    expect(cell(list.stdout, row, "TYPE")).toBe("Starter");
   });
 
   it("list --json prints the API's list", async () => {
@@ -66,7 +67,7 @@ describe("flowplane teams", () => {
     );
 
     expect(first.status).toBe(0);
-    expect(first.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+SLUG\s+MEMBERS\s+CREATED$/);
+    expect(first.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+SLUG\s+MEMBERS\s+TYPE\s+CREATED$/);
     expect(first.stdout).toContain(
       `1 of ${page.count} teams; next page: --cursor ${page.meta.next_cursor}`,
     );

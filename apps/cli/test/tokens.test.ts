@@ -21,7 +21,7 @@ async function createToken(...args: string[]) {
 }
 
 describe("flowplane tokens", () => {
-  it("create prints the new token's value once, with a warning that it will not be shown again", async () => {
+  it("create prints the new token's value once, with a warning that it will not be shown again and that the token in use revokes it", async () => {
     const created = await admin.flowplane("tokens", "create", "deploy bot");
 
     expect(created.status).toBe(0);
@@ -29,7 +29,11 @@ describe("flowplane tokens", () => {
     expect(value).toBeDefined();
     expect(created.stdout.split(value!)).toHaveLength(2);
     expect(created.stdout).toMatch(/^Created token deploy bot \(id \S+\): read-write, teams: all/);
-    expect(created.stderr).toBe("warning: copy the token now: it will not be shown again\n");
+    expect(created.stderr).toBe(
+      "warning: copy the token now: it will not be shown again\n" +
+        "warning: it was created with the token of the stored login: revoking that token " +
+        "revokes this one too\n",
+    );
 
     const whoami = await (await holderOf(value!)).flowplane("whoami", "--json");
     expect(JSON.parse(whoami.stdout)).toMatchObject({ username: "admin" });
@@ -126,11 +130,7 @@ describe("flowplane tokens", () => {
       stderr: "",
     });
 
-    expect(await holder.flowplane("whoami")).toEqual({
-      status: 1,
-      stdout: "",
-      stderr: "error: unauthorized (unauthorized)\n",
-    });
+    expect(await holder.flowplane("whoami")).toMatchObject({ status: 1, stdout: "" });
     const list = JSON.parse((await admin.flowplane("tokens", "list", "--json")).stdout);
     expect(list.tokens.map((token: { id: string }) => token.id)).not.toContain(created.id);
   });
@@ -143,6 +143,36 @@ describe("flowplane tokens", () => {
       stdout: "",
       stderr: "",
     });
+  });
+
+  it("create with FLOWPLANE_TOKEN says that token revokes the new one", async () => {
+    const parent = await createToken("parent");
+    const holder = await holderOf(parent.token);
+
+    const child = await holder.flowplane("tokens", "create", "child", "--json");
+
+    expect(child.status).toBe(0);
+    expect(child.stderr).toContain(
+      "warning: it was created with the token in FLOWPLANE_TOKEN: revoking that token revokes " +
+        "this one too\n",
+    );
+    await admin.flowplane("tokens", "revoke", parent.id);
+    expect(
+      (await (await holderOf(JSON.parse(child.stdout).token)).flowplane("whoami")).status,
+    ).toBe(1);
+  });
+
+  it("--sign-in with FLOWPLANE_TOKEN and no password on stdin fails before creating anything (exit 1)", async () => {
+    const holder = await holderOf(server.adminToken);
+    const before = JSON.parse((await admin.flowplane("tokens", "list", "--json")).stdout).count;
+
+    const created = await holder.flowplane("tokens", "create", "mine", "--sign-in");
+
+    expect(created.status).toBe(1);
+    expect(created.stderr).toContain("(password_required)");
+    expect(JSON.parse((await admin.flowplane("tokens", "list", "--json")).stdout).count).toBe(
+      before,
+    );
   });
 
   it("revoking a token that does not exist is the API's not_found (exit 1)", async () => {

@@ -7,7 +7,8 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { type Column, json, table } from "../output";
 import { withExamples } from "./examples";
-import { collect, positiveInteger, withJson } from "./options";
+import { teamIdOf } from "./teams/members";
+import { collect, positiveInteger, withJson, withTeam } from "./options";
 
 const FOLLOW_INTERVAL_MS = 2000;
 /**
@@ -56,34 +57,36 @@ function nonNegativeInteger(value: string): number {
 
 export function addAuditLogCommand(program: Command, context: Context): void {
   withJson(
-    withExamples(program.command("audit-log"), [
-      { does: "Your own account's log: sign-ins, tokens, password changes", run: "audit-log" },
-      {
-        does: "A team's log (owners), by its slug or id, only renames and new members",
-        run: "audit-log --team night --event team.settings.updated --event team.user.added",
-      },
-      {
-        does: "Follow the platform's log as it grows (an administrator's token with admin opt-in)",
-        run: "audit-log --admin --follow",
-      },
-      {
-        does: "Everything alice did in a team, as JSON",
-        run: "audit-log --team <teamId> --username alice --json",
-      },
-    ])
-      .description(
-        "Read an audit log, newest first: a team's (--team, owners), the platform's (--admin), or else your own account's",
-      )
-      .option("--team <id or slug>", "a team's log (its owners)")
-      .option("--admin", "the platform's log (an administrator's token with admin opt-in)")
-      .option("--event <name>", "only this event (repeat for several)", collect)
-      .option("--username <name>", "only what this user did")
-      .option("--query <text>", "only entries whose event, body or user contains this text")
-      .option("--limit <n>", "entries per page (default 100, at most 1000)", positiveInteger)
-      .option("--cursor <cursor>", "the page after this cursor")
-      .option("--follow", "keep printing new entries, oldest first, until Ctrl-C")
-      .addOption(new Option("--max-polls <n>").argParser(nonNegativeInteger).hideHelp())
-      .addOption(new Option("--poll-interval <ms>").argParser(positiveInteger).hideHelp()),
+    withTeam(
+      withExamples(program.command("audit-log"), [
+        { does: "Your own account's log: sign-ins, tokens, password changes", run: "audit-log" },
+        {
+          does: "A team's log (owners), by its slug or id, only renames and new members",
+          run: "audit-log --team night --event team.settings.updated --event team.user.added",
+        },
+        {
+          does: "Follow the platform's log as it grows (an administrator's token with admin opt-in)",
+          run: "audit-log --admin --follow",
+        },
+        {
+          does: "Everything alice did in a team, as JSON",
+          run: "audit-log --team <teamId> --username alice --json",
+        },
+      ])
+        .description(
+          "Read an audit log, newest first: a team's (--team, owners), the platform's (--admin), or else your own account's",
+        )
+        .option("--admin", "the platform's log (an administrator's token with admin opt-in)")
+        .option("--event <name>", "only this event (repeat for several)", collect)
+        .option("--username <name>", "only what this user did")
+        .option("--query <text>", "only entries whose event, body or user contains this text")
+        .option("--limit <n>", "entries per page (default 100, at most 1000)", positiveInteger)
+        .option("--cursor <cursor>", "the page after this cursor")
+        .option("--follow", "keep printing new entries, oldest first, until Ctrl-C")
+        .addOption(new Option("--max-polls <n>").argParser(nonNegativeInteger).hideHelp())
+        .addOption(new Option("--poll-interval <ms>").argParser(positiveInteger).hideHelp()),
+      { required: false, description: "a team's log (its owners), by the team's id or slug" },
+    ),
   ).action(async (options: AuditLogOptions, command: Command) => {
     if (options.team !== undefined && options.admin) {
       command.error("error: --team and --admin name different logs: give one", { exitCode: 2 });
@@ -121,13 +124,6 @@ async function reader(client: Client, options: AuditLogOptions, filters: Filters
     return (page) => client.auditLog.user.query({ ...filters, ...page });
   const teamId = await teamIdOf(client, options.team);
   return (page) => client.auditLog.team.query({ teamId, ...filters, ...page });
-}
-
-/** A team's id from its id or slug: the caller's own teams are looked up by slug. */
-async function teamIdOf(client: Client, idOrSlug: string): Promise<string> {
-  const { teams } = await client.user.teams.query();
-  if (teams.some((team) => team.id === idOrSlug)) return idOrSlug;
-  return teams.find((team) => team.slug === idOrSlug)?.id ?? idOrSlug;
 }
 
 /**

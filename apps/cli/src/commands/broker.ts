@@ -7,8 +7,8 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { type Column, fields, json, table, when } from "../output";
 import { withExamples } from "./examples";
-import { teamIdOf, withTeam } from "./teams/members";
-import { withJson } from "./options";
+import { teamIdOf } from "./teams/members";
+import { withJson, withTeam } from "./options";
 
 const ACTIONS = ["subscribe", "publish", "both"] as const;
 

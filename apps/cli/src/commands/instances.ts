@@ -1,7 +1,8 @@
 // `flowplane apps` and `flowplane instances`: a team's applications, and the hosted Node-RED
-// instances in them — created, listed, started, stopped, restarted, suspended, their log read or
-// followed, their environment variables set and unset. An instance is named by its id or its name
-// (names are unique on the platform); an application by its id or its name in the team.
+// instances in them — created, listed, started, stopped, restarted, suspended, deleted (asked
+// first), their log read or followed, their environment variables set and unset. An instance is
+// named by its id or its name (names are unique on the platform), looked up in the team that
+// --team names, else in all the caller's teams; an application by its id or its name in the team.
 import type { EnvVar, Instance, InstanceSummary } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -9,9 +10,9 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { type Column, fields, json, table, when } from "../output";
-import { withExamples } from "./examples";
-import { teamIdOf, withTeam } from "./teams/members";
-import { positiveInteger, withJson } from "./options";
+import { type Example, withExamples } from "./examples";
+import { teamIdOf } from "./teams/members";
+import { positiveInteger, withJson, withTeam, withYes } from "./options";
 
 const FOLLOW_INTERVAL_MS = 1000;
 
@@ -31,20 +32,41 @@ const INSTANCE_COLUMNS: Column<Row>[] = [
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The id of the instance named by id or name, among the caller's teams' instances. */
-async function instanceIdOf(client: Client, instance: string): Promise<string> {
-  if (UUID.test(instance)) return instance;
-  const { teams } = await client.user.teams.query();
-  for (const team of teams) {
-    const { applications } = await client.applications.ofTeam.query({ teamId: team.id });
+/**
+ * The id of the instance named by id or name: in the team given (an id of another team's instance
+ * is not found there either), else among all the caller's teams' instances.
+ */
+async function instanceIdOf(client: Client, instance: string, team?: string): Promise<string> {
+  if (team === undefined && UUID.test(instance)) return instance;
+  const teamIds =
+    team === undefined
+      ? (await client.user.teams.query()).teams.map((t) => t.id)
+      : [await teamIdOf(client, team)];
+  for (const teamId of teamIds) {
+    const { applications } = await client.applications.ofTeam.query({ teamId });
     for (const application of applications) {
       const found = application.instances.find(
-        (candidate) => candidate.name.toLowerCase() === instance.toLowerCase(),
+        (candidate) =>
+          candidate.id === instance || candidate.name.toLowerCase() === instance.toLowerCase(),
       );
       if (found) return found.id;
     }
   }
-  throw new CliError(`no instance named ${instance} in your teams`, "not_found");
+  throw new CliError(
+    `no instance named ${instance} in ${team === undefined ? "your teams" : `team ${team}`}`,
+    "not_found",
+  );
+}
+
+/** A command on one instance: `<instance>`, and `--team` to look it up in. */
+function instanceCommand(group: Command, name: string, examples: readonly Example[]): Command {
+  return withTeam(
+    withExamples(group.command(name), examples).argument("<instance>", "the instance's id or name"),
+    {
+      required: false,
+      description: "the instance's team, by id or slug (default: look in all your teams)",
+    },
+  );
 }
 
 /** The id of the application named by id, or by name in the team. */
@@ -93,6 +115,12 @@ function describe(instance: Instance): string {
     ],
     ["Flows deployed", when(instance.flowLastUpdatedAt, "never")],
   ]);
+}
+
+/** What every command on one instance takes. */
+interface InstanceOptions {
+  team?: string;
+  json?: boolean;
 }
 
 type Action = "start" | "stop" | "restart" | "suspend";
@@ -161,12 +189,21 @@ export function addAppsCommands(program: Command, context: Context): void {
   );
 
   withJson(
-    withExamples(apps.command("delete"), [
-      { does: "Delete an application that has no instances", run: "apps delete <applicationId>" },
-    ])
+    withTeam(
+      withExamples(apps.command("delete"), [
+        { does: "Delete an application that has no instances", run: "apps delete <applicationId>" },
+        {
+          does: "The same, naming the application by its name in a team",
+          run: 'apps delete "Line 1" --team night',
+        },
+      ]),
+      {
+        required: false,
+        description: "the team, by id or slug, to name the application by its name",
+      },
+    )
       .description("Delete an application; it must have no instances (owners)")
-      .argument("<application>", "the application's id, or its name with --team")
-      .option("--team <team>", "the team, to name the application by its name"),
+      .argument("<application>", "the application's id, or its name with --team"),
   ).action(async (application: string, options: { team?: string; json?: boolean }) => {
     const { client } = await context.connect();
     const applicationId = await applicationIdOf(client, application, options.team);
@@ -213,26 +250,34 @@ export function addInstancesCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    withExamples(instances.command("create"), [
+    withTeam(
+      withExamples(instances.command("create"), [
+        {
+          does: "Create an instance in an application; it starts at once",
+          run: "instances create line-one --app <applicationId>",
+        },
+        {
+          does: "The same, naming the application by its name in a team",
+          run: 'instances create line-one --app "Line 1" --team night',
+        },
+      ])
+        .description(
+          "Create an instance (owners); the platform's default type, stack and template unless given",
+        )
+        .argument(
+          "<name>",
+          "letters, digits and '-', starting with a letter; unique on the platform",
+        )
+        .requiredOption("--app <application>", "the application's id, or its name with --team")
+        .option("--stack <stackId>", "the stack (the Node-RED version)")
+        .option("--type <instanceTypeId>", "the instance type")
+        .option("--template <templateId>", "the template of default settings")
+        .option("--wait", "return once the instance runs"),
       {
-        does: "Create an instance in an application; it starts at once",
-        run: "instances create line-one --app <applicationId>",
+        required: false,
+        description: "the team, by id or slug, to name the application by its name",
       },
-      {
-        does: "The same, naming the application by its name in a team",
-        run: 'instances create line-one --app "Line 1" --team night',
-      },
-    ])
-      .description(
-        "Create an instance (owners); the platform's default type, stack and template unless given",
-      )
-      .argument("<name>", "letters, digits and '-', starting with a letter; unique on the platform")
-      .requiredOption("--app <application>", "the application's id, or its name with --team")
-      .option("--team <team>", "the team, to name the application by its name")
-      .option("--stack <stackId>", "the stack (the Node-RED version)")
-      .option("--type <instanceTypeId>", "the instance type")
-      .option("--template <templateId>", "the template of default settings")
-      .option("--wait", "return once the instance runs"),
+    ),
   ).action(
     async (
       name: string,
@@ -270,56 +315,83 @@ export function addInstancesCommands(program: Command, context: Context): void {
   );
 
   withJson(
-    withExamples(instances.command("show"), [
+    instanceCommand(instances, "show", [
       {
         does: "Show an instance's state, editor, stack and variables",
         run: "instances show line-one",
       },
-    ])
-      .description("An instance: its state, editor URL, stack and variables (viewers and up)")
-      .argument("<instance>", "the instance's id or name"),
-  ).action(async (instance: string, options: { json?: boolean }) => {
+      {
+        does: "The same, looking the name up in one team only",
+        run: "instances show line-one --team night",
+      },
+    ]).description("An instance: its state, editor URL, stack and variables (viewers and up)"),
+  ).action(async (instance: string, options: InstanceOptions) => {
     const { client } = await context.connect();
     const found = await client.instances.get.query({
-      instanceId: await instanceIdOf(client, instance),
+      instanceId: await instanceIdOf(client, instance, options.team),
     });
     context.print(options.json ? json(found) : describe(found));
   });
 
   for (const action of Object.keys(ACTIONS) as Action[]) {
     withJson(
-      withExamples(instances.command(action), [
+      instanceCommand(instances, action, [
         { does: ACTIONS[action].summary, run: `instances ${action} line-one` },
-      ])
-        .description(`${ACTIONS[action].summary}; returns once it is done`)
-        .argument("<instance>", "the instance's id or name"),
-    ).action(async (instance: string, options: { json?: boolean }) => {
+      ]).description(`${ACTIONS[action].summary}; returns once it is done`),
+    ).action(async (instance: string, options: InstanceOptions) => {
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance);
+      const instanceId = await instanceIdOf(client, instance, options.team);
       const result = await client.instances[action].mutate({ instanceId });
       context.print(options.json ? json(result) : `${instance} ${ACTIONS[action].done}.\n`);
     });
   }
 
   withJson(
-    withExamples(instances.command("delete"), [
-      {
-        does: "Delete an instance: its Node-RED, files and flows",
-        run: "instances delete line-one",
-      },
-    ])
-      .description("Delete an instance: its Node-RED stops, its files, flows and log go (owners)")
-      .argument("<instance>", "the instance's id or name"),
-  ).action(async (instance: string, options: { json?: boolean }) => {
-    const { client } = await context.connect();
-    const result = await client.instances.delete.mutate({
-      instanceId: await instanceIdOf(client, instance),
-    });
-    context.print(options.json ? json(result) : `Deleted instance ${instance}.\n`);
-  });
+    withYes(
+      instanceCommand(instances, "delete", [
+        {
+          does: "Delete an instance: its Node-RED, files and flows (asks first)",
+          run: "instances delete line-one",
+        },
+        {
+          does: "From a script, which has no terminal to answer the question",
+          run: "instances delete line-one --team night --yes",
+        },
+      ])
+        .summary("Delete an instance (owners), asking first")
+        .description(
+          "Delete an instance (owners): its Node-RED stops, and its files, flows and log are " +
+            "deleted for good. Asked at the terminal first; without a terminal (a script), " +
+            "only with --yes.",
+        ),
+      "delete",
+    ),
+  ).action(
+    async (instance: string, options: InstanceOptions & { yes?: boolean }, command: Command) => {
+      if (!options.yes && !context.canAsk()) {
+        command.error(
+          "error: instances delete asks before it deletes, and no terminal is there to answer: " +
+            "give --yes to delete without asking",
+          { exitCode: 2 },
+        );
+      }
+      const { client } = await context.connect();
+      const instanceId = await instanceIdOf(client, instance, options.team);
+      if (!options.yes) {
+        const found = await client.instances.get.query({ instanceId });
+        const sure = await context.confirm(
+          `Delete instance ${found.name} (id ${found.id}) of team ${found.team.name}? ` +
+            "Its Node-RED stops; its flows, files and log are deleted for good.",
+        );
+        if (!sure) throw new CliError(`${found.name} was not deleted`, "not_confirmed");
+      }
+      const result = await client.instances.delete.mutate({ instanceId });
+      context.print(options.json ? json(result) : `Deleted instance ${instance}.\n`);
+    },
+  );
 
   withJson(
-    withExamples(instances.command("logs"), [
+    instanceCommand(instances, "logs", [
       { does: "The last 30 lines of an instance's Node-RED log", run: "instances logs line-one" },
       {
         does: "Follow the log as Node-RED writes it, until Ctrl-C",
@@ -327,7 +399,6 @@ export function addInstancesCommands(program: Command, context: Context): void {
       },
     ])
       .description("An instance's Node-RED log, oldest first (viewers and up)")
-      .argument("<instance>", "the instance's id or name")
       .option("--limit <n>", "how many entries (default 30, at most 1000)", positiveInteger)
       .option("--follow", "keep printing new entries until Ctrl-C")
       .addOption(new Option("--max-polls <n>").argParser(positiveInteger).hideHelp())
@@ -335,16 +406,15 @@ export function addInstancesCommands(program: Command, context: Context): void {
   ).action(
     async (
       instance: string,
-      options: {
+      options: InstanceOptions & {
         limit?: number;
         follow?: boolean;
-        json?: boolean;
         maxPolls?: number;
         pollInterval?: number;
       },
     ) => {
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance);
+      const instanceId = await instanceIdOf(client, instance, options.team);
       const print = (entries: { ts: number; level: string; msg: string }[]) => {
         for (const entry of entries) {
           context.print(
@@ -373,18 +443,16 @@ export function addInstancesCommands(program: Command, context: Context): void {
     .description("An instance's environment variables (members and owners change them)");
 
   withJson(
-    withExamples(env.command("list"), [
+    instanceCommand(env, "list", [
       {
         does: "List an instance's variables (hidden values blank)",
         run: "instances env list line-one",
       },
-    ])
-      .description("An instance's variables, and the platform's FF_* ones (viewers and up)")
-      .argument("<instance>", "the instance's id or name"),
-  ).action(async (instance: string, options: { json?: boolean }) => {
+    ]).description("An instance's variables, and the platform's FF_* ones (viewers and up)"),
+  ).action(async (instance: string, options: InstanceOptions) => {
     const { client } = await context.connect();
     const found = await client.instances.get.query({
-      instanceId: await instanceIdOf(client, instance),
+      instanceId: await instanceIdOf(client, instance, options.team),
     });
     if (options.json) return context.print(json(found.settings.env));
     context.print(
@@ -396,7 +464,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    withExamples(env.command("set"), [
+    instanceCommand(env, "set", [
       {
         does: "Set variables; restart the instance for Node-RED to see them",
         run: "instances env set line-one GREETING=hello LEVEL=3",
@@ -409,7 +477,6 @@ export function addInstancesCommands(program: Command, context: Context): void {
       .description(
         "Set variables (members and owners); they reach Node-RED when it next starts (`instances restart`)",
       )
-      .argument("<instance>", "the instance's id or name")
       .argument(
         "<assignments...>",
         "NAME=value, or NAME alone to be asked for its value",
@@ -423,10 +490,10 @@ export function addInstancesCommands(program: Command, context: Context): void {
     async (
       instance: string,
       assignments: { name: string; value?: string }[],
-      options: { hidden?: boolean; json?: boolean },
+      options: InstanceOptions & { hidden?: boolean },
     ) => {
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance);
+      const instanceId = await instanceIdOf(client, instance, options.team);
       const found = await client.instances.get.query({ instanceId });
       const env: EnvVar[] = found.settings.env.filter((v) => !v.name.startsWith("FF_"));
       for (const { name, value } of assignments) {
@@ -446,15 +513,14 @@ export function addInstancesCommands(program: Command, context: Context): void {
   );
 
   withJson(
-    withExamples(env.command("unset"), [
+    instanceCommand(env, "unset", [
       { does: "Remove variables from an instance", run: "instances env unset line-one GREETING" },
     ])
       .description("Remove variables (members and owners); Node-RED sees it when it next starts")
-      .argument("<instance>", "the instance's id or name")
       .argument("<names...>", "the variables' names"),
-  ).action(async (instance: string, names: string[], options: { json?: boolean }) => {
+  ).action(async (instance: string, names: string[], options: InstanceOptions) => {
     const { client } = await context.connect();
-    const instanceId = await instanceIdOf(client, instance);
+    const instanceId = await instanceIdOf(client, instance, options.team);
     const found = await client.instances.get.query({ instanceId });
     const missing = names.filter((name) => !found.settings.env.some((v) => v.name === name));
     if (missing.length > 0) {

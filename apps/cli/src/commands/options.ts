@@ -1,10 +1,38 @@
 // Options and argument parsers more than one command shares. A bad value is a usage error (exit 2),
 // caught before anything is sent.
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { ServerUrl } from "../config";
 
 export function withJson(command: Command): Command {
   return command.option("--json", "print the API's JSON, for scripts");
+}
+
+const teamOptions = new WeakSet<Option>();
+
+/**
+ * `--team <team>`: the team a command acts in, by id or slug. A group of commands that acts in a
+ * team (`instances`, `members`, `invitations`, `broker clients`) takes it on every command, so that
+ * a user who gives it to one can give it to the next: the tests walk every command of the program
+ * to hold each group to that. Required where nothing else names the team.
+ */
+export function withTeam(
+  command: Command,
+  { required = true, description = "the team's id or slug" } = {},
+): Command {
+  const option = new Option("--team <team>", description);
+  if (required) option.makeOptionMandatory();
+  teamOptions.add(option);
+  return command.addOption(option);
+}
+
+/** Whether `option` is the team a command acts in (not, say, a token's team restriction). */
+export function isTeamOption(option: Option): boolean {
+  return teamOptions.has(option);
+}
+
+/** `--yes`: the answer to a command's question, for scripts (no terminal to ask at). */
+export function withYes(command: Command, what: string): Command {
+  return command.option("--yes", `${what} without asking (scripts must give it)`);
 }
 
 export function serverUrl(value: string): string {

@@ -1,10 +1,20 @@
 // `flowplane tokens`: the caller's personal access tokens. A token's value is shown once, when it
 // is created; nothing else ever prints one.
-import type { TokenSummary } from "@flowplane/contract";
+//
+// A token created with another token is that token's child: revoking the parent revokes it. So a
+// token made with the CLI's own token (the one `login --username` created) would die with
+// `flowplane logout`, and a CI job holding it would break when a person logs out. A token a person
+// makes to hand on is theirs: with the CLI's own token, `tokens create` signs in with the password
+// (asked for, as `login --username` does) and has that session create the token, which then
+// belongs to no other token (`--no-sign-in` makes a child instead). With a token the user gave
+// (FLOWPLANE_TOKEN, `login --token`), the token is that one's child, which the output says.
+import type { CreatedToken, TokenSummary } from "@flowplane/contract";
 import type { Command } from "commander";
 import type { Context } from "../context";
 import { type Column, json, table, when } from "../output";
+import { type TokenRequest, tokenBySignIn } from "../session";
 import { withExamples } from "./examples";
+import { teamIdOf } from "./teams/members";
 import { collect, expiry, withJson } from "./options";
 
 const TOKEN_COLUMNS: Column<TokenSummary>[] = [
@@ -30,6 +40,8 @@ interface CreateOptions {
   expiresAt?: number | string;
   team?: string[];
   adminOptIn?: boolean;
+  /** Sign in to create it (a token of its own), or not (a child of the token in use). */
+  signIn?: boolean;
   json?: boolean;
 }
 
@@ -50,37 +62,97 @@ export function addTokensCommands(program: Command, context: Context): void {
 
   withJson(
     withExamples(tokens.command("create"), [
-      { does: "Create a token with the scope of the one in use", run: "tokens create laptop" },
       {
-        does: "Create a read-only token for CI, restricted to one team, that expires",
-        run: "tokens create ci --read-only --team <teamId> --expires-at 2027-01-31T18:00Z",
+        does: "Create a token for a CI job; it keeps working after `flowplane logout`",
+        run: "tokens create ci",
+      },
+      {
+        does: "A read-only token for CI, restricted to one team, that expires",
+        run: "tokens create ci --read-only --team night --expires-at 2027-01-31T18:00Z",
+      },
+      {
+        does: "From a script: the password piped in as the first line of stdin",
+        run: "tokens create deploy --team night",
+      },
+      {
+        does: "A token that `flowplane logout` revokes with the CLI's own (no password asked)",
+        run: "tokens create scratch --no-sign-in",
       },
     ])
+      .summary("Create a token; shown once")
       .description(
-        "Create a token no broader than the one in use; absent options inherit its scope",
+        "Create a personal access token; its value is shown this once.\n\n" +
+          "Logged in with `login --username`, the CLI signs in with your password (asked for " +
+          "without echo, or read from the first line of stdin when it is not a terminal) and " +
+          "the sign-in creates the token: it is yours alone, and `flowplane logout` does not " +
+          "revoke it. With --no-sign-in, or with a token of your own (FLOWPLANE_TOKEN, " +
+          "`login --token`), the token in use creates it: it is no broader than that token, " +
+          "and is revoked with it. Absent options inherit the teams and expiry of what creates it " +
+          "(a sign-in: every team, no expiry).",
       )
       .argument("<name>", "what the token is for")
       .option("--read-only", "refuse every write")
       .option("--expires-at <time>", "when it stops working: ISO-8601 or epoch ms", expiry)
-      .option("--team <id>", "restrict it to this team (repeat for more)", collect)
-      .option("--admin-opt-in", "carry your administrator rights (administrators only)"),
+      .option("--team <team>", "restrict it to this team, by id or slug (repeat for more)", collect)
+      .option("--admin-opt-in", "carry your administrator rights (administrators only)")
+      .option("--sign-in", "sign in with your password to create it, whatever token is in use")
+      .option("--no-sign-in", "create it with the token in use, which revokes it when revoked"),
   ).action(async (name: string, options: CreateOptions) => {
-    const { client } = await context.connect();
-    const created = await client.token.create.mutate({
+    const { client, url, source, login } = await context.connect();
+    const request: TokenRequest = {
       name,
       readOnly: options.readOnly,
       expiresAt: options.expiresAt,
-      teamIds: options.team,
+      teamIds: options.team && (await Promise.all(options.team.map((t) => teamIdOf(client, t)))),
       adminOptIn: options.adminOptIn,
-    });
+    };
+    const cliToken = source.kind === "login" ? login?.tokenId : undefined;
+    let created: CreatedToken;
+    let parent: string | undefined;
+    if (options.signIn ?? cliToken !== undefined) {
+      const { username } = await client.user.me.query();
+      ({ issued: created } = await tokenBySignIn(context, {
+        url,
+        username,
+        request,
+        again: `flowplane tokens create ${name}`,
+        ...(cliToken === undefined
+          ? {
+              why: "The token is created through a sign-in with your password: it belongs to no other token.",
+            }
+          : {
+              why:
+                "The token is created through a sign-in with your password, so that it is yours " +
+                "alone: `flowplane logout` does not revoke it (--no-sign-in: no password, but it does).",
+              noPassword:
+                "the token is created through a sign-in so that `flowplane logout` does not revoke " +
+                "it; --no-sign-in creates it with the CLI's token instead, and logout revokes it too",
+            }),
+      }));
+    } else {
+      created = await client.token.create.mutate(request);
+      parent =
+        source.kind === "environment"
+          ? "the token in FLOWPLANE_TOKEN"
+          : cliToken !== undefined
+            ? `the CLI's own token (id ${cliToken}), which \`flowplane logout\` revokes`
+            : "the token of the stored login";
+    }
     context.print(
       options.json
         ? json(created)
         : `Created token ${created.name} (id ${created.id}): ${access(created)}, ` +
             `teams: ${teams(created)}, expires: ${when(created.expiresAt)}.\n\n` +
-            `    ${created.token}\n\n`,
+            `    ${created.token}\n\n` +
+            (parent === undefined
+              ? "It is yours alone: `flowplane logout` does not revoke it; " +
+                `\`flowplane tokens revoke ${created.id}\` does.\n`
+              : ""),
     );
     context.warn("copy the token now: it will not be shown again");
+    if (parent !== undefined) {
+      context.warn(`it was created with ${parent}: revoking that token revokes this one too`);
+    }
   });
 
   withJson(

@@ -1,25 +1,25 @@
 // `flowplane login`: a token is stored only after the server has accepted it. With --token it is
 // the user's own token. With --username the CLI signs in with the password (asked for, never an
 // argument), has that session create a personal access token for the CLI, signs the session out,
-// and stores the token with its id, so that `logout` revokes it.
-import { CreatedToken, User } from "@flowplane/contract";
+// and stores the token with its id, so that `logout` revokes it, and its expiry.
+import type { CreatedToken, User } from "@flowplane/contract";
 import { type Command, Option } from "commander";
 import { hostname } from "node:os";
 import { createClient } from "../../client";
 import { DEFAULT_URL, type Login, readLogin, writeLogin } from "../../config";
 import type { Context } from "../../context";
-import { CliError } from "../../errors";
 import { json, when } from "../../output";
-import { signIn } from "../../session";
+import { tokenBySignIn } from "../../session";
 import { withExamples } from "../examples";
 import { revokeIssuedToken } from "./logout";
-import { serverUrl, withJson } from "../options";
+import { expiry, serverUrl, withJson } from "../options";
 
 interface LoginOptions {
   token?: string;
   username?: string;
   url?: string;
   adminOptIn: boolean;
+  expiresAt?: number | string;
   json?: boolean;
 }
 
@@ -29,6 +29,10 @@ export function addLoginCommand(program: Command, context: Context): void {
       {
         does: "Sign in with your password (asked for, not echoed); the CLI gets a token of its own",
         run: "login --username alice --url https://flowplane.example.com",
+      },
+      {
+        does: "The same on a shared machine: the CLI's token stops working at the end of the day",
+        run: "login --username alice --expires-at 2027-01-31T18:00Z",
       },
       {
         does: "Check a token with the server, then store it and the server's URL",
@@ -41,7 +45,7 @@ export function addLoginCommand(program: Command, context: Context): void {
           "--username signs in with your password, asked for on the terminal without echo (or " +
           "read from the first line of stdin when it is not a terminal). The signed-in session " +
           "creates a personal access token for this CLI and is then signed out; the token " +
-          "does not expire, and `flowplane logout` revokes it (as does the " +
+          "does not expire (unless --expires-at), and `flowplane logout` revokes it (as does the " +
           "next `login --username`). An administrator's token carries admin opt-in, as a " +
           "signed-in browser does, unless --no-admin-opt-in.\n\n" +
           "--token checks a personal access token you already have with the server, and stores it.",
@@ -51,6 +55,11 @@ export function addLoginCommand(program: Command, context: Context): void {
       .option(
         "--no-admin-opt-in",
         "with --username: a token with ordinary rights, for an administrator",
+      )
+      .option(
+        "--expires-at <time>",
+        "with --username: when the CLI's token stops working: ISO-8601 or epoch ms (default: never)",
+        expiry,
       )
       .option(
         "--url <url>",
@@ -63,10 +72,11 @@ export function addLoginCommand(program: Command, context: Context): void {
         exitCode: 2,
       });
     }
-    if (options.token !== undefined && !options.adminOptIn) {
-      command.error("error: --no-admin-opt-in goes with --username: a token's scope is its own", {
-        exitCode: 2,
-      });
+    if (options.token !== undefined && (!options.adminOptIn || options.expiresAt !== undefined)) {
+      command.error(
+        "error: --no-admin-opt-in and --expires-at go with --username: a token's scope is its own",
+        { exitCode: 2 },
+      );
     }
     const env = context.env();
     const path = context.loginFile();
@@ -78,15 +88,25 @@ export function addLoginCommand(program: Command, context: Context): void {
     let user: User;
     let issued: CreatedToken | undefined;
     if (options.username !== undefined) {
-      ({ login, user, issued } = await signInForToken(context, url, options.username, options));
+      ({ user, issued } = await tokenBySignIn(context, {
+        url,
+        username: options.username,
+        request: (user) => ({
+          name: `flowplane CLI on ${hostname()}`.slice(0, 128).trim(),
+          ...(user.admin && options.adminOptIn ? { adminOptIn: true } : {}),
+          ...(options.expiresAt !== undefined && { expiresAt: options.expiresAt }),
+        }),
+        again: `flowplane login --username ${options.username}`,
+      }));
+      login = { url, token: issued.token, tokenId: issued.id, expiresAt: issued.expiresAt };
     } else {
       login = { url, token: options.token! };
-      user = await createClient(login).user.me.query();
+      user = await createClient(login, { kind: "argument", option: "--token" }).user.me.query();
     }
     await writeLogin(path, login).catch(async (error: unknown) => {
       // A token nobody holds: revoke what this login created rather than leave it to expire.
       if (login.tokenId !== undefined) {
-        await revokeIssuedToken({ ...login, tokenId: login.tokenId }).catch(() => undefined);
+        await revokeIssuedToken({ ...login, tokenId: login.tokenId }, path).catch(() => undefined);
       }
       throw error;
     });
@@ -107,59 +127,8 @@ export function addLoginCommand(program: Command, context: Context): void {
     if (env.FLOWPLANE_URL && env.FLOWPLANE_URL !== login.url) {
       context.warn("FLOWPLANE_URL is set; it overrides the stored URL while it is");
     }
-    await retire(context, stored, login);
+    await retire(context, stored, login, path);
   });
-}
-
-/** The password-based login: a session, a token made by it, and the session signed out. */
-async function signInForToken(
-  context: Context,
-  url: string,
-  username: string,
-  options: LoginOptions,
-): Promise<{ login: Login; user: User; issued: CreatedToken }> {
-  const { protocol, hostname: host } = new URL(url);
-  if (protocol === "http:" && !isLoopback(host)) {
-    context.warn(`${url} is not https: the password would cross the network unencrypted`);
-  }
-  const password = await context.readSecret(`Password for ${username} on ${url}: `);
-  const session = await signIn(url, username, password).catch((error: unknown) => {
-    throw withHint(error, url, username);
-  });
-  try {
-    const user = await session.get("/api/v1/user", User);
-    const issued = await session.post(
-      "/api/v1/user/tokens",
-      {
-        name: `flowplane CLI on ${hostname()}`.slice(0, 128).trim(),
-        ...(user.admin && options.adminOptIn ? { adminOptIn: true } : {}),
-      },
-      CreatedToken,
-    );
-    return { login: { url, token: issued.token, tokenId: issued.id }, user, issued };
-  } catch (error) {
-    throw withHint(error, url, username);
-  } finally {
-    // The session was only the way to the token: it ends here, whatever happened.
-    await session.signOut().catch((error: unknown) => {
-      context.warn(`the sign-in session could not be signed out: ${(error as Error).message}`);
-    });
-  }
-}
-
-/** What to do about the refusals a user can fix. */
-function withHint(error: unknown, url: string, username: string): unknown {
-  if (!(error instanceof CliError)) return error;
-  const hints: Record<string, string> = {
-    password_expired:
-      `choose a new password in a browser (sign in at ${url}/sign-in, or ${url}/settings/profile), ` +
-      `then run \`flowplane login --username ${username}\` again`,
-    csrf_failed: `the server's BASE_URL must have the origin of ${url}: give --url its public URL`,
-  };
-  const hint = hints[error.code];
-  return hint
-    ? new CliError(error.message, error.code, [...error.details, hint], error.status)
-    : error;
 }
 
 /**
@@ -167,7 +136,12 @@ function withHint(error: unknown, url: string, username: string): unknown {
  * it, as `logout` would. Not for `login --token`: the token given may have been created with the
  * previous one, and would be revoked with it.
  */
-async function retire(context: Context, previous: Login | undefined, next: Login): Promise<void> {
+async function retire(
+  context: Context,
+  previous: Login | undefined,
+  next: Login,
+  path: string,
+): Promise<void> {
   const tokenId = previous?.tokenId;
   if (!previous || tokenId === undefined || previous.token === next.token) return;
   const advice = `revoke it with \`flowplane tokens revoke ${tokenId}\` (on ${previous.url})`;
@@ -175,14 +149,10 @@ async function retire(context: Context, previous: Login | undefined, next: Login
     context.warn(`the token the previous login created (id ${tokenId}) still works; ${advice}`);
     return;
   }
-  await revokeIssuedToken({ ...previous, tokenId }).catch((error: unknown) => {
+  await revokeIssuedToken({ ...previous, tokenId }, path).catch((error: unknown) => {
     context.warn(
       `the token the previous login created (id ${tokenId}) could not be revoked: ` +
         `${(error as Error).message}; ${advice}`,
     );
   });
-}
-
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

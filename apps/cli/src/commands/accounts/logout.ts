@@ -12,9 +12,18 @@ import { withExamples } from "../examples";
  * server no longer accepts (401: revoked, expired, or its user suspended or deleted) or no longer
  * has (404) counts as revoked; any other failure is thrown.
  */
-export async function revokeIssuedToken(login: Login & { tokenId: string }): Promise<void> {
+export async function revokeIssuedToken(
+  login: Login & { tokenId: string },
+  file: string,
+): Promise<void> {
   try {
-    await createClient(login).token.delete.mutate({ id: login.tokenId });
+    await createClient(login, {
+      kind: "login",
+      file,
+      expiresAt: login.expiresAt,
+    }).token.delete.mutate({
+      id: login.tokenId,
+    });
   } catch (error) {
     const failure = apiFailure(error);
     if (failure instanceof CliError && (failure.status === 401 || failure.status === 404)) return;
@@ -29,7 +38,9 @@ export function addLogoutCommand(program: Command, context: Context): void {
     .summary("Forget the stored login, revoking the token `login --username` created")
     .description(
       "Forget the stored login. A token that `login --username` created is revoked on the " +
-        "server first, with the tokens created with it. A token given to `login --token` is " +
+        "server first, with the tokens created with it (`tokens create --no-sign-in`; the " +
+        "tokens `tokens create` makes by default are yours, and keep working). A token given " +
+        "to `login --token` is " +
         "yours: it is only forgotten here, and keeps working until you revoke it " +
         "(`flowplane tokens revoke <id>`).\n\n" +
         "If the server cannot be reached or refuses the revocation, the login is forgotten here " +
@@ -55,7 +66,7 @@ export function addLogoutCommand(program: Command, context: Context): void {
       const { tokenId } = stored;
       let failure: unknown;
       if (tokenId !== undefined) {
-        failure = await revokeIssuedToken({ ...stored, tokenId }).then(
+        failure = await revokeIssuedToken({ ...stored, tokenId }, path).then(
           () => undefined,
           (error: unknown) => error,
         );

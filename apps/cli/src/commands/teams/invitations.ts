@@ -1,13 +1,16 @@
 // `flowplane invitations`: a team's pending invitations (owners) or your own, inviting people by
-// username or email, and accepting or rejecting an invitation sent to you.
+// username or email, sending an invitation again or revoking it (owners), and accepting or
+// rejecting an invitation sent to you. A team's invitation is named by its id or by its invitee's
+// username or email; one sent to you by its id or, with --team, by the team that sent it.
 import { type Invitation, roleName } from "@flowplane/contract";
 import type { Command } from "commander";
+import type { Client } from "../../client";
 import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
 import { withExamples } from "../examples";
-import { teamIdOf, teamRole, withTeam } from "./members";
-import { withJson } from "../options";
+import { teamIdOf, teamRole } from "./members";
+import { withJson, withTeam } from "../options";
 
 const role = (invitation: Invitation) => roleName(invitation.role) ?? String(invitation.role);
 
@@ -30,18 +33,62 @@ const MY_COLUMNS: Column<Invitation>[] = [
   { header: "EXPIRES", value: (invitation) => when(invitation.expiresAt) },
 ];
 
+/** The team's pending invitation named by its id or its invitee's username or email. */
+async function teamInvitation(
+  client: Client,
+  teamId: string,
+  invitation: string,
+): Promise<Invitation> {
+  const { invitations } = await client.invitation.list.query({ teamId });
+  const name = invitation.toLowerCase();
+  const found =
+    invitations.find((candidate) => candidate.id === invitation) ??
+    invitations.find((candidate) => invitee(candidate).toLowerCase() === name);
+  if (!found) {
+    throw new CliError(`the team has no pending invitation ${invitation}`, "not_found");
+  }
+  return found;
+}
+
+/**
+ * The id of the invitation sent to you that the command line names: by its id, or by the team
+ * that sent it (--team, its id or slug), or both (then they must agree).
+ */
+async function myInvitationId(
+  client: Client,
+  invitation: string | undefined,
+  team: string | undefined,
+): Promise<string> {
+  if (team === undefined) return invitation!;
+  const { invitations } = await client.invitation.mine.query();
+  const found = invitations.find(
+    (candidate) =>
+      (candidate.team.id === team || candidate.team.slug === team) &&
+      (invitation === undefined || candidate.id === invitation),
+  );
+  if (!found) {
+    const which = invitation === undefined ? "no invitation" : `no invitation ${invitation}`;
+    throw new CliError(`you have ${which} from team ${team}`, "not_found");
+  }
+  return found.id;
+}
+
 export function addInvitationsCommands(program: Command, context: Context): void {
   const invitations = program
     .command("invitations")
     .description("Invite people to a team; accept or reject invitations sent to you");
 
   withJson(
-    withExamples(invitations.command("list"), [
-      { does: "List the invitations sent to you", run: "invitations list" },
-      { does: "List a team's pending invitations (owners)", run: "invitations list --team night" },
-    ])
-      .description("Your pending invitations, or with --team a team's (owners)")
-      .option("--team <team>", "the team's id or slug"),
+    withTeam(
+      withExamples(invitations.command("list"), [
+        { does: "List the invitations sent to you", run: "invitations list" },
+        {
+          does: "List a team's pending invitations (owners)",
+          run: "invitations list --team night",
+        },
+      ]),
+      { required: false, description: "a team's invitations (owners), by the team's id or slug" },
+    ).description("Your pending invitations, or with --team a team's (owners)"),
   ).action(async (options: { team?: string; json?: boolean }) => {
     const { client } = await context.connect();
     const list =
@@ -94,26 +141,102 @@ export function addInvitationsCommands(program: Command, context: Context): void
   });
 
   withJson(
-    withExamples(invitations.command("accept"), [
-      { does: "Accept an invitation: you join its team", run: "invitations accept <invitationId>" },
-    ])
-      .description("Accept an invitation sent to you: you join the team with its role")
-      .argument("<invitationId>", "the invitation's id (see `invitations list`)"),
-  ).action(async (invitationId: string, options: { json?: boolean }) => {
+    withTeam(
+      withExamples(invitations.command("resend"), [
+        {
+          does: "Send an invitation again: it expires 7 days from now",
+          run: "invitations resend alice --team night",
+        },
+      ])
+        .description("Send a pending invitation again; it expires 7 days from now (owners)")
+        .argument(
+          "<invitation>",
+          "the invitation's id, or its invitee's username (or email, for one sent to an email)",
+        ),
+    ),
+  ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const result = await client.invitation.accept.mutate({ invitationId });
-    context.print(options.json ? json(result) : `Accepted invitation ${invitationId}.\n`);
+    const teamId = await teamIdOf(client, options.team);
+    const found = await teamInvitation(client, teamId, invitation);
+    const sent = await client.invitation.resend.mutate({ teamId, invitationId: found.id });
+    context.print(
+      options.json
+        ? json(sent)
+        : `Sent the invitation to ${invitee(sent)} again (id ${sent.id}); ` +
+            `it expires on ${when(sent.expiresAt)}.\n`,
+    );
   });
 
   withJson(
-    withExamples(invitations.command("reject"), [
-      { does: "Reject an invitation", run: "invitations reject <invitationId>" },
-    ])
-      .description("Reject an invitation sent to you")
-      .argument("<invitationId>", "the invitation's id (see `invitations list`)"),
-  ).action(async (invitationId: string, options: { json?: boolean }) => {
+    withTeam(
+      withExamples(invitations.command("revoke"), [
+        {
+          does: "Revoke an invitation: it can no longer be accepted",
+          run: "invitations revoke bob@example.com --team night",
+        },
+      ])
+        .description("Revoke a pending invitation (owners)")
+        .argument(
+          "<invitation>",
+          "the invitation's id, or its invitee's username (or email, for one sent to an email)",
+        ),
+    ),
+  ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const result = await client.invitation.reject.mutate({ invitationId });
-    context.print(options.json ? json(result) : `Rejected invitation ${invitationId}.\n`);
+    const teamId = await teamIdOf(client, options.team);
+    const found = await teamInvitation(client, teamId, invitation);
+    const result = await client.invitation.revoke.mutate({ teamId, invitationId: found.id });
+    context.print(
+      options.json
+        ? json(result)
+        : `Revoked the invitation to ${invitee(found)} (id ${found.id}).\n`,
+    );
   });
+
+  for (const answer of ["accept", "reject"] as const) {
+    const accept = answer === "accept";
+    withJson(
+      withTeam(
+        withExamples(invitations.command(answer), [
+          accept
+            ? {
+                does: "Accept an invitation: you join its team",
+                run: "invitations accept <invitationId>",
+              }
+            : { does: "Reject an invitation", run: "invitations reject <invitationId>" },
+          {
+            does: `${accept ? "Accept" : "Reject"} the invitation a team sent you, by the team's slug`,
+            run: `invitations ${answer} --team night`,
+          },
+        ])
+          .description(
+            accept
+              ? "Accept an invitation sent to you: you join the team with its role"
+              : "Reject an invitation sent to you",
+          )
+          .argument("[invitation]", "the invitation's id (see `invitations list`)"),
+        { required: false, description: "the team that sent it, by id or slug" },
+      ),
+    ).action(
+      async (
+        invitation: string | undefined,
+        options: { team?: string; json?: boolean },
+        command: Command,
+      ) => {
+        if (invitation === undefined && options.team === undefined) {
+          command.error("error: name the invitation: its id, or --team <team> that sent it", {
+            exitCode: 2,
+          });
+        }
+        const { client } = await context.connect();
+        const invitationId = await myInvitationId(client, invitation, options.team);
+        const result = await client.invitation[answer].mutate({ invitationId });
+        context.print(
+          options.json
+            ? json(result)
+            : `${accept ? "Accepted" : "Rejected"} invitation ${invitationId}.\n`,
+        );
+      },
+    );
+  }
 }

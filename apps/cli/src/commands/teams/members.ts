@@ -6,7 +6,7 @@ import type { Client } from "../../client";
 import type { Context } from "../../context";
 import { type Column, json, table } from "../../output";
 import { withExamples } from "../examples";
-import { withJson } from "../options";
+import { withJson, withTeam } from "../options";
 
 const MEMBER_COLUMNS: Column<TeamMember>[] = [
   { header: "ID", value: (member) => member.id },
@@ -29,10 +29,6 @@ export function teamRole(value: string): number {
     );
   }
   return level;
-}
-
-export function withTeam(command: Command): Command {
-  return command.requiredOption("--team <team>", "the team's id or slug");
 }
 
 /**

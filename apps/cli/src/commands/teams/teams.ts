@@ -6,6 +6,7 @@ import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
 import { withExamples } from "../examples";
+import { findType } from "./team-types";
 import { positiveInteger, withJson } from "../options";
 
 const MY_TEAM_COLUMNS: Column<UserTeam>[] = [
@@ -14,6 +15,7 @@ const MY_TEAM_COLUMNS: Column<UserTeam>[] = [
   { header: "SLUG", value: (team) => team.slug },
   { header: "ROLE", value: (team) => roleName(team.role) ?? String(team.role) },
   { header: "MEMBERS", value: (team) => String(team.memberCount) },
+  { header: "TYPE", value: (team) => team.type.name },
 ];
 
 const TEAM_COLUMNS: Column<Team>[] = [
@@ -21,6 +23,7 @@ const TEAM_COLUMNS: Column<Team>[] = [
   { header: "NAME", value: (team) => team.name },
   { header: "SLUG", value: (team) => team.slug },
   { header: "MEMBERS", value: (team) => String(team.memberCount) },
+  { header: "TYPE", value: (team) => team.type.name },
   { header: "CREATED", value: (team) => when(team.createdAt) },
 ];
 
@@ -61,13 +64,22 @@ export function addTeamsCommands(program: Command, context: Context): void {
   withJson(
     withExamples(teams.command("create"), [
       { does: "Create a team with its own slug", run: 'teams create "Night Shift" --slug night' },
+      {
+        does: "Create a team of a type other than the default (see `team-types list`)",
+        run: "teams create Trial --type Small",
+      },
     ])
       .description("Create a team; you become its owner")
       .argument("<name>", "the team's name")
-      .option("--slug <slug>", "its URL-safe name (default: made from the name)"),
-  ).action(async (name: string, options: { slug?: string; json?: boolean }) => {
+      .option("--slug <slug>", "its URL-safe name (default: made from the name)")
+      .option(
+        "--type <type>",
+        "its team type, by name or id (default: the active type listed first)",
+      ),
+  ).action(async (name: string, options: { slug?: string; type?: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const team = await client.team.create.mutate({ name, slug: options.slug });
+    const type = options.type === undefined ? undefined : (await findType(client, options.type)).id;
+    const team = await client.team.create.mutate({ name, slug: options.slug, type });
     context.print(
       options.json ? json(team) : `Created team ${team.name} (slug ${team.slug}, id ${team.id}).\n`,
     );
