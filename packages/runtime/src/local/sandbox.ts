@@ -8,8 +8,9 @@
 //     (name resolution, TLS roots, time zone, the linker's cache) read-only, with passwd, group
 //     and hosts of its own; Node.js, Node-RED's modules and the settings directory read-only at
 //     their own paths; its user directory read-write at /data; a private /tmp (a directory of its
-//     own, emptied at every start); a new /proc and a minimal /dev. Nothing else of the machine —
-//     no DATA_DIR, no other instance, no home directories, no sockets under /run;
+//     own, emptied at every start); a new /proc, a minimal /dev with a 64 MiB /dev/shm. The rest
+//     is read-only, and nothing else of the machine is there — no DATA_DIR, no other instance,
+//     no home directories, no sockets under /run;
 //   - no capabilities, no set-uid programs (every bind is nosuid), a session of its own, and no
 //     life beyond the platform's (it is killed when the platform dies).
 // docs/drivers.md explains the choices.
@@ -30,6 +31,8 @@ const INFO_FD = 4;
 const PASSWD_FD = 5;
 const GROUP_FD = 6;
 const HOSTS_FD = 7;
+/** The size of /dev/shm (and of /tmp where it is not a directory on disk), as Docker's. */
+const SHM_BYTES = 64 * 1024 * 1024;
 
 /** System paths outside /usr: bound read-only, or made again as the links they are (merged /usr). */
 const SYSTEM_PATHS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
@@ -146,10 +149,25 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     "/proc",
     "--dev",
     "/dev",
+    // POSIX shared memory, bounded as Docker bounds it: the rest of memory is not the instance's.
+    "--perms",
+    "1777",
+    "--size",
+    String(SHM_BYTES),
+    "--tmpfs",
+    "/dev/shm",
     options.userDir.writable ? "--bind" : "--ro-bind",
     options.userDir.path,
     SANDBOX_USER_DIR,
-    ...(options.tmpDir ? ["--bind", options.tmpDir, "/tmp"] : ["--tmpfs", "/tmp"]),
+    ...(options.tmpDir
+      ? ["--bind", options.tmpDir, "/tmp"]
+      : ["--perms", "1777", "--size", String(SHM_BYTES), "--tmpfs", "/tmp"]),
+    // The sandbox's own root and /dev are memory: read-only once made, so that the instance
+    // writes only to its directories (on disk) and the bounded /dev/shm.
+    "--remount-ro",
+    "/dev",
+    "--remount-ro",
+    "/",
     "--chdir",
     SANDBOX_USER_DIR,
     "--info-fd",
