@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inCI } from "./env";
 import { startServer, type TestServer } from "./harness";
 import { closeAll, connectMqtt, inbox } from "./mqtt-client";
 
