@@ -181,8 +181,8 @@ export async function lockDataDir(dataDir: string): Promise<() => void> {
 
 /**
  * DATA_DIR readable by the platform's user only: 0700, and nothing inside open to others. A
- * directory made before this rule (0755, with 0644 files) is tightened once, recursively; the
- * group's right to pass through (g+x), which the local driver grants its instances' group, stays.
+ * directory made before this rule (0755, with 0644 files) is tightened once, recursively. A
+ * group's right only to pass through (0710: the local driver's instances' group) is not open.
  * Returns whether anything changed.
  */
 export async function makePrivate(dataDir: string): Promise<boolean> {
@@ -199,7 +199,7 @@ export async function makePrivate(dataDir: string): Promise<boolean> {
   const tighten = async (path: string) => {
     const info = await stat(path);
     if (self !== undefined && info.uid !== self) return;
-    if (open(info.mode)) await chmod(path, info.mode & 0o710);
+    if (open(info.mode)) await chmod(path, info.mode & 0o700);
     if (info.isDirectory()) {
       for (const entry of await readdir(path, { withFileTypes: true })) {
         if (entry.isDirectory() || entry.isFile()) await tighten(join(path, entry.name));

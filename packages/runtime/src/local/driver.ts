@@ -18,8 +18,14 @@
 // platform restarts. A process that exits without being asked to is `crashed`.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, realpathSync, type WriteStream } from "node:fs";
 import {
+  constants as fsConstants,
+  createWriteStream,
+  realpathSync,
+  type WriteStream,
+} from "node:fs";
+import {
+  access,
   chmod,
   chown,
   lchown,
@@ -73,9 +79,12 @@ export interface LocalDriverOptions {
    * their shared group, not a user. `false`: instances run as the platform's user.
    */
   userIds?: { min: number; max: number } | false;
-  /** The bubblewrap executable (default `bwrap`, found on PATH). */
+  /** The bubblewrap executable (default `bwrap`, found on `baseEnv`'s PATH). */
   bwrap?: string;
 }
+
+/** Where executables are looked for when `baseEnv` has no PATH. */
+const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /**
  * Host ids for instances' users: a range no distribution or container manager hands out
@@ -131,7 +140,8 @@ export class LocalDriver implements Driver {
   private readonly settingsFile: string;
   private readonly root: string;
   private readonly setting: IsolationSetting;
-  private readonly bwrap: string;
+  /** bubblewrap's path, once found (none: not installed). */
+  private bwrap: string | undefined;
   /** What the sandbox binds read-only: Node.js (outside /usr), Node-RED's modules, settings. */
   private readonly readOnly: string[];
   private isolationFound: Promise<InstanceIsolation> | undefined;
@@ -157,7 +167,6 @@ export class LocalDriver implements Driver {
     // lead back here.
     this.root = resolve(options.root);
     this.setting = options.isolation ?? "auto";
-    this.bwrap = options.bwrap ?? "bwrap";
     this.readOnly = sandboxReadOnly(this.redJs, this.settingsFile);
   }
 
@@ -359,7 +368,7 @@ export class LocalDriver implements Driver {
     if (sandboxed) {
       await emptyDirectory(join(instance.dir, "tmp"));
       const sandbox = startSandboxed({
-        bwrap: this.bwrap,
+        bwrap: this.bwrap!,
         hostname: spec.name.slice(0, 63) || "node-red",
         readOnly: this.readOnly,
         userDir: { path: join(instance.dir, "userDir"), writable: true },
@@ -456,6 +465,12 @@ export class LocalDriver implements Driver {
     await mkdir(this.root, { recursive: true, mode: 0o700 });
     if (this.setting === "off") {
       return { mode: "none", user: "platform", required, reason: "INSTANCE_ISOLATION=off" };
+    }
+    const name = this.options.bwrap ?? "bwrap";
+    this.bwrap = await findExecutable(name, this.options.baseEnv?.PATH ?? DEFAULT_PATH);
+    if (!this.bwrap) {
+      const reason = `${name} was not found (Debian and Ubuntu: apt-get install bubblewrap)`;
+      return { mode: "none", user: "platform", required, reason };
     }
     const probe = {
       bwrap: this.bwrap,
@@ -716,6 +731,22 @@ function upperIndex(log: readonly LogEntry[], ts: number): number {
     else high = middle;
   }
   return low;
+}
+
+/** `name` when it is a path, else the first executable of that name on `path`. */
+async function findExecutable(name: string, path: string): Promise<string | undefined> {
+  const candidates = name.includes("/")
+    ? [name]
+    : path.split(":").flatMap((dir) => (dir ? [join(dir, name)] : []));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, fsConstants.X_OK);
+      return resolve(candidate);
+    } catch {
+      // Not there.
+    }
+  }
+  return undefined;
 }
 
 function signalName(number: number): NodeJS.Signals | undefined {
