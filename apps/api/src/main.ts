@@ -80,11 +80,23 @@ function brokerOptions(config: Config): AppOptions["broker"] {
 async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> {
   const isolation = await driver.isolation();
   if (isolation.mode === "sandbox") {
-    const user =
-      isolation.user === "per-instance"
-        ? "each under a user id of its own"
-        : "under the platform's user id";
-    log.info({ isolation }, `hosted instances run in sandboxes (bubblewrap), ${user}`);
+    if (isolation.user === "per-instance") {
+      log.info(
+        { isolation },
+        "hosted instances run in sandboxes (bubblewrap), each under a user id of its own",
+      );
+    } else if (isolation.reason) {
+      // Root's instances then run as root on the host, kept in by their sandboxes alone.
+      log.warn(
+        { isolation },
+        `hosted instances run in sandboxes (bubblewrap) under the platform's user id: ${isolation.reason}`,
+      );
+    } else {
+      log.info(
+        { isolation },
+        "hosted instances run in sandboxes (bubblewrap), under the platform's user id",
+      );
+    }
     return;
   }
   if (isolation.required) {

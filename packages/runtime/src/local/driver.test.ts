@@ -355,7 +355,13 @@ describe("the sandbox", { timeout: 120_000 }, () => {
       await deploy(url, SHELL_FLOW);
       const pid = await pidListeningOn(new URL(url!).port);
 
-      // A process left behind in the background, then Node-RED frozen: it hears no stop.
+      // Once the flow answers (it starts just after the deploy is acknowledged)…
+      for (;;) {
+        const ready = await fetch(`${url}/sh?cmd=true`);
+        if (ready.status === 200) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // …a process left behind in the background, then Node-RED frozen: it hears no stop.
       const seconds = 300 + Math.floor(Math.random() * 1000);
       const cmd = `sleep ${seconds} & kill -STOP $PPID`;
       await fetch(`${url}/sh?cmd=${encodeURIComponent(cmd)}`, {
@@ -384,6 +390,28 @@ describe("the sandbox", { timeout: 120_000 }, () => {
         msg: expect.stringMatching(/^Node-RED stopped/),
       });
       await impatient.remove(id);
+    },
+  );
+
+  it.runIf(sandboxExpected && isRoot)(
+    "falls back to the platform's user id when a directory above DATA_DIR is closed, and says which",
+    async () => {
+      const closed = await mkdtemp(join(tmpdir(), "flowplane-runtime-closed-"));
+      const shut = new LocalDriver({ root: join(closed, "data", "instances"), ports });
+      try {
+        const isolation = await shut.isolation();
+        expect(isolation).toMatchObject({ mode: "sandbox", user: "platform" });
+        expect(isolation.reason).toBe(
+          `instances cannot have user ids of their own: ${closed} is closed to other users: make it passable (chmod o+x) or move DATA_DIR`,
+        );
+        const id = "0d6a3f4e-1111-4a4a-8a8a-000000000007";
+        await shut.create(spec(id));
+        await shut.start(spec(id));
+        expect((await shut.status(id)).state).toBe("running");
+      } finally {
+        await shut.close();
+        await rm(closed, { recursive: true, force: true });
+      }
     },
   );
 

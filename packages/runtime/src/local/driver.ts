@@ -487,10 +487,12 @@ export class LocalDriver implements Driver {
     const group = this.instanceGroup();
     let shared: string | undefined;
     if (group !== undefined) {
-      await this.openToInstanceGroup(group);
-      const refused = await probeSandbox({ ...probe, uid: group + 1, gid: group });
+      const closed = await this.openToInstanceGroup(group);
+      const refused = closed
+        ? `${closed} is closed to other users: make it passable (chmod o+x) or move DATA_DIR`
+        : await probeSandbox({ ...probe, uid: group + 1, gid: group });
       if (!refused) return { mode: "sandbox", user: "per-instance", required };
-      shared = `no sandbox under a user id of their own (${refused})`;
+      shared = `instances cannot have user ids of their own: ${refused}`;
     }
     const refused = await probeSandbox(probe);
     if (!refused) {
@@ -514,16 +516,22 @@ export class LocalDriver implements Driver {
    * instance's: the root and its parent (DATA_DIR) let the instances' group through (0710), and
    * nothing more. No process of that group runs outside a sandbox.
    */
-  private async openToInstanceGroup(group: number): Promise<void> {
+  private async openToInstanceGroup(group: number): Promise<string | undefined> {
     const self = process.getuid!();
+    const passes = (info: { mode: number; gid: number }) =>
+      (info.mode & 0o001) !== 0 || (info.gid === group && (info.mode & 0o010) !== 0);
     await chown(this.root, self, group);
     await chmod(this.root, 0o710);
     const parent = dirname(this.root);
     const info = await stat(parent);
-    const passes = (info.mode & 0o001) !== 0 || (info.gid === group && (info.mode & 0o010) !== 0);
-    if (!passes && info.uid === self) {
+    if (!passes(info) && info.uid === self) {
       await chown(parent, self, group);
       await chmod(parent, (info.mode & 0o700) | 0o010);
+    }
+    // Further up, directories are not the platform's to change: one closed is said as the reason.
+    for (let dir = dirname(parent); ; dir = dirname(dir)) {
+      if (!passes(await stat(dir))) return dir;
+      if (dir === dirname(dir)) return undefined;
     }
   }
 
