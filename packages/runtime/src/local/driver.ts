@@ -29,6 +29,7 @@ import {
   chmod,
   chown,
   lchown,
+  lstat,
   mkdir,
   readdir,
   readFile,
@@ -545,6 +546,8 @@ export class LocalDriver implements Driver {
     await mkdir(instance.dir, { recursive: true, mode: 0o700 });
     await mkdir(userDir, { recursive: true, mode: 0o700 });
     if (isolation.mode === "sandbox") await mkdir(tmp, { recursive: true, mode: 0o700 });
+    // A running Node-RED keeps what it runs with: its files are never re-owned under it.
+    if (instance.child) return;
     const group = isolation.user === "per-instance" ? this.instanceGroup() : undefined;
     if (group === undefined) {
       instance.uid = undefined;
@@ -776,8 +779,10 @@ async function chownTree(path: string, uid: number, gid: number): Promise<void> 
   const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
     const child = join(path, entry.name);
-    if (entry.isDirectory()) await chownTree(child, uid, gid);
-    else await lchown(child, uid, gid);
+    // Looked at again just before: a directory is descended into only while it is one.
+    if (entry.isDirectory() && (await lstat(child)).isDirectory()) {
+      await chownTree(child, uid, gid);
+    } else await lchown(child, uid, gid);
   }
 }
 
