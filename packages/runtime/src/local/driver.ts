@@ -633,7 +633,8 @@ export class LocalDriver implements Driver {
         await fetch(`http://${this.host}:${port}/`, { signal: AbortSignal.timeout(2_000) });
         return true;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // A refused connection on loopback costs microseconds: asking often starts sooner.
+        await new Promise((resolve) => setTimeout(resolve, 25));
       }
     }
     return false;
