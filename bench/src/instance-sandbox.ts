@@ -5,7 +5,7 @@
 // answers, and the stop. Writes results/<date>-instance-sandbox.{json,md}. See README.md.
 import { LocalDriver, NODE_RED_VERSION } from "@flowplane/runtime";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { BENCH_DIR, machineInfo } from "./machine";
@@ -146,7 +146,10 @@ async function main() {
       `Medians of ${rounds} rounds each, in turns; Node-RED ${NODE_RED_VERSION}, ${machine.node}, ` +
         `${machine.cpus} × ${machine.cpuModel}, ${machine.memory}, commit ${machine.commit}. ` +
         `Sandbox: ${isolation.user === "per-instance" ? "per-instance user ids" : "the platform's user id"}; ` +
-        `found once at start in ${probeMs.toFixed(0)} ms.`,
+        `found once at start in ${probeMs.toFixed(0)} ms. Load average at the end: ` +
+        `${loadavg()
+          .map((load) => load.toFixed(1))
+          .join(", ")} (the machine's other work is in these figures too).`,
       "",
       "| | sandbox | none | sandbox / none |",
       "| --- | --- | --- | --- |",
