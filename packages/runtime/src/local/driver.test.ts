@@ -5,6 +5,7 @@
 // sandbox (a stop that must kill, what the process is on the host) and to having none.
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, readlink, rm, stat } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -414,6 +415,75 @@ describe("the sandbox", { timeout: 120_000 }, () => {
       }
     },
   );
+
+  it("keeps running whatever the platform answers: settings refused, sign-ins answered 429, 500, garbage or a cut connection", async () => {
+    const token = `fpi_${Math.random().toString(36).slice(2)}`;
+    const seen: string[] = [];
+    const platform = createHttpServer((request, response) => {
+      seen.push(
+        `${request.method} ${request.url} ${request.headers.authorization === `Bearer ${token}`}`,
+      );
+      let body = "";
+      request.on("data", (chunk: Buffer) => (body += chunk));
+      request.on("end", () => {
+        const json = (status: number, value: unknown, headers: Record<string, string> = {}) =>
+          response
+            .writeHead(status, { "content-type": "application/json", ...headers })
+            .end(JSON.stringify(value));
+        const path = request.url!.replace(/^\/storage\/[^/]+/, "");
+        if (request.method === "GET") return json(200, path === "/flows" ? [] : {});
+        if (path === "/settings") return json(400, { code: "invalid_request", error: "No" });
+        const { username } = JSON.parse(body || "{}") as { username?: string };
+        switch (username) {
+          case "busy":
+            return json(429, { code: "too_many_requests" }, { "retry-after": "30" });
+          case "broken":
+            return json(500, { code: "unexpected_error" });
+          case "garbage":
+            return response.writeHead(200, { "content-type": "application/json" }).end("{no");
+          case "cut":
+            return request.socket.destroy();
+          default:
+            return json(400, { code: "invalid_request" });
+        }
+      });
+    });
+    await new Promise<void>((resolve) => platform.listen(0, "127.0.0.1", resolve));
+    const platformUrl = `http://127.0.0.1:${(platform.address() as { port: number }).port}`;
+    const id = "0d6a3f4e-1111-4a4a-8a8a-000000000008";
+    try {
+      await driver.create(spec(id));
+      await driver.start({ ...spec(id), platformUrl, token });
+      const { url } = await driver.status(id);
+      for (const username of ["busy", "broken", "garbage", "cut", "x".repeat(300)]) {
+        const signIn = await fetch(`${url}/auth/token`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            client_id: "node-red-editor",
+            grant_type: "password",
+            scope: "*",
+            username,
+            password: "whatever",
+          }),
+        });
+        expect(signIn.status, username).toBe(403);
+        expect(await signIn.json()).toMatchObject({ error: "invalid_grant" });
+      }
+      expect((await driver.status(id)).state).toBe("running");
+      // Every call carried the token, which came down its descriptor: no environment holds it.
+      expect(seen.length).toBeGreaterThan(5);
+      expect(seen.filter((call) => !call.endsWith(" true"))).toEqual([]);
+      const pid = await pidListeningOn(new URL(url!).port);
+      expect(await readFile(`/proc/${pid}/environ`, "utf8")).not.toContain(token);
+      const { entries } = await driver.logs(id, { limit: 1000 });
+      expect(entries.some((e) => e.msg.startsWith("[flowplane] settings not saved: "))).toBe(true);
+      expect(entries.some((e) => /editor sign-in refused: .*HTTP 429/.test(e.msg))).toBe(true);
+    } finally {
+      await driver.remove(id);
+      await new Promise((resolve) => platform.close(resolve));
+    }
+  });
 
   it("with no sandbox to be had, runs Node-RED as an ordinary process and says in its log that it is not isolated", async () => {
     const bareRoot = await mkdtemp(join(tmpdir(), "flowplane-runtime-bare-"));
