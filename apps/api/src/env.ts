@@ -1,5 +1,18 @@
 // The server's configuration: every environment variable it reads, parsed and checked in one place.
+import { resolve } from "node:path";
 import { z } from "zod";
+
+/** `MIN-MAX`, both ends included. */
+const range = (fallback: string, message: string, description: string) =>
+  z
+    .string()
+    .regex(/^\d{1,10}-\d{1,10}$/, message)
+    .default(fallback)
+    .transform((value) => {
+      const [min, max] = value.split("-").map(Number) as [number, number];
+      return { min, max };
+    })
+    .describe(description);
 
 /** `MAX/SECONDS`, e.g. `5/30`: at most MAX in a window of SECONDS. */
 const rateLimit = (fallback: string, description: string) =>
@@ -26,7 +39,14 @@ const Env = z.object({
     .optional()
     .describe("PostgreSQL; without it the embedded PGlite database in DATA_DIR is used"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
-  DATA_DIR: z.string().min(1).default("./.data"),
+  DATA_DIR: z
+    .string()
+    .min(1)
+    .default("./.data")
+    // Absolute from here on: instances run in directories of their own, where a relative path
+    // would lead somewhere else.
+    .transform((path) => resolve(path))
+    .describe("Where the platform keeps its files (0700: its own user only)"),
   FLOWPLANE_TOKEN_SECRET: z
     .string()
     .min(32, "must be at least 32 characters")
@@ -121,16 +141,25 @@ const Env = z.object({
     .describe(
       "What runs hosted instances: local (Node-RED processes on this machine, under DATA_DIR/instances) or off (instances are kept but not run)",
     ),
-  INSTANCE_PORTS: z
-    .string()
-    .regex(/^\d{1,5}-\d{1,5}$/, "A range of ports, e.g. 12080-12279")
-    .default("12080-12279")
-    .transform((value) => {
-      const [min, max] = value.split("-").map(Number) as [number, number];
-      return { min, max };
-    })
-    .refine(({ min, max }) => min >= 1 && max <= 65535 && min <= max, "Not a range of ports")
-    .describe("The loopback ports hosted instances' editors listen on (local driver)"),
+  INSTANCE_PORTS: range(
+    "12080-12279",
+    "A range of ports, e.g. 12080-12279",
+    "The loopback ports hosted instances' editors listen on (local driver)",
+  ).refine(({ min, max }) => min >= 1 && max <= 65535 && min <= max, "Not a range of ports"),
+  INSTANCE_ISOLATION: z
+    .enum(["auto", "required", "off"])
+    .default("auto")
+    .describe(
+      "Each hosted instance in a sandbox (bubblewrap): auto (where one can be made, else a warning), required (an instance without one does not start), or off",
+    ),
+  INSTANCE_USER_IDS: range(
+    "1879048192-1879113727",
+    "A range of user ids, e.g. 1879048192-1879113727",
+    "When the platform runs as root: the host user ids of sandboxed instances, one each; the first is their shared group",
+  ).refine(
+    ({ min, max }) => min >= 1 && max < 4294967295 && min < max && min !== 65534,
+    "Not a range of user ids (1-4294967294, at least two)",
+  ),
   BROKER_URL: z
     .url({ protocol: /^(mqtts?|wss?)$/ })
     .optional()

@@ -1,16 +1,26 @@
-// Starts the platform: configuration, database and migrations, first-start work, then the server.
+// Starts the platform: configuration; the port and DATA_DIR's lock checked before anything is
+// touched; DATA_DIR made private; database and migrations, first-start work, then the server.
 // With WORKERS > 1 (PostgreSQL only) a primary process does the start-up work once and forks
 // workers that share the port (node:cluster); each worker is a full server.
 // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
 import { createDb, type Db, migrateToLatest } from "@flowplane/db";
+import { LocalDriver } from "@flowplane/runtime";
 import cluster from "node:cluster";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { type AppOptions, buildApp, createLogger } from "./app";
-import { ensureInitialAdmin, INITIAL_PASSWORD_FILE, loadTokenSecret } from "./bootstrap";
+import {
+  checkPortFree,
+  ensureInitialAdmin,
+  INITIAL_PASSWORD_FILE,
+  loadTokenSecret,
+  lockDataDir,
+  makePrivate,
+  portRefusal,
+  StartRefused,
+} from "./bootstrap";
 import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
-import { LocalDriver } from "@flowplane/runtime";
 
 function openDb(config: Config, log: Logger): Promise<Db> {
   return createDb(
@@ -66,7 +76,57 @@ function brokerOptions(config: Config): AppOptions["broker"] {
   }
 }
 
+/** Says in the log how hosted instances are kept apart, and plainly when they are not. */
+async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> {
+  const isolation = await driver.isolation();
+  if (isolation.mode === "sandbox") {
+    if (isolation.user === "per-instance") {
+      log.info(
+        { isolation },
+        "hosted instances run in sandboxes (bubblewrap), each under a user id of its own",
+      );
+    } else if (isolation.reason) {
+      // Root's instances then run as root on the host, kept in by their sandboxes alone.
+      log.warn(
+        { isolation },
+        `hosted instances run in sandboxes (bubblewrap) under the platform's user id: ${isolation.reason}`,
+      );
+    } else {
+      log.info(
+        { isolation },
+        "hosted instances run in sandboxes (bubblewrap), under the platform's user id",
+      );
+    }
+    return;
+  }
+  if (isolation.required) {
+    log.error(
+      { isolation },
+      `INSTANCE_ISOLATION=required and no sandbox can be made here (${isolation.reason}): hosted instances will not start`,
+    );
+    return;
+  }
+  log.warn(
+    { isolation },
+    `hosted instances are NOT isolated (${isolation.reason}): their flows can read and change ` +
+      "whatever this platform's user can, DATA_DIR included (the database, the tokens' key) and " +
+      "every other instance. Fine for one person on their own machine; otherwise install " +
+      "bubblewrap, or set INSTANCE_ISOLATION=required to refuse instances without a sandbox",
+  );
+}
+
 async function serve(config: Config, log: Logger, db: Db, secret: string) {
+  const driver =
+    config.INSTANCE_DRIVER === "local"
+      ? new LocalDriver({
+          root: join(config.DATA_DIR, "instances"),
+          ports: config.INSTANCE_PORTS,
+          baseEnv: instanceBaseEnv(),
+          isolation: config.INSTANCE_ISOLATION,
+          userIds: config.INSTANCE_USER_IDS,
+        })
+      : undefined;
+  if (driver) await reportIsolation(driver, log);
   const app = await buildApp({
     db,
     tokenSecret: secret,
@@ -86,18 +146,15 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
       redisUrl: config.REDIS_URL,
     },
     broker: brokerOptions(config),
-    instances:
-      config.INSTANCE_DRIVER === "local"
-        ? {
-            driver: new LocalDriver({
-              root: join(config.DATA_DIR, "instances"),
-              ports: config.INSTANCE_PORTS,
-              baseEnv: instanceBaseEnv(),
-            }),
-          }
-        : undefined,
+    instances: driver ? { driver } : undefined,
   });
-  await app.listen({ host: config.HOST, port: config.PORT });
+  try {
+    await app.listen({ host: config.HOST, port: config.PORT });
+  } catch (error) {
+    // Taken since the check at start: said the same way.
+    await app.close().catch(() => {});
+    throw portRefusal(error, config.HOST, config.PORT);
+  }
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -147,6 +204,9 @@ async function runPrimary(config: Config, log: Logger) {
 }
 
 async function main() {
+  // Whatever the platform creates is its user's alone (0700 directories, 0600 files): the
+  // database, the broker's store, instances' files. Hosted instances inherit it.
+  process.umask(0o077);
   let config: Config;
   try {
     config = loadConfig();
@@ -158,7 +218,18 @@ async function main() {
     throw error;
   }
   const log = createLogger(config.LOG_LEVEL);
-  await mkdir(config.DATA_DIR, { recursive: true });
+  if (cluster.isPrimary) {
+    // Both refusals come before DATA_DIR is created or changed: a second copy touches nothing.
+    await checkPortFree(config.HOST, config.PORT);
+    await mkdir(config.DATA_DIR, { recursive: true, mode: 0o700 });
+    await lockDataDir(config.DATA_DIR);
+    if (await makePrivate(config.DATA_DIR)) {
+      log.info(
+        { dataDir: config.DATA_DIR },
+        "DATA_DIR was open to other users: it is now readable by the platform's user only",
+      );
+    }
+  }
 
   if (config.WORKERS > 1 && cluster.isPrimary) return runPrimary(config, log);
   const db = await openDb(config, log);
@@ -167,6 +238,10 @@ async function main() {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof StartRefused) {
+    process.stderr.write(`Flowplane did not start: ${error.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(
     `Flowplane failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
   );

@@ -53,5 +53,14 @@ export class InMemoryDriver implements Driver {
   onStateChange(listener: (id: string, status: RuntimeStatus) => void) {
     this.listeners.push(listener);
   }
+  async isolation() {
+    return {
+      mode: "none" as const,
+      user: "platform" as const,
+      required: false,
+      reason: "runs nothing",
+    };
+  }
+
   async close() {}
 }

@@ -1,11 +1,13 @@
 // The real entry point in a child process: first start, the initial token file, restarts, SIGTERM
-// and configuration errors.
+// and configuration errors; one platform per DATA_DIR, a port in use, DATA_DIR's permissions; and
+// hosted instances where no sandbox can be had.
 import { createTestDb, type TestDb, testDatabaseUrl } from "@flowplane/db/testing";
 import { type ChildProcess, spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { inheritedEnv } from "./env";
 
@@ -43,6 +45,41 @@ function start(env: Record<string, string>): Promise<Started> {
       reject(new Error(`exited ${code}:\n${output}`));
     });
   });
+}
+
+/** Runs the entry point to its end (a refused start): its exit code and what it printed. */
+function run(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: root,
+    env: { ...inheritedEnv, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, output })));
+}
+
+/** Every path under `dir` with its mode, size and modification time. */
+async function snapshot(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { recursive: true })) {
+    const info = await stat(join(dir, entry)).catch(() => undefined);
+    if (info) found.push(`${entry} ${info.mode.toString(8)} ${info.size} ${info.mtimeMs}`);
+  }
+  return found.sort();
+}
+
+/** The server's database for a test of its own: a new schema on PostgreSQL, else PGlite. */
+async function ownDatabase(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  if (!testDatabaseUrl) return { env: {}, drop: async () => {} };
+  const created = await createTestDb({ migrate: false });
+  const url = new URL(testDatabaseUrl);
+  url.searchParams.set(
+    "options",
+    `-c search_path=${(created.config as { schema: string }).schema}`,
+  );
+  return { env: { DATABASE_URL: url.toString() }, drop: () => created.drop() };
 }
 
 let dataDir: string;
@@ -205,5 +242,245 @@ describe("the server process", () => {
     expect(stderr).toContain("Invalid configuration");
     expect(stderr).toContain("PORT");
     expect(stderr).toContain("DATABASE_URL");
+  });
+});
+
+describe("one DATA_DIR, one platform", () => {
+  test("a second process on the same DATA_DIR exits before touching anything, naming the directory and the process holding it", async () => {
+    // The first one quiet (no broker, no instances), so that only the second could change a file.
+    const first = await start({ ...env, BROKER_MODE: "off", INSTANCE_DRIVER: "off" });
+    try {
+      const token = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
+      const team = await fetch(`${first.url}/api/v1/teams`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Kept" }),
+      });
+      expect(team.status).toBe(200);
+      const before = await snapshot(dataDir);
+
+      const second = await run(env);
+      expect(second.code).toBe(1);
+      expect(second.output).toContain(`DATA_DIR ${dataDir} is in use by another Flowplane`);
+      expect(second.output).toContain(`process ${first.child.pid}`);
+      expect(second.output).not.toContain("listening at");
+      expect(await snapshot(dataDir)).toEqual(before);
+
+      // The first one never noticed.
+      const teams = await fetch(`${first.url}/api/v1/teams`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(JSON.stringify(await teams.json())).toContain('"Kept"');
+    } finally {
+      first.child.kill("SIGTERM");
+    }
+    expect(await first.exited).toBe(0);
+    // A clean stop gives the directory back.
+    await expect(stat(join(dataDir, "platform.lock"))).rejects.toThrow();
+  });
+
+  test("a lock left by a process killed with kill -9 does not block the next start", async () => {
+    const killed = await start(env);
+    killed.child.kill("SIGKILL");
+    await killed.exited;
+    const lock = JSON.parse(await readFile(join(dataDir, "platform.lock"), "utf8")) as {
+      pid: number;
+    };
+    expect(lock.pid).toBe(killed.child.pid);
+
+    const next = await start(env);
+    try {
+      const token = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
+      const me = await fetch(`${next.url}/api/v1/user`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(me.status).toBe(200);
+      const now = JSON.parse(await readFile(join(dataDir, "platform.lock"), "utf8")) as {
+        pid: number;
+      };
+      expect(now.pid).toBe(next.child.pid);
+    } finally {
+      next.child.kill("SIGTERM");
+    }
+    expect(await next.exited).toBe(0);
+  });
+
+  test("a port in use is found before DATA_DIR is created, and the message says how to choose another", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const { port } = holder.address() as { port: number };
+    const fresh = join(await mkdtemp(join(tmpdir(), "flowplane-port-")), "data");
+    try {
+      const refused = await run({ ...env, DATA_DIR: fresh, PORT: String(port) });
+      expect(refused.code).toBe(1);
+      expect(refused.output).toContain(`Port ${port} on 127.0.0.1 is already in use`);
+      expect(refused.output).toContain(`PORT=${port + 1}`);
+      await expect(stat(fresh)).rejects.toThrow();
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+      await rm(join(fresh, ".."), { recursive: true, force: true });
+    }
+  });
+});
+
+describe("DATA_DIR", () => {
+  test("holds nothing another user of the machine can read: directories 0700 (0710 for instances' group), files 0600", async () => {
+    for (const entry of await readdir(dataDir, { recursive: true })) {
+      const info = await stat(join(dataDir, entry));
+      expect(info.mode & (info.isDirectory() ? 0o067 : 0o077), entry).toBe(0);
+    }
+    expect((await stat(dataDir)).mode & 0o067).toBe(0);
+  });
+
+  test("made open by an earlier version (0755, 0644), is made private at start", async () => {
+    const old = await mkdtemp(join(tmpdir(), "flowplane-open-"));
+    await chmod(old, 0o755);
+    await mkdir(join(old, "pglite"), { mode: 0o755 });
+    await writeFile(join(old, "pglite", "table"), "rows", { mode: 0o644 });
+    await chmod(join(old, "pglite", "table"), 0o644);
+    const { env: db, drop } = await ownDatabase();
+    const server = await start({
+      ...env,
+      ...db,
+      DATA_DIR: old,
+      BROKER_MODE: "off",
+      INSTANCE_DRIVER: "off",
+    });
+    try {
+      expect(server.output()).toContain("DATA_DIR was open to other users");
+      expect((await stat(old)).mode & 0o777).toBe(0o700);
+      expect((await stat(join(old, "pglite"))).mode & 0o777).toBe(0o700);
+      expect((await stat(join(old, "pglite", "table"))).mode & 0o777).toBe(0o600);
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.exited;
+      await drop();
+      await rm(old, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("hosted instances where no sandbox can be had", { timeout: 120_000 }, () => {
+  /** A team, an application and an instance, made with the administrator's token. */
+  async function createInstance(url: string, token: string) {
+    const call = async (method: string, path: string, body?: unknown) => {
+      const reply = await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined && { "content-type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: reply.status, body: (await reply.json()) as any };
+    };
+    const team = await call("POST", "/api/v1/teams", { name: "Alone" });
+    const app = await call("POST", "/api/v1/applications", { name: "Mine", teamId: team.body.id });
+    const made = await call("POST", "/api/v1/projects", {
+      name: "on-my-machine",
+      applicationId: app.body.id,
+    });
+    expect(made.status).toBe(200);
+    const id = made.body.id as string;
+    const settled = async () => {
+      for (;;) {
+        const { body } = await call("GET", `/api/v1/projects/${id}/status`);
+        if (body.meta.state !== "starting") return body.meta.state as string;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const logs = async () =>
+      (await call("GET", `/api/v1/projects/${id}/logs?limit=1000`)).body.log as {
+        level: string;
+        msg: string;
+      }[];
+    return { id, call, settled, logs };
+  }
+
+  test("the platform starts, says in its log and to administrators that instances are not isolated, and an instance starts without an error (relative DATA_DIR)", async () => {
+    const own = await mkdtemp(join(tmpdir(), "flowplane-bare-"));
+    const { env: db, drop } = await ownDatabase();
+    const server = await start({
+      ...env,
+      ...db,
+      // Relative to the server's working directory, as the default `./.data`.
+      DATA_DIR: relative(root, own),
+      BROKER_MODE: "off",
+      PATH: "/nonexistent",
+    });
+    try {
+      expect(server.output()).toMatch(
+        /"level":40,.*hosted instances are NOT isolated \(bwrap was not found/,
+      );
+      const token = (await readFile(join(own, "initial-admin-token"), "utf8")).trim();
+      const settings = await fetch(`${server.url}/api/v1/settings`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(((await settings.json()) as any)["platform:instances:isolation"]).toEqual({
+        mode: "none",
+        user: "platform",
+        required: false,
+        reason: "bwrap was not found (Debian and Ubuntu: apt-get install bubblewrap)",
+      });
+
+      const instance = await createInstance(server.url, token);
+      expect(await instance.settled()).toBe("running");
+      const log = await instance.logs();
+      expect(log.some((e) => e.level === "info" && e.msg.startsWith("Server now running"))).toBe(
+        true,
+      );
+      expect(log.find((e) => e.msg.startsWith("Not isolated"))?.level).toBe("system");
+      expect(log.filter((e) => e.level === "error" || e.msg.includes("ENOENT"))).toEqual([]);
+      // Node-RED's user directory is where it belongs, with the project's package.json.
+      const userDir = join(own, "instances", instance.id, "userDir");
+      expect((await stat(join(userDir, "package.json"))).mode & 0o777).toBe(0o600);
+      expect((await stat(join(userDir, "node_modules"))).isDirectory()).toBe(true);
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+      await drop();
+      await rm(own, { recursive: true, force: true });
+    }
+  });
+
+  test("with INSTANCE_ISOLATION=required, an instance is refused its start, with why in its log and state, and the platform keeps serving", async () => {
+    const own = await mkdtemp(join(tmpdir(), "flowplane-strict-"));
+    const { env: db, drop } = await ownDatabase();
+    const server = await start({
+      ...env,
+      ...db,
+      DATA_DIR: own,
+      BROKER_MODE: "off",
+      PATH: "/nonexistent",
+      INSTANCE_ISOLATION: "required",
+    });
+    try {
+      expect(server.output()).toMatch(
+        /"level":50,.*INSTANCE_ISOLATION=required and no sandbox can be made here/,
+      );
+      const token = (await readFile(join(own, "initial-admin-token"), "utf8")).trim();
+      const instance = await createInstance(server.url, token);
+      expect(await instance.settled()).toBe("crashed");
+      expect((await instance.logs()).at(-1)).toMatchObject({
+        level: "system",
+        msg: expect.stringMatching(
+          /^Not started: INSTANCE_ISOLATION=required and no sandbox can be made \(bwrap was not found/,
+        ),
+      });
+      const again = await instance.call("POST", `/api/v1/projects/${instance.id}/actions/start`);
+      expect(again.status).toBe(500);
+      expect(again.body.error).toContain("INSTANCE_ISOLATION=required");
+      const settings = await instance.call("GET", "/api/v1/settings");
+      expect(settings.body["platform:instances:isolation"]).toMatchObject({
+        mode: "none",
+        required: true,
+      });
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      server.child.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+      await drop();
+      await rm(own, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,27 @@
 // What the platform tells its clients about itself (GET /settings).
 import { z } from "zod";
 
+export const InstanceIsolation = z
+  .object({
+    mode: z
+      .enum(["sandbox", "none"])
+      .describe(
+        "`sandbox`: each instance sees only its own files and processes; `none`: instances run as ordinary processes of the platform's user and can read everything it can",
+      ),
+    user: z
+      .enum(["per-instance", "platform"])
+      .describe("Whether each instance runs under a user id of its own, or the platform's"),
+    required: z
+      .boolean()
+      .describe("INSTANCE_ISOLATION=required: an instance without its sandbox does not start"),
+    reason: z
+      .string()
+      .optional()
+      .describe("Why instances have no sandbox, or share the platform's user id"),
+  })
+  .meta({ id: "InstanceIsolation" });
+export type InstanceIsolation = z.infer<typeof InstanceIsolation>;
+
 export const Settings = z
   .object({
     version: z.string().describe("The platform's version"),
@@ -14,6 +35,9 @@ export const Settings = z
       .string()
       .optional()
       .describe("Flowplane's: the team broker's URL, e.g. `mqtt://127.0.0.1:1883`"),
+    "platform:instances:isolation": InstanceIsolation.optional().describe(
+      "Flowplane's, for administrators: how hosted instances are kept from the machine and each other (absent when the platform runs none)",
+    ),
   })
   .catchall(z.unknown())
   .meta({ id: "Settings" });

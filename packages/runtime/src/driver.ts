@@ -51,6 +51,19 @@ export interface LogQuery {
   limit: number;
 }
 
+/** How far an instance is kept from the rest of the machine: what administrators are told. */
+export interface InstanceIsolation {
+  /** `sandbox`: each Node-RED sees only its own files and processes (docs/drivers.md says what
+   *  exactly); `none`: it runs as an ordinary process of the platform's user. */
+  mode: "sandbox" | "none";
+  /** Whose user id instances run under: one of their own each, or the platform's. */
+  user: "per-instance" | "platform";
+  /** Instances are refused a start without their sandbox (INSTANCE_ISOLATION=required). */
+  required: boolean;
+  /** Why instances have no sandbox, or share the platform's user id. */
+  reason?: string;
+}
+
 export interface Driver {
   /** A short name, e.g. "local". */
   readonly name: string;
@@ -70,6 +83,8 @@ export interface Driver {
   logs(id: string, query: LogQuery): Promise<LogPage>;
   /** Calls `listener` when an instance's runtime state changes on its own (a crash, an exit). */
   onStateChange(listener: (id: string, status: RuntimeStatus) => void): void;
+  /** How instances are isolated from the machine and from each other (found once, then kept). */
+  isolation(): Promise<InstanceIsolation>;
   /** Stop every instance this driver runs (the platform is shutting down). Files are kept. */
   close(): Promise<void>;
 }

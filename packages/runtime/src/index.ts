@@ -1,5 +1,6 @@
 export type {
   Driver,
+  InstanceIsolation,
   InstanceSpec,
   LogEntry,
   LogPage,
@@ -7,4 +8,9 @@ export type {
   RuntimeState,
   RuntimeStatus,
 } from "./driver";
-export { LocalDriver, type LocalDriverOptions, NODE_RED_VERSION } from "./local/driver";
+export {
+  DEFAULT_INSTANCE_USER_IDS,
+  LocalDriver,
+  type LocalDriverOptions,
+  NODE_RED_VERSION,
+} from "./local/driver";

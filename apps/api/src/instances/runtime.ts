@@ -87,6 +87,8 @@ export class InstanceRuntime {
 
   logs: Driver["logs"] = (id, query) => this.options.driver.logs(id, query);
 
+  isolation: Driver["isolation"] = () => this.options.driver.isolation();
+
   /**
    * Runs an action on an instance and waits for it: after any action under way on the same
    * instance, in whichever process. Actions that make no sense in the state the instance is in

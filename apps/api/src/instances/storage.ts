@@ -1,4 +1,4 @@
-// What a hosted instance's Node-RED calls (packages/runtime/src/local/platform.cjs), under
+// What a hosted instance's Node-RED calls (packages/runtime/src/local/node-red/platform.cjs), under
 // /storage/<instanceId>/ as FlowFuse's storage API: its flows, credentials, settings and library,
 // kept in the platform's database (never the editor's session tokens: they stay in Node-RED); and its editor's sign-in, decided here. Every
 // call needs the instance's own token (`fpi_…`, a new one for each start of its Node-RED), which

@@ -1,4 +1,5 @@
 // GET /settings: what a client needs to know about the platform (FlowFuse's keys where it has them).
+import { actsAsAdmin } from "@flowplane/auth";
 import { Settings } from "@flowplane/contract";
 import { z } from "zod";
 import { procedure, router } from "../core/trpc";
@@ -20,7 +21,7 @@ export const settingsRouter = router({
     })
     .input(z.void())
     .output(Settings)
-    .query(({ ctx }) => ({
+    .query(async ({ ctx }) => ({
       version: VERSION,
       base_url: ctx.baseUrl,
       "team:create": !ctx.auth.scope.readOnly,
@@ -28,5 +29,7 @@ export const settingsRouter = router({
         "team:broker:host": ctx.brokerEndpoint.host,
         "team:broker:url": ctx.brokerEndpoint.url,
       }),
+      ...(actsAsAdmin(ctx.auth) &&
+        ctx.instances && { "platform:instances:isolation": await ctx.instances.isolation() }),
     })),
 });

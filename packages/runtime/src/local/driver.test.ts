@@ -1,15 +1,25 @@
 // The local driver with a real Node-RED: it starts and answers on a loopback port from the range,
 // takes a flow through its admin API, sees its environment after a restart, stops, crashes,
 // suspends, is found again by a new driver (the platform restarted) and is removed without a trace.
-import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+// All of it in the sandbox (bubblewrap, where this machine has it); then what is particular to the
+// sandbox (a stop that must kill, what the process is on the host) and to having none.
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, readlink, rm, stat } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InstanceSpec, RuntimeStatus } from "../driver";
-import { LocalDriver, NODE_RED_VERSION } from "./driver";
+import { DEFAULT_INSTANCE_USER_IDS, LocalDriver, NODE_RED_VERSION } from "./driver";
 
 let root: string;
 let driver: LocalDriver;
+/** Where the sandbox must be used: bubblewrap is installed (CI installs it). */
+const sandboxExpected =
+  // eslint-disable-next-line no-restricted-properties -- CI installs bubblewrap: the sandbox must be used there
+  process.env.CI === "true" || spawnSync("bwrap", ["--version"]).status === 0;
+const isRoot = process.getuid?.() === 0;
 const changes: [string, RuntimeStatus][] = [];
 // A window of ports unlikely to be in use; the driver skips any that are.
 const min = 20_000 + Math.floor(Math.random() * 400) * 100;
@@ -45,12 +55,21 @@ const GREETING_FLOW = [
   { id: "out1", type: "http response", z: "tab1", wires: [] },
 ];
 
-/** Node-RED renames its process ("node-red"): found by the port the driver gave it instead. */
+/**
+ * Node-RED's host pid, found by the port the driver gave it (in its environment) and its name
+ * (it calls itself "node-red"; bubblewrap's processes around it carry the same environment).
+ */
 async function pidListeningOn(port: string): Promise<number> {
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const environ = await readFile(`/proc/${name}/environ`, "utf8").catch(() => "");
-    if (environ.split("\0").includes(`FLOWPLANE_NODE_RED_PORT=${port}`)) return Number(name);
+    const title = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
+    if (
+      environ.split("\0").includes(`FLOWPLANE_NODE_RED_PORT=${port}`) &&
+      title.startsWith("node-red")
+    ) {
+      return Number(name);
+    }
   }
   throw new Error(`no process has port ${port}`);
 }
@@ -225,5 +244,311 @@ describe("the local driver", { timeout: 120_000 }, () => {
     );
     await expect(driver.start(spec("never-created"))).rejects.toThrow("was not created");
     await expect(driver.status("../etc")).rejects.toThrow("not an instance id");
+  });
+});
+
+/** Deploys a flow to a Node-RED without sign-in (no platform address). */
+async function deploy(url: string | null, flow: unknown[]) {
+  const deployed = await fetch(`${url}/flows`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "Node-RED-Deployment-Type": "full" },
+    body: JSON.stringify(flow),
+  });
+  expect(deployed.status).toBe(204);
+}
+
+/** An HTTP-in flow running the shell command of GET /sh?cmd=… with the exec node. */
+const SHELL_FLOW = [
+  { id: "tab1", type: "tab", label: "Flow 1" },
+  { id: "in1", type: "http in", z: "tab1", url: "/sh", method: "get", wires: [["fn1"]] },
+  {
+    id: "fn1",
+    type: "function",
+    z: "tab1",
+    func: "msg.payload = msg.req.query.cmd; return msg;",
+    outputs: 1,
+    wires: [["exec1"]],
+  },
+  {
+    id: "exec1",
+    type: "exec",
+    z: "tab1",
+    command: "",
+    addpay: "payload",
+    append: "",
+    useSpawn: "false",
+    timer: "",
+    oldrc: false,
+    wires: [["out1"], [], []],
+  },
+  { id: "out1", type: "http response", z: "tab1", wires: [] },
+];
+
+const hostProcesses = async () => {
+  const found: { pid: number; cmdline: string }[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
+    found.push({ pid: Number(name), cmdline });
+  }
+  return found;
+};
+
+describe("the sandbox", { timeout: 120_000 }, () => {
+  it.runIf(sandboxExpected)(
+    "runs each Node-RED in namespaces of its own, under a host user id of its own when the platform is root",
+    async () => {
+      expect(await driver.isolation()).toEqual({
+        mode: "sandbox",
+        user: isRoot ? "per-instance" : "platform",
+        required: false,
+      });
+      const ids = ["0d6a3f4e-1111-4a4a-8a8a-000000000002", "0d6a3f4e-1111-4a4a-8a8a-000000000003"];
+      const pids: number[] = [];
+      for (const id of ids) {
+        await driver.create(spec(id));
+        await driver.start(spec(id));
+        pids.push(await pidListeningOn(new URL((await driver.status(id)).url!).port));
+      }
+      const namespaces = async (pid: number | "self") =>
+        Promise.all(
+          ["pid", "mnt", "ipc", "uts", "user"].map((kind) => readlink(`/proc/${pid}/ns/${kind}`)),
+        );
+      const own = await namespaces("self");
+      const [a, b] = await Promise.all(pids.map((pid) => namespaces(pid)));
+      for (let i = 0; i < own.length; i++) {
+        expect(a![i]).not.toBe(own[i]);
+        expect(b![i]).not.toBe(a![i]);
+      }
+      // The network is the host's: the platform and the editor meet on loopback.
+      expect(await readlink(`/proc/${pids[0]}/ns/net`)).toBe(await readlink("/proc/self/ns/net"));
+
+      const uidOf = async (pid: number) =>
+        Number(/^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, "utf8"))![1]);
+      const uids = await Promise.all(pids.map(uidOf));
+      if (isRoot) {
+        expect(uids[0]).not.toBe(uids[1]);
+        for (const [i, uid] of uids.entries()) {
+          expect(uid).toBeGreaterThan(DEFAULT_INSTANCE_USER_IDS.min);
+          expect(uid).toBeLessThanOrEqual(DEFAULT_INSTANCE_USER_IDS.max);
+          const userDir = await stat(join(root, ids[i]!, "userDir"));
+          expect(userDir.uid).toBe(uid);
+          expect(userDir.mode & 0o777).toBe(0o700);
+        }
+        // The instances' group passes through the driver's directories; nobody else does.
+        expect((await stat(root)).mode & 0o777).toBe(0o710);
+        expect((await stat(root)).gid).toBe(DEFAULT_INSTANCE_USER_IDS.min);
+      } else {
+        expect(uids).toEqual([process.getuid!(), process.getuid!()]);
+      }
+      for (const id of ids) await driver.remove(id);
+    },
+  );
+
+  it.runIf(sandboxExpected)(
+    "kills a Node-RED that does not stop in time: nothing of its sandbox is left and its port is free at once",
+    async () => {
+      const impatient = new LocalDriver({ root, ports, stopGraceMs: 500 });
+      const id = "0d6a3f4e-1111-4a4a-8a8a-000000000004";
+      await impatient.create(spec(id));
+      await impatient.start(spec(id));
+      const { url } = await impatient.status(id);
+      await deploy(url, SHELL_FLOW);
+      const pid = await pidListeningOn(new URL(url!).port);
+
+      // Once the flow answers (it starts just after the deploy is acknowledged)…
+      for (;;) {
+        const ready = await fetch(`${url}/sh?cmd=true`);
+        if (ready.status === 200) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // …a process left behind in the background, then Node-RED frozen: it hears no stop.
+      const seconds = 300 + Math.floor(Math.random() * 1000);
+      const cmd = `sleep ${seconds} & kill -STOP $PPID`;
+      await fetch(`${url}/sh?cmd=${encodeURIComponent(cmd)}`, {
+        signal: AbortSignal.timeout(1_000),
+      }).catch(() => {});
+      await waitFor(() =>
+        / T /.test(spawnSync("cat", [`/proc/${pid}/stat`]).stdout.toString()) ? true : undefined,
+      );
+
+      await impatient.stop(id);
+      expect(await impatient.status(id)).toEqual({ state: "stopped", url });
+      const port = Number(new URL(url!).port);
+      const free = await new Promise<boolean>((resolve) => {
+        const probe = createServer();
+        probe.once("error", () => resolve(false));
+        probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+      });
+      expect(free).toBe(true);
+      const left = (await hostProcesses()).filter(
+        (p) => p.pid === pid || p.cmdline === `sleep\0${seconds}\0`,
+      );
+      expect(left).toEqual([]);
+      const { entries } = await impatient.logs(id, { limit: 1 });
+      expect(entries[0]).toMatchObject({
+        level: "system",
+        msg: expect.stringMatching(/^Node-RED stopped/),
+      });
+      await impatient.remove(id);
+    },
+  );
+
+  it.runIf(sandboxExpected && isRoot)(
+    "falls back to the platform's user id when a directory above DATA_DIR is closed, and says which",
+    async () => {
+      const closed = await mkdtemp(join(tmpdir(), "flowplane-runtime-closed-"));
+      const shut = new LocalDriver({ root: join(closed, "data", "instances"), ports });
+      try {
+        const isolation = await shut.isolation();
+        expect(isolation).toMatchObject({ mode: "sandbox", user: "platform" });
+        expect(isolation.reason).toBe(
+          `instances cannot have user ids of their own: ${closed} is closed to other users: make it passable (chmod o+x) or move DATA_DIR`,
+        );
+        const id = "0d6a3f4e-1111-4a4a-8a8a-000000000007";
+        await shut.create(spec(id));
+        await shut.start(spec(id));
+        expect((await shut.status(id)).state).toBe("running");
+      } finally {
+        await shut.close();
+        await rm(closed, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it("keeps running whatever the platform answers: settings refused, sign-ins answered 429, 500, garbage or a cut connection", async () => {
+    const token = `fpi_${Math.random().toString(36).slice(2)}`;
+    const seen: string[] = [];
+    const platform = createHttpServer((request, response) => {
+      seen.push(
+        `${request.method} ${request.url} ${request.headers.authorization === `Bearer ${token}`}`,
+      );
+      let body = "";
+      request.on("data", (chunk: Buffer) => (body += chunk));
+      request.on("end", () => {
+        const json = (status: number, value: unknown, headers: Record<string, string> = {}) =>
+          response
+            .writeHead(status, { "content-type": "application/json", ...headers })
+            .end(JSON.stringify(value));
+        const path = request.url!.replace(/^\/storage\/[^/]+/, "");
+        if (request.method === "GET") return json(200, path === "/flows" ? [] : {});
+        if (path === "/settings") return json(400, { code: "invalid_request", error: "No" });
+        const { username } = JSON.parse(body || "{}") as { username?: string };
+        switch (username) {
+          case "busy":
+            return json(429, { code: "too_many_requests" }, { "retry-after": "30" });
+          case "broken":
+            return json(500, { code: "unexpected_error" });
+          case "garbage":
+            return response.writeHead(200, { "content-type": "application/json" }).end("{no");
+          case "cut":
+            return request.socket.destroy();
+          default:
+            return json(400, { code: "invalid_request" });
+        }
+      });
+    });
+    await new Promise<void>((resolve) => platform.listen(0, "127.0.0.1", resolve));
+    const platformUrl = `http://127.0.0.1:${(platform.address() as { port: number }).port}`;
+    const id = "0d6a3f4e-1111-4a4a-8a8a-000000000008";
+    try {
+      await driver.create(spec(id));
+      await driver.start({ ...spec(id), platformUrl, token });
+      const { url } = await driver.status(id);
+      for (const username of ["busy", "broken", "garbage", "cut", "x".repeat(300)]) {
+        const signIn = await fetch(`${url}/auth/token`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            client_id: "node-red-editor",
+            grant_type: "password",
+            scope: "*",
+            username,
+            password: "whatever",
+          }),
+        });
+        expect(signIn.status, username).toBe(403);
+        expect(await signIn.json()).toMatchObject({ error: "invalid_grant" });
+      }
+      expect((await driver.status(id)).state).toBe("running");
+      // Every call carried the token, which came down its descriptor: no environment holds it.
+      expect(seen.length).toBeGreaterThan(5);
+      expect(seen.filter((call) => !call.endsWith(" true"))).toEqual([]);
+      const pid = await pidListeningOn(new URL(url!).port);
+      expect(await readFile(`/proc/${pid}/environ`, "utf8")).not.toContain(token);
+      const { entries } = await driver.logs(id, { limit: 1000 });
+      expect(entries.some((e) => e.msg.startsWith("[flowplane] settings not saved: "))).toBe(true);
+      expect(entries.some((e) => /editor sign-in refused: .*HTTP 429/.test(e.msg))).toBe(true);
+    } finally {
+      await driver.remove(id);
+      await new Promise((resolve) => platform.close(resolve));
+    }
+  });
+
+  it("with no sandbox to be had, runs Node-RED as an ordinary process and says in its log that it is not isolated", async () => {
+    const bareRoot = await mkdtemp(join(tmpdir(), "flowplane-runtime-bare-"));
+    const bare = new LocalDriver({ root: bareRoot, ports, bwrap: "/nonexistent/bwrap" });
+    try {
+      const isolation = await bare.isolation();
+      expect(isolation).toMatchObject({ mode: "none", user: "platform", required: false });
+      expect(isolation.reason).toContain("/nonexistent/bwrap was not found");
+      const id = "0d6a3f4e-1111-4a4a-8a8a-000000000005";
+      await bare.create(spec(id));
+      await bare.start(spec(id, { GREETING: "unboxed" }));
+      const { url } = await bare.status(id);
+      await deploy(url, GREETING_FLOW);
+      expect(await greeting(url)).toBe("unboxed");
+      const { entries } = await bare.logs(id, { limit: 1000 });
+      expect(entries.find((e) => e.msg.startsWith("Not isolated"))).toMatchObject({
+        level: "system",
+        msg: expect.stringContaining("was not found"),
+      });
+      // Its own files still land in its own directory (an absolute userDir).
+      expect((await stat(join(bareRoot, id, "userDir", "package.json"))).isFile()).toBe(true);
+      await bare.stop(id);
+      expect((await bare.status(id)).state).toBe("stopped");
+    } finally {
+      await bare.close();
+      await rm(bareRoot, { recursive: true, force: true });
+    }
+  });
+
+  it("with INSTANCE_ISOLATION=required and no sandbox, refuses to start an instance and says why in its log and state", async () => {
+    const strictRoot = await mkdtemp(join(tmpdir(), "flowplane-runtime-strict-"));
+    const strict = new LocalDriver({
+      root: strictRoot,
+      ports,
+      bwrap: "/nonexistent/bwrap",
+      isolation: "required",
+    });
+    try {
+      expect(await strict.isolation()).toMatchObject({ mode: "none", required: true });
+      const id = "0d6a3f4e-1111-4a4a-8a8a-000000000006";
+      await strict.create(spec(id));
+      await expect(strict.start(spec(id))).rejects.toThrow(
+        /^Not started: INSTANCE_ISOLATION=required and no sandbox can be made \(.*was not found/,
+      );
+      const status = await strict.status(id);
+      expect(status).toMatchObject({
+        state: "crashed",
+        detail: "refused: no sandbox (INSTANCE_ISOLATION=required)",
+      });
+      await expect(fetch(`${status.url}/settings`)).rejects.toThrow();
+      const { entries } = await strict.logs(id, { limit: 1 });
+      expect(entries[0]!.msg).toMatch(/^Not started: INSTANCE_ISOLATION=required/);
+    } finally {
+      await strict.close();
+      await rm(strictRoot, { recursive: true, force: true });
+    }
+  });
+
+  it("with INSTANCE_ISOLATION=off, says instances are not isolated and why", async () => {
+    const off = new LocalDriver({ root, ports, isolation: "off" });
+    expect(await off.isolation()).toEqual({
+      mode: "none",
+      user: "platform",
+      required: false,
+      reason: "INSTANCE_ISOLATION=off",
+    });
   });
 });

@@ -1,24 +1,50 @@
 // The local driver: each instance is a Node-RED process on this machine (the `node-red` package
 // this one depends on, so nothing is installed when an instance is created), bound to loopback on
-// a port from a configured range, with its own directory under the driver's root:
+// a port from a configured range, in a sandbox of its own (sandbox.ts) where one can be made, with
+// its own directory under the driver's root:
 //
-//   <root>/<instanceId>/userDir/      Node-RED's user directory
+//   <root>/<instanceId>/userDir/      Node-RED's user directory: all the instance can write
+//                                     (/data in its sandbox); its modules go in node_modules/
+//   <root>/<instanceId>/tmp/          its /tmp in the sandbox, emptied at every start
 //   <root>/<instanceId>/port          the port it was given, kept across restarts of the platform
 //   <root>/<instanceId>/output.jsonl  what the process printed, one LogEntry per line
+//
+// Everything is private to the platform's user (0700 directories, 0600 files); when the platform
+// runs as root, each instance runs under a host user id of its own, which owns its userDir and
+// tmp, and the instances' shared group may only pass through root and its parent (0710).
 //
 // The process's output is parsed into log entries (Node-RED's `[level]`), kept in memory for the
 // logs call (the last `logLimit`) and appended to output.jsonl, which is read back when the
 // platform restarts. A process that exits without being asked to is `crashed`.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import {
+  constants as fsConstants,
+  createWriteStream,
+  realpathSync,
+  type WriteStream,
+} from "node:fs";
+import {
+  access,
+  chmod,
+  chown,
+  lchown,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { constants } from "node:os";
+import { dirname, join, parse, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
 import type {
   Driver,
+  InstanceIsolation,
   InstanceSpec,
   LogEntry,
   LogPage,
@@ -26,6 +52,7 @@ import type {
   RuntimeState,
   RuntimeStatus,
 } from "../driver";
+import { type IsolationSetting, probeSandbox, SANDBOX_USER_DIR, startSandboxed } from "./sandbox";
 
 export interface LocalDriverOptions {
   /** Where instances' directories live, e.g. `<DATA_DIR>/instances`. */
@@ -42,7 +69,29 @@ export interface LocalDriverOptions {
   logLimit?: number;
   /** Variables every instance gets before its own (PATH, TZ, LANG: never the platform's secrets). */
   baseEnv?: Record<string, string>;
+  /**
+   * INSTANCE_ISOLATION. `auto` (default): every Node-RED in a sandbox where one can be made, else
+   * an ordinary process (`isolation()` says so and why); `required`: an instance without its
+   * sandbox is refused its start; `off`: never a sandbox.
+   */
+  isolation?: IsolationSetting;
+  /**
+   * When the platform runs as root: the host user ids instances run under, one each; the first is
+   * their shared group, not a user. `false`: instances run as the platform's user.
+   */
+  userIds?: { min: number; max: number } | false;
+  /** The bubblewrap executable (default `bwrap`, found on `baseEnv`'s PATH). */
+  bwrap?: string;
 }
+
+/** Where executables are looked for when `baseEnv` has no PATH. */
+const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/**
+ * Host ids for instances' users: a range no distribution or container manager hands out
+ * (systemd's table of ranges leaves 1879048192-2147483647 unused), 65,535 instances.
+ */
+export const DEFAULT_INSTANCE_USER_IDS = { min: 1_879_048_192, max: 1_879_113_727 };
 
 /** The version of the `node-red` package this driver runs. */
 export const NODE_RED_VERSION: string = (
@@ -63,7 +112,11 @@ interface Instance {
   id: string;
   dir: string;
   port: number | undefined;
+  /** The host user id it runs under, when instances have their own. */
+  uid: number | undefined;
   child: ChildProcess | undefined;
+  /** For a sandboxed child: the host pid of the sandbox's init, whose death ends all inside. */
+  initPid: Promise<number | undefined> | undefined;
   state: RuntimeState;
   detail?: string;
   /** Set while a stop is asked for, so the exit is not a crash. */
@@ -86,6 +139,15 @@ export class LocalDriver implements Driver {
   private readonly logLimit: number;
   private readonly redJs: string;
   private readonly settingsFile: string;
+  private readonly root: string;
+  private readonly setting: IsolationSetting;
+  /** bubblewrap's path, once found (none: not installed). */
+  private bwrap: string | undefined;
+  /** What the sandbox binds read-only: Node.js (outside /usr), Node-RED's modules, settings. */
+  private readonly readOnly: string[];
+  private isolationFound: Promise<InstanceIsolation> | undefined;
+  /** Serializes the choice of user ids, so that two new instances never get the same one. */
+  private userIdQueue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: LocalDriverOptions) {
     if (
@@ -100,8 +162,18 @@ export class LocalDriver implements Driver {
     this.stopGraceMs = options.stopGraceMs ?? 10_000;
     this.logLimit = options.logLimit ?? 1000;
     const require = runtimeRequire();
-    this.redJs = require.resolve("node-red/red.js");
-    this.settingsFile = require.resolve("@flowplane/runtime/node-red-settings");
+    this.redJs = realpathSync(require.resolve("node-red/red.js"));
+    this.settingsFile = realpathSync(require.resolve("@flowplane/runtime/node-red-settings"));
+    // Absolute: Node-RED runs in the instance's own directory, where a relative path would not
+    // lead back here.
+    this.root = resolve(options.root);
+    this.setting = options.isolation ?? "auto";
+    this.readOnly = sandboxReadOnly(this.redJs, this.settingsFile);
+  }
+
+  isolation(): Promise<InstanceIsolation> {
+    this.isolationFound ??= this.findIsolation();
+    return this.isolationFound;
   }
 
   onStateChange(listener: (id: string, status: RuntimeStatus) => void): void {
@@ -111,7 +183,7 @@ export class LocalDriver implements Driver {
   create(spec: InstanceSpec): Promise<void> {
     return this.serialized(spec.id, async (instance) => {
       this.checkVersion(spec);
-      await mkdir(join(instance.dir, "userDir"), { recursive: true });
+      await this.prepareFiles(instance, await this.isolation());
       // The port is the editor's address: given now, so that the instance has its URL at once.
       await this.assignPort(instance);
       if (instance.state === "absent") this.setState(instance, "stopped");
@@ -202,7 +274,7 @@ export class LocalDriver implements Driver {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new Error(`not an instance id: ${id}`);
     let instance = this.instances.get(id);
     if (instance) return instance;
-    const dir = join(this.options.root, id);
+    const dir = join(this.root, id);
     const exists = await stat(dir).then(
       () => true,
       () => false,
@@ -214,7 +286,9 @@ export class LocalDriver implements Driver {
       id,
       dir,
       port: saved !== undefined && Number.isInteger(saved) ? saved : undefined,
+      uid: undefined,
       child: undefined,
+      initPid: undefined,
       state: exists ? "stopped" : "absent",
       stopping: false,
       log: [],
@@ -239,47 +313,96 @@ export class LocalDriver implements Driver {
     if (instance.state === "running" || instance.state === "starting") return;
     if (instance.state === "absent") throw new Error(`instance ${instance.id} was not created`);
     await this.loadLog(instance);
+    const isolation = await this.isolation();
+    if (isolation.mode === "none" && isolation.required) {
+      const why = `Not started: INSTANCE_ISOLATION=required and no sandbox can be made (${isolation.reason})`;
+      this.system(instance, why);
+      instance.detail = "refused: no sandbox (INSTANCE_ISOLATION=required)";
+      instance.state = "crashed";
+      this.emit(instance.id, this.statusOf(instance));
+      throw new Error(why);
+    }
+    await this.prepareFiles(instance, isolation);
     const port = await this.assignPort(instance);
     instance.detail = undefined;
     instance.stopping = false;
-    this.system(instance, `Starting Node-RED ${NODE_RED_VERSION} on ${this.host}:${port}`);
-
-    const child = spawn(
-      process.execPath,
-      [
-        this.redJs,
-        "--settings",
-        this.settingsFile,
-        "--userDir",
-        join(instance.dir, "userDir"),
-        "--port",
-        String(port),
-      ],
-      {
-        cwd: instance.dir,
-        env: {
-          // Never the platform's own environment (its secrets): only what it chose to pass on.
-          ...this.options.baseEnv,
-          HOME: instance.dir,
-          ...spec.env,
-          NODE_ENV: "production",
-          FLOWPLANE_NODE_RED_HOST: this.host,
-          FLOWPLANE_NODE_RED_PORT: String(port),
-          ...(spec.platformUrl && {
-            FLOWPLANE_PLATFORM_URL: spec.platformUrl,
-            FLOWPLANE_INSTANCE_ID: spec.id,
-            FLOWPLANE_INSTANCE_TOKEN: spec.token,
-          }),
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
+    const sandboxed = isolation.mode === "sandbox";
+    this.system(
+      instance,
+      `Starting Node-RED ${NODE_RED_VERSION} on ${this.host}:${port}${sandboxed ? " in its sandbox" : ""}`,
     );
+    if (!sandboxed) {
+      this.system(
+        instance,
+        `Not isolated: its flows can read and change whatever the platform's user can (${isolation.reason})`,
+      );
+    }
+
+    const userDir = sandboxed ? SANDBOX_USER_DIR : join(instance.dir, "userDir");
+    const env: NodeJS.ProcessEnv = {
+      // Never the platform's own environment (its secrets): only what it chose to pass on.
+      ...this.options.baseEnv,
+      HOME: userDir,
+      ...(sandboxed && { USER: "node-red", LOGNAME: "node-red" }),
+      ...spec.env,
+      NODE_ENV: "production",
+      FLOWPLANE_NODE_RED_HOST: this.host,
+      FLOWPLANE_NODE_RED_PORT: String(port),
+      FLOWPLANE_STOP_ON_STDIN_END: "1",
+      ...(spec.platformUrl && {
+        FLOWPLANE_PLATFORM_URL: spec.platformUrl,
+        FLOWPLANE_INSTANCE_ID: spec.id,
+        // The token itself goes down descriptor 3: the environment stays readable in /proc.
+        FLOWPLANE_INSTANCE_TOKEN_FD: "3",
+      }),
+    };
+    const nodeRed = [
+      this.redJs,
+      "--settings",
+      this.settingsFile,
+      "--userDir",
+      userDir,
+      "--port",
+      String(port),
+    ];
+    let child: ChildProcess;
+    if (sandboxed) {
+      await emptyDirectory(join(instance.dir, "tmp"));
+      const sandbox = startSandboxed({
+        bwrap: this.bwrap!,
+        hostname: spec.name.slice(0, 63) || "node-red",
+        readOnly: this.readOnly,
+        userDir: { path: join(instance.dir, "userDir"), writable: true },
+        tmpDir: join(instance.dir, "tmp"),
+        command: [process.execPath, ...nodeRed],
+        ...(instance.uid !== undefined && { uid: instance.uid, gid: this.instanceGroup() }),
+        env,
+        output: "pipe",
+      });
+      child = sandbox.child;
+      instance.initPid = sandbox.initPid;
+    } else {
+      child = spawn(process.execPath, nodeRed, {
+        cwd: userDir,
+        env,
+        stdio: ["pipe", "pipe", "pipe", "pipe"],
+      });
+      for (const stream of child.stdio) stream?.on("error", () => {});
+      instance.initPid = undefined;
+    }
+    (child.stdio[3] as NodeJS.WritableStream).end(spec.platformUrl ? `${spec.token}\n` : "");
     instance.child = child;
     this.setState(instance, "starting");
     this.capture(instance, child.stdout!, "info");
     this.capture(instance, child.stderr!, "error");
     const exited = once(child, "exit").then(([code, signal]) => {
-      this.exited(instance, child, code as number | null, signal as NodeJS.Signals | null);
+      this.exited(
+        instance,
+        child,
+        code as number | null,
+        signal as NodeJS.Signals | null,
+        sandboxed,
+      );
     });
     child.once("error", (error) => this.system(instance, `Could not start: ${error.message}`));
 
@@ -312,10 +435,149 @@ export class LocalDriver implements Driver {
     }
     instance.stopping = true;
     const exited = once(child, "exit");
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), this.stopGraceMs);
+    // Node-RED stops its flows and exits when its stdin ends (settings.cjs): a signal would reach
+    // the sandbox's init, not Node-RED.
+    child.stdin?.end();
+    const timer = setTimeout(() => void this.kill(instance, child), this.stopGraceMs);
     await exited;
     clearTimeout(timer);
+  }
+
+  /**
+   * Ends the process at once. A sandbox's init is killed rather than bubblewrap: every process
+   * inside dies with it, and bubblewrap exits only once they are gone (the port is free).
+   */
+  private async kill(instance: Instance, child: ChildProcess): Promise<void> {
+    const initPid = await instance.initPid;
+    if (initPid !== undefined && child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(initPid, "SIGKILL");
+        return;
+      } catch {
+        // Already gone: bubblewrap itself follows.
+      }
+    }
+    child.kill("SIGKILL");
+  }
+
+  /** How instances are isolated here: tries a sandbox as an instance would have it. */
+  private async findIsolation(): Promise<InstanceIsolation> {
+    const required = this.setting === "required";
+    await mkdir(this.root, { recursive: true, mode: 0o700 });
+    if (this.setting === "off") {
+      return { mode: "none", user: "platform", required, reason: "INSTANCE_ISOLATION=off" };
+    }
+    const name = this.options.bwrap ?? "bwrap";
+    this.bwrap = await findExecutable(name, this.options.baseEnv?.PATH ?? DEFAULT_PATH);
+    if (!this.bwrap) {
+      const reason = `${name} was not found (Debian and Ubuntu: apt-get install bubblewrap)`;
+      return { mode: "none", user: "platform", required, reason };
+    }
+    const probe = {
+      bwrap: this.bwrap,
+      readOnly: this.readOnly,
+      dir: this.root,
+      // Node.js runs and finds Node-RED and the settings where an instance will.
+      command: [
+        process.execPath,
+        "-e",
+        `const fs = require("node:fs"); fs.accessSync(${JSON.stringify(this.redJs)}, fs.constants.R_OK); fs.accessSync(${JSON.stringify(this.settingsFile)}, fs.constants.R_OK);`,
+      ],
+      env: { PATH: "/usr/bin:/bin" },
+    };
+    const group = this.instanceGroup();
+    let shared: string | undefined;
+    if (group !== undefined) {
+      const closed = await this.openToInstanceGroup(group);
+      const refused = closed
+        ? `${closed} is closed to other users: make it passable (chmod o+x) or move DATA_DIR`
+        : await probeSandbox({ ...probe, uid: group + 1, gid: group });
+      if (!refused) return { mode: "sandbox", user: "per-instance", required };
+      shared = `instances cannot have user ids of their own: ${refused}`;
+    }
+    const refused = await probeSandbox(probe);
+    if (!refused) {
+      return { mode: "sandbox", user: "platform", required, ...(shared && { reason: shared }) };
+    }
+    return { mode: "none", user: "platform", required, reason: refused };
+  }
+
+  /** The instances' shared group, when each runs under a user id of its own (root only). */
+  private instanceGroup(): number | undefined {
+    const ids = this.options.userIds ?? DEFAULT_INSTANCE_USER_IDS;
+    if (!ids || this.setting === "off" || process.getuid?.() !== 0) return undefined;
+    if (ids.min < 1 || ids.max >= 4_294_967_295 || ids.max <= ids.min) {
+      throw new Error(`not a range of user ids: ${ids.min}-${ids.max}`);
+    }
+    return ids.min;
+  }
+
+  /**
+   * bubblewrap, started as an instance's user, must pass through the directories above the
+   * instance's: the root and its parent (DATA_DIR) let the instances' group through (0710), and
+   * nothing more. No process of that group runs outside a sandbox.
+   */
+  private async openToInstanceGroup(group: number): Promise<string | undefined> {
+    const self = process.getuid!();
+    const passes = (info: { mode: number; gid: number }) =>
+      (info.mode & 0o001) !== 0 || (info.gid === group && (info.mode & 0o010) !== 0);
+    await chown(this.root, self, group);
+    await chmod(this.root, 0o710);
+    const parent = dirname(this.root);
+    const info = await stat(parent);
+    if (!passes(info) && info.uid === self) {
+      await chown(parent, self, group);
+      await chmod(parent, (info.mode & 0o700) | 0o010);
+    }
+    // Further up, directories are not the platform's to change: one closed is said as the reason.
+    for (let dir = dirname(parent); ; dir = dirname(dir)) {
+      if (!passes(await stat(dir))) return dir;
+      if (dir === dirname(dir)) return undefined;
+    }
+  }
+
+  /**
+   * The instance's directories with the modes and owners its isolation needs: created when
+   * missing, given to the instance's own user id (chosen once, kept by the userDir's owner).
+   */
+  private async prepareFiles(instance: Instance, isolation: InstanceIsolation): Promise<void> {
+    const userDir = join(instance.dir, "userDir");
+    const tmp = join(instance.dir, "tmp");
+    await mkdir(instance.dir, { recursive: true, mode: 0o700 });
+    await mkdir(userDir, { recursive: true, mode: 0o700 });
+    if (isolation.mode === "sandbox") await mkdir(tmp, { recursive: true, mode: 0o700 });
+    // A running Node-RED keeps what it runs with: its files are never re-owned under it.
+    if (instance.child) return;
+    const group = isolation.user === "per-instance" ? this.instanceGroup() : undefined;
+    if (group === undefined) {
+      instance.uid = undefined;
+      return;
+    }
+    await chown(instance.dir, process.getuid!(), group);
+    await chmod(instance.dir, 0o710);
+    const owner = (await stat(userDir)).uid;
+    const uid = await this.userIdFor(instance, owner, group);
+    if (uid !== owner) await chownTree(userDir, uid, group);
+    if ((await stat(tmp)).uid !== uid) await chownTree(tmp, uid, group);
+    instance.uid = uid;
+  }
+
+  /** The instance's user id: the one its userDir has, else the lowest no other instance has. */
+  private userIdFor(instance: Instance, owner: number, group: number): Promise<number> {
+    const { max } = (this.options.userIds || DEFAULT_INSTANCE_USER_IDS) as { max: number };
+    const chosen = this.userIdQueue.then(async () => {
+      const taken = new Set<number>();
+      for (const entry of await readdir(this.root)) {
+        if (entry === instance.id) continue;
+        const other = await stat(join(this.root, entry, "userDir")).catch(() => undefined);
+        if (other) taken.add(other.uid);
+      }
+      if (owner > group && owner <= max && !taken.has(owner)) return owner;
+      for (let uid = group + 1; uid <= max; uid++) if (!taken.has(uid)) return uid;
+      throw new Error(`no free user id in ${group + 1}-${max} for another instance`);
+    });
+    this.userIdQueue = chosen.catch(() => {});
+    return chosen;
   }
 
   private exited(
@@ -323,10 +585,18 @@ export class LocalDriver implements Driver {
     child: ChildProcess,
     code: number | null,
     signal: NodeJS.Signals | null,
+    sandboxed: boolean,
   ): void {
     if (instance.child !== child) return;
     instance.child = undefined;
-    const how = signal ? `killed by ${signal}` : `exit code ${code}`;
+    instance.initPid = undefined;
+    // bubblewrap exits with 128 + the signal that killed what ran inside.
+    const inside = sandboxed && code !== null && code > 128 ? signalName(code - 128) : undefined;
+    const how = signal
+      ? `killed by ${signal}`
+      : inside
+        ? `killed by ${inside}`
+        : `exit code ${code}`;
     if (instance.stopping) {
       instance.stopping = false;
       instance.detail = undefined;
@@ -363,7 +633,8 @@ export class LocalDriver implements Driver {
         await fetch(`http://${this.host}:${port}/`, { signal: AbortSignal.timeout(2_000) });
         return true;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // A refused connection on loopback costs microseconds: asking often starts sooner.
+        await new Promise((resolve) => setTimeout(resolve, 25));
       }
     }
     return false;
@@ -375,7 +646,7 @@ export class LocalDriver implements Driver {
     const port = await this.choosePort(instance);
     if (port !== instance.port) {
       instance.port = port;
-      await writeFile(join(instance.dir, "port"), `${port}\n`);
+      await writeFile(join(instance.dir, "port"), `${port}\n`, { mode: 0o600 });
     }
     return port;
   }
@@ -433,7 +704,10 @@ export class LocalDriver implements Driver {
     if (instance.log.length > this.logLimit)
       instance.log.splice(0, instance.log.length - this.logLimit);
     if (!instance.output) {
-      instance.output = createWriteStream(join(instance.dir, "output.jsonl"), { flags: "a" });
+      instance.output = createWriteStream(join(instance.dir, "output.jsonl"), {
+        flags: "a",
+        mode: 0o600,
+      });
       // The log in memory still has it; a full disk must not take the platform down.
       instance.output.on("error", () => {});
     }
@@ -469,4 +743,70 @@ function upperIndex(log: readonly LogEntry[], ts: number): number {
     else high = middle;
   }
   return low;
+}
+
+/** `name` when it is a path, else the first executable of that name on `path`. */
+async function findExecutable(name: string, path: string): Promise<string | undefined> {
+  const candidates = name.includes("/")
+    ? [name]
+    : path.split(":").flatMap((dir) => (dir ? [join(dir, name)] : []));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, fsConstants.X_OK);
+      return resolve(candidate);
+    } catch {
+      // Not there.
+    }
+  }
+  return undefined;
+}
+
+function signalName(number: number): NodeJS.Signals | undefined {
+  return (Object.entries(constants.signals) as [NodeJS.Signals, number][]).find(
+    ([, value]) => value === number,
+  )?.[0];
+}
+
+/** An empty directory at `path` (its owner and mode kept when it exists). */
+async function emptyDirectory(path: string): Promise<void> {
+  for (const entry of await readdir(path).catch(() => [])) {
+    await rm(join(path, entry), { recursive: true, force: true });
+  }
+}
+
+/** Gives a tree to an owner without following links (an instance's files may point anywhere). */
+async function chownTree(path: string, uid: number, gid: number): Promise<void> {
+  await lchown(path, uid, gid);
+  const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    const child = join(path, entry.name);
+    // Looked at again just before: a directory is descended into only while it is one.
+    if (entry.isDirectory() && (await lstat(child)).isDirectory()) {
+      await chownTree(child, uid, gid);
+    } else await lchown(child, uid, gid);
+  }
+}
+
+/**
+ * The host directories a sandbox needs besides /usr, bound read-only where they are: Node.js's
+ * installation when it is elsewhere (nvm, a tarball), the outermost node_modules above Node-RED
+ * (its dependencies are found through it, whatever the package manager's layout), and the
+ * directory of settings.cjs and platform.cjs.
+ */
+function sandboxReadOnly(redJs: string, settingsFile: string): string[] {
+  const node = realpathSync(process.execPath);
+  const paths = [dirname(dirname(node)), outermostModules(redJs), dirname(settingsFile)];
+  const kept: string[] = [];
+  for (const path of paths.sort((a, b) => a.length - b.length)) {
+    if ([...kept, "/usr"].some((outer) => path === outer || path.startsWith(outer + sep))) continue;
+    kept.push(path);
+  }
+  return kept;
+}
+
+function outermostModules(file: string): string {
+  const { root } = parse(file);
+  const parts = file.slice(root.length).split(sep);
+  const first = parts.indexOf("node_modules");
+  return first === -1 ? dirname(dirname(file)) : root + parts.slice(0, first + 1).join(sep);
 }

@@ -1,0 +1,196 @@
+// What connects a Node-RED to the platform: its storage module (flows, credentials, settings and
+// library live in the platform's database, reached through /storage/<instanceId>/…)
+// and its editor's sign-in (adminAuth: a Flowplane username and password, or a Flowplane token
+// as a bearer header; the platform decides who gets in and with what rights). Every call carries
+// the instance's own token, which reaches nothing but this instance's storage routes.
+//
+// Node-RED leaves some of these calls' failures unhandled (the sign-in; settings saved in the
+// background), and an unhandled rejection ends its process: so whatever the platform answers —
+// 400, 429, 5xx, nothing in time, no connection — nothing here rejects where Node-RED would not
+// catch it. Busy or unreachable answers are tried again a few times first: every call here is a
+// read or a whole replacement, so a repeat changes nothing.
+"use strict";
+/* eslint-disable @typescript-eslint/no-require-imports -- CommonJS, as Node-RED loads it */
+/* global fetch, AbortSignal, URLSearchParams, module, require, setTimeout, console */
+const fs = require("node:fs/promises");
+const path = require("node:path");
+
+const TIMEOUT_MS = 30_000;
+/** Attempts of one call when the platform is busy (429, 502-504) or unreachable. */
+const ATTEMPTS = 4;
+const MAX_DELAY_MS = 5_000;
+/** How long settings saved in the background are retried before they are given up. */
+const SETTINGS_RETRY_MS = 60_000;
+
+/** Node-RED's own first contents of a user directory's package.json. */
+const DEFAULT_PACKAGE = {
+  name: "node-red-project",
+  description: "A Node-RED Project",
+  version: "0.0.1",
+  private: true,
+};
+
+class PlatformError extends Error {
+  constructor(message, status, retryAfterMs) {
+    super(message);
+    this.status = status;
+    this.retryAfterMs = retryAfterMs;
+  }
+  /** A busy or unreachable platform, worth another try; any other answer is final. */
+  get transient() {
+    return (
+      this.status === undefined || this.status === 429 || (this.status >= 502 && this.status <= 504)
+    );
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * @param {{ platformUrl: string, instanceId: string, token: string }} options
+ */
+function connect(options) {
+  const base = `${options.platformUrl.replace(/\/$/, "")}/storage/${options.instanceId}`;
+
+  async function once(method, path, body) {
+    let response;
+    try {
+      response = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${options.token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new PlatformError(`platform storage ${method} ${path}: ${error.message}`);
+    }
+    if (response.status === 404 && method === "GET") return undefined;
+    if (!response.ok) {
+      const text = await response.text().catch(() => "");
+      const seconds = Number(response.headers.get("retry-after"));
+      throw new PlatformError(
+        `platform storage ${method} ${path}: HTTP ${response.status} ${text.slice(0, 200)}`,
+        response.status,
+        Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined,
+      );
+    }
+    if (response.status === 204) return undefined;
+    try {
+      return await response.json();
+    } catch (error) {
+      throw new PlatformError(
+        `platform storage ${method} ${path}: ${error.message}`,
+        response.status,
+      );
+    }
+  }
+
+  async function call(method, path, body, attempts = ATTEMPTS) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await once(method, path, body);
+      } catch (error) {
+        if (!(error instanceof PlatformError) || !error.transient || attempt >= attempts)
+          throw error;
+        await sleep(Math.min(error.retryAfterMs ?? 250 * 2 ** attempt, MAX_DELAY_MS));
+      }
+    }
+  }
+
+  // Node-RED saves its settings without waiting in places (its instance id at start, the
+  // editor's telemetry choice): a rejection there would end the process. Saves therefore resolve
+  // once the platform has them, or once it refused them for good or stayed unreachable for a
+  // minute, which is logged: the settings are then kept in memory only.
+  async function saveSettings(settings) {
+    const deadline = Date.now() + SETTINGS_RETRY_MS;
+    for (;;) {
+      try {
+        await call("POST", "/settings", settings);
+        return;
+      } catch (error) {
+        if (!error.transient || Date.now() > deadline) {
+          console.error(`[flowplane] settings not saved: ${error.message}`);
+          return;
+        }
+        await sleep(Math.min(error.retryAfterMs ?? 1_000, MAX_DELAY_MS));
+      }
+    }
+  }
+
+  const storage = {
+    // What Node-RED's own file storage sets up in the user directory, so that its registry finds
+    // the project's package.json (and, later, the modules installed beside it).
+    init: async (settings) => {
+      if (!settings.userDir) return;
+      await fs.mkdir(path.join(settings.userDir, "node_modules"), { recursive: true });
+      await fs
+        .writeFile(
+          path.join(settings.userDir, "package.json"),
+          `${JSON.stringify(DEFAULT_PACKAGE, null, 4)}\n`,
+          { flag: "wx" },
+        )
+        .catch((error) => {
+          if (error.code !== "EEXIST") throw error;
+        });
+    },
+    getFlows: async () => (await call("GET", "/flows")) ?? [],
+    saveFlows: (flows) => call("POST", "/flows", flows),
+    getCredentials: async () => (await call("GET", "/credentials")) ?? {},
+    saveCredentials: (credentials) => call("POST", "/credentials", credentials),
+    getSettings: async () => (await call("GET", "/settings")) ?? {},
+    saveSettings,
+    // The editor's session tokens stay in this process: no token value is stored anywhere (a
+    // restarted Node-RED asks people to sign in again; Flowplane tokens are not affected).
+    getSessions: async () => ({}),
+    saveSessions: async () => {},
+    getLibraryEntry: async (type, path) => {
+      const query = new URLSearchParams({ path: path ?? "" });
+      const entry = await call("GET", `/library/${encodeURIComponent(type)}?${query}`);
+      if (entry === undefined) {
+        const error = new Error("not found");
+        error.code = "forbidden";
+        throw error;
+      }
+      return entry;
+    },
+    saveLibraryEntry: (type, path, meta, body) =>
+      call("POST", `/library/${encodeURIComponent(type)}`, { path, meta: meta ?? {}, body }),
+  };
+
+  /**
+   * The editor's user for an answer of the platform, or null: refused. Node-RED's sign-in does
+   * not catch what this returns, so every failure is a refusal (Node-RED answers invalid_grant);
+   * a busy platform is not retried, as a person is waiting and may simply try again.
+   */
+  async function user(path, body) {
+    try {
+      const answer = await call("POST", path, body, 1);
+      return answer && typeof answer.username === "string"
+        ? { username: answer.username, permissions: answer.permissions }
+        : null;
+    } catch (error) {
+      // A refusal for bad input is the answer; the platform failing to answer is worth a line.
+      if (error.status === undefined || error.status === 429 || error.status >= 500) {
+        console.log(`[flowplane] editor sign-in refused: ${error.message}`);
+      }
+      return null;
+    }
+  }
+
+  const adminAuth = {
+    type: "credentials",
+    // Node-RED's own session tokens, issued after a sign-in, last a day.
+    sessionExpiryTime: 86_400,
+    users: (username) => user("/auth/user", { username }),
+    authenticate: (username, password) => user("/auth/password", { username, password }),
+    tokens: (token) => user("/auth/token", { token }),
+    tokenHeader: "authorization",
+  };
+
+  return { storage, adminAuth };
+}
+
+module.exports = { connect };

@@ -1,0 +1,122 @@
+// Node-RED's settings for an instance the local driver runs (node-red's red.js loads this with
+// require, before any flow exists). Everything instance-specific comes from the driver: the
+// address to bind (always loopback) and the port in the environment, the instance's token on a
+// descriptor of its own. Nothing is installed at run time: the palette manager and automatic
+// module installation are off, so an instance runs what the platform ships.
+//
+// This directory (settings.cjs and platform.cjs) is all of the platform's code a sandboxed
+// instance sees: the driver binds it read-only into the sandbox.
+"use strict";
+
+// This file runs inside Node-RED's process, where the driver's variables are the configuration.
+/* eslint-disable no-restricted-properties, @typescript-eslint/no-require-imports -- CommonJS, as Node-RED loads it */
+/* global process, module, require, Buffer */
+const fs = require("node:fs");
+
+const port = Number(process.env.FLOWPLANE_NODE_RED_PORT);
+if (!Number.isInteger(port) || port <= 0) {
+  throw new Error("FLOWPLANE_NODE_RED_PORT must be the port to listen on");
+}
+
+// The token comes on a descriptor, read once and closed: unlike the environment, which
+// /proc/<pid>/environ keeps for the life of the process, it then exists only in this memory.
+const tokenFd = process.env.FLOWPLANE_INSTANCE_TOKEN_FD;
+delete process.env.FLOWPLANE_INSTANCE_TOKEN_FD;
+const token = tokenFd ? readAll(Number(tokenFd)).trim() : undefined;
+
+closeInheritedDescriptors();
+
+// The driver asks for a stop by closing stdin: a signal sent from outside the sandbox would reach
+// its init process, not Node-RED. The end of stdin is also what a dead platform leaves behind.
+if (process.env.FLOWPLANE_STOP_ON_STDIN_END === "1") {
+  const stop = () => process.kill(process.pid, "SIGTERM");
+  process.stdin.on("end", stop);
+  process.stdin.on("error", stop);
+  process.stdin.resume();
+}
+
+// With the platform's address, flows and the rest live in the platform and only its team gets
+// into the editor; without (the runtime's own tests), Node-RED's file storage and no sign-in.
+const platformUrl = process.env.FLOWPLANE_PLATFORM_URL;
+const platform = platformUrl
+  ? require("./platform.cjs").connect({
+      platformUrl,
+      instanceId: process.env.FLOWPLANE_INSTANCE_ID,
+      token: token ?? "",
+    })
+  : undefined;
+
+module.exports = {
+  ...(platform && { storageModule: platform.storage, adminAuth: platform.adminAuth }),
+  uiHost: process.env.FLOWPLANE_NODE_RED_HOST || "127.0.0.1",
+  uiPort: port,
+  flowFile: "flows.json",
+  logging: { console: { level: "info", metrics: false, audit: false } },
+  externalModules: {
+    autoInstall: false,
+    palette: { allowInstall: false, allowUpload: false },
+    modules: { allowInstall: false },
+  },
+  diagnostics: { enabled: false, ui: false },
+  telemetry: { enabled: false },
+  editorTheme: { tours: false, projects: { enabled: false } },
+  functionExternalModules: false,
+};
+
+/** Everything readable on `fd` until its end; the descriptor is closed afterwards. */
+function readAll(fd) {
+  const chunks = [];
+  const buffer = Buffer.alloc(4096);
+  try {
+    for (;;) {
+      let read;
+      try {
+        read = fs.readSync(fd, buffer);
+      } catch (error) {
+        if (error.code !== "EAGAIN") throw error;
+        // A non-blocking descriptor with nothing yet: the driver writes at once, so wait briefly.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+        continue;
+      }
+      if (read === 0) break;
+      chunks.push(Buffer.from(buffer.subarray(0, read)));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * Closes descriptors this process inherited without asking for them (whatever started the
+ * platform may have left some open): inside a sandbox, a descriptor of a directory outside it is
+ * a way out. Node's own descriptors are all close-on-exec, so those without the flag that
+ * survived the exec into this process are the inherited ones; 0-2 are stdio.
+ */
+function closeInheritedDescriptors() {
+  let names;
+  try {
+    names = fs.readdirSync("/proc/self/fd");
+  } catch {
+    return; // Not Linux: nothing to check this way.
+  }
+  const O_CLOEXEC = 0o2000000;
+  for (const name of names) {
+    const fd = Number(name);
+    if (!Number.isInteger(fd) || fd <= 2) continue;
+    let info;
+    try {
+      info = fs.readFileSync(`/proc/self/fdinfo/${fd}`, "utf8");
+    } catch {
+      continue; // The descriptor used to list the directory, closed again.
+    }
+    const flags = /^flags:\s*([0-7]+)$/m.exec(info);
+    if (flags && (parseInt(flags[1], 8) & O_CLOEXEC) === 0) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
