@@ -1,17 +1,21 @@
 // The pages in a real browser (headless Chromium): signing in, the Security page's token life
 // cycle, the forced new password, the API viewer on the session alone, sign-out; under the pages'
 // strict Content-Security-Policy, with a label on every field and no sideways scrolling on a
-// phone. Screenshots of each page go to docs/screenshots/ (the README shows them).
+// phone. With UPDATE_SCREENSHOTS=1, screenshots of each page go to docs/screenshots/ (the README
+// shows them).
 // The browser's globals, for the code page.evaluate runs in the page.
 /// <reference lib="dom" />
-import { mkdir } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { browserMissing, launchBrowser } from "./browser";
+import {
+  browserMissing,
+  checkPage,
+  launchBrowser,
+  openBrowser as openContext,
+  screenshot as shoot,
+  signInOnPage as signIn,
+} from "./browser";
 import { freePort, startServer, type TestServer } from "./harness";
-
-const SCREENSHOTS = fileURLToPath(new URL("../../../docs/screenshots/", import.meta.url));
 
 describe.skipIf(browserMissing)("the pages in Chromium", () => {
   let server: TestServer;
@@ -22,70 +26,13 @@ describe.skipIf(browserMissing)("the pages in Chromium", () => {
     // BASE_URL is the address the browser uses, so its Origin is the platform's own.
     server = await startServer({ port, baseUrl: `http://127.0.0.1:${port}` });
     browser = await launchBrowser();
-    await mkdir(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
     await browser?.close();
     await server?.close();
   });
 
-  /** A fresh browser (no cookies) whose pages report every CSP violation and script error. */
-  async function openBrowser() {
-    const context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
-    const problems: string[] = [];
-    await context.addInitScript(() => {
-      document.addEventListener("securitypolicyviolation", (event) =>
-        console.error(
-          `Content-Security-Policy violation: ${event.violatedDirective} ${event.blockedURI}`,
-        ),
-      );
-    });
-    const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("console", (message) => {
-      if (/Content.Security.Policy/i.test(message.text())) problems.push(message.text());
-    });
-    page.on("pageerror", (error) => problems.push(`script error: ${error.message}`));
-    return { context, page, problems };
-  }
-
-  async function signIn(page: Page, username: string, password: string) {
-    await page.getByLabel("Username or email").fill(username);
-    await page.getByLabel("Password", { exact: true }).fill(password);
-    await page.getByRole("button", { name: "Sign in" }).click();
-  }
-
-  /**
-   * What every page must be: each visible field found by its label, and no sideways scrolling at
-   * a phone's 375 × 667.
-   */
-  async function checkPage(page: Page) {
-    const fields = page
-      .locator("input:not([type=hidden]):not([type=submit]), select, textarea")
-      .filter({ visible: true });
-    for (const field of await fields.all()) {
-      const label = await field.evaluate(
-        (element) =>
-          (element as HTMLInputElement).labels?.[0]?.textContent?.replace(/\s+/g, " ").trim() ?? "",
-      );
-      expect(label, await field.evaluate((element) => element.outerHTML)).not.toBe("");
-      const id = await field.getAttribute("id");
-      const labelled = page.getByLabel(label, { exact: true });
-      const ids = await labelled.evaluateAll((elements) => elements.map((element) => element.id));
-      expect(ids, label).toContain(id);
-    }
-    expect(await page.locator("main h1").count()).toBe(1);
-    expect(await page.locator("header").count()).toBeGreaterThanOrEqual(1);
-
-    const size = page.viewportSize()!;
-    await page.setViewportSize({ width: 375, height: 667 });
-    const width = await page.evaluate(() => document.documentElement.scrollWidth);
-    expect(width, `${page.url()} is ${width}px wide at 375px`).toBeLessThanOrEqual(375);
-    await page.setViewportSize(size);
-  }
-
-  const shoot = (page: Page, name: string, fullPage = true) =>
-    page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage });
+  const openBrowser = () => openContext(browser);
 
   test("a wrong password shows the error and keeps the username; then sign-in lands on Security", async () => {
     const user = await server.userWithPassword();
