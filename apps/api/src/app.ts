@@ -5,7 +5,8 @@ import type { Db } from "@flowplane/db";
 import type { Driver } from "@flowplane/runtime";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import { accounts } from "./accounts/index";
+import { accounts, InitialPassword } from "./accounts/index";
+import { applications } from "./applications/index";
 import { broker, type BrokerOptions, startTeamBroker } from "./broker/index";
 import { Authenticator } from "./core/authenticator";
 import { openApiDocument } from "./core/openapi";
@@ -26,6 +27,7 @@ import { listeningUrl, runtimePlugin } from "./plugins/runtime";
 import { securityPlugin } from "./plugins/security";
 import { shutdownPlugin } from "./plugins/shutdown";
 import { appRouter } from "./router";
+import { teams } from "./teams/index";
 import { VERSION } from "./version";
 
 export { createLogger } from "./plugins/request-log";
@@ -52,6 +54,11 @@ export interface AppOptions {
   broker?: BrokerOptions;
   /** What runs hosted instances (none: instances can be created but not run: 503). */
   instances?: { driver: Driver };
+  /**
+   * The first administrator's first password file (DATA_DIR/initial-admin-password): the sign-in
+   * page mentions it while it exists, and it is deleted once that password is changed.
+   */
+  initialPasswordFile?: string;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -89,6 +96,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       platformUrl: () => listeningUrl(app),
     });
   if (runtime) await app.register(runtimePlugin, { runtime });
+  const initialPassword =
+    options.initialPasswordFile !== undefined
+      ? new InitialPassword(options.initialPasswordFile)
+      : undefined;
   const contextOf = (request: FastifyRequest): Context => ({
     db,
     auth: request.auth!,
@@ -101,6 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     broker: teamBroker?.access,
     brokerEndpoint: teamBroker?.endpoint,
     instances: runtime,
+    initialPassword,
   });
 
   // The broker's callbacks and the instances' storage API check their own tokens.
@@ -113,15 +125,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(shutdownPlugin);
 
   const signInLimits = limits.signIn;
-  const account = { db, tokenSecret, baseUrl, sessionMaxAgeMs, signInLimits };
+  const account = { db, tokenSecret, baseUrl, sessionMaxAgeMs, signInLimits, initialPassword };
   await app.register(healthPlugin, { db });
   if (teamBroker) await app.register(broker.routes, { db, tokenSecret, access: teamBroker.access });
   await app.register(instances.routes, { db, tokenSecret, authenticator, signInLimits });
   const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse);
   await app.register(docsPlugin, { document, baseUrl });
   await app.register(accounts.routes, account);
-  const pages = [accounts.pages({ account, context: contextOf })];
-  await app.register(pagesPlugin, { authenticator, baseUrl, sessionCookie, pages });
+  const pages = [accounts.pages({ account }), teams.pages, applications.pages];
+  await app.register(pagesPlugin, {
+    authenticator,
+    baseUrl,
+    sessionCookie,
+    pages,
+    context: contextOf,
+  });
   await app.register(proceduresPlugin, { router: appRouter, context: contextOf });
 
   await app.register(housekeepingPlugin, {

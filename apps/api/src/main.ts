@@ -147,6 +147,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     },
     broker: brokerOptions(config),
     instances: driver ? { driver } : undefined,
+    initialPasswordFile: join(config.DATA_DIR, INITIAL_PASSWORD_FILE),
   });
   try {
     await app.listen({ host: config.HOST, port: config.PORT });

@@ -19,6 +19,7 @@ import {
   buildApp,
   createLogger,
   ensureInitialAdmin,
+  INITIAL_PASSWORD_FILE,
   INITIAL_TOKEN_FILE,
 } from "../src/index";
 
@@ -29,6 +30,13 @@ export interface Reply {
   headers: Headers;
   body: any;
   text: string;
+}
+
+export interface PageReply {
+  status: number;
+  location: string | null;
+  html: string;
+  headers: Headers;
 }
 
 type OpenApiDocument = {
@@ -70,6 +78,15 @@ export interface TestServer {
     path: string,
     options?: { body?: unknown; origin?: string | null },
   ): Promise<Reply>;
+  /**
+   * A browser without script: an HTML page asked for, redirects not followed, a form posted
+   * URL-encoded with the `Origin` of a page of this platform (`origin: null`: none).
+   */
+  page(
+    method: "GET" | "POST",
+    path: string,
+    options?: { sid?: string; form?: Record<string, string | string[]>; origin?: string | null },
+  ): Promise<PageReply>;
   /** The user's role in the team, read from the database; undefined when not a member. */
   roleOf(teamId: string, userId: string): Promise<number | undefined>;
   /** A user with a token (full rights unless `scope` narrows it), optionally in teams. */
@@ -165,6 +182,7 @@ export async function startServer(
               }),
             }
           : undefined,
+    initialPasswordFile: join(dataDir, INITIAL_PASSWORD_FILE),
   });
   await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
   const address = app.server.address();
@@ -242,6 +260,28 @@ export async function startServer(
       const origin = opts.origin === undefined ? server.origin : opts.origin;
       if (origin !== null) headers.origin = origin;
       return server.request(method, path, { token: null, body: opts.body, headers });
+    },
+    async page(method, path, opts = {}) {
+      const headers: Record<string, string> = { accept: "text/html" };
+      if (opts.sid) headers.cookie = `sid=${opts.sid}`;
+      let body: string | undefined;
+      if (method === "POST") {
+        const origin = opts.origin === undefined ? server.origin : opts.origin;
+        if (origin !== null) headers.origin = origin;
+        headers["content-type"] = "application/x-www-form-urlencoded";
+        const params = new URLSearchParams();
+        for (const [key, value] of Object.entries(opts.form ?? {})) {
+          for (const item of [value].flat()) params.append(key, item);
+        }
+        body = params.toString();
+      }
+      const response = await fetch(url + path, { method, headers, body, redirect: "manual" });
+      return {
+        status: response.status,
+        location: response.headers.get("location"),
+        html: await response.text(),
+        headers: response.headers,
+      };
     },
     async roleOf(teamId, userId) {
       const row = await db

@@ -3,8 +3,12 @@
 // (its permission checks and messages); what they add is checked here: open-redirect safety,
 // cross-site refusal, escaping, the token value shown once, the confirmation before a revoke.
 import { auditEntries } from "@flowplane/db";
+import { sql } from "kysely";
+import { access, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { safeNext } from "../src/pages/next";
+import { INITIAL_PASSWORD_FILE } from "../src/index";
 import { sessionOf, startServer, type TestServer } from "./harness";
 
 let server: TestServer;
@@ -253,6 +257,94 @@ describe("signing in", () => {
     expect(done.status).toBe(303);
     expect(done.location).toBe("/api/");
     expect((await page("GET", "/settings/security", { sid })).status).toBe(200);
+  });
+});
+
+describe("the forced new password after signing in", () => {
+  test("is not asked for again right after signing in; an older session, or a token, must give it", async () => {
+    const user = await server.userWithPassword();
+    await server.request("PUT", `/api/v1/users/${user.id}`, { body: { password_expired: true } });
+    const { sid } = await signIn(user.username, user.password);
+    const form = await page("GET", "/settings/password", { sid });
+    expect(form.html).not.toContain('name="old_password"');
+    // The new one must still differ from the one just given.
+    const same = await page("POST", "/settings/password", {
+      sid,
+      form: { password: user.password, password_repeat: user.password },
+    });
+    expect(same.status).toBe(400);
+    expect(same.html).toContain("The new password must differ from the old one");
+    const done = await page("POST", "/settings/password", {
+      sid,
+      form: { password: "a phrase of my own", password_repeat: "a phrase of my own" },
+    });
+    expect(done.status).toBe(303);
+    await signIn(user.username, "a phrase of my own");
+
+    // A session that signed in longer ago is asked, by the page and by the API.
+    await server.request("PUT", `/api/v1/users/${user.id}`, { body: { password_expired: true } });
+    const older = await signIn(user.username, "a phrase of my own");
+    await sql`update sessions set created_at = now() - interval '11 minutes' where user_id = ${user.id}`.execute(
+      server.db,
+    );
+    const asked = await page("GET", "/settings/password", { sid: older.sid });
+    expect(asked.html).toContain('name="old_password"');
+    const refused = await page("POST", "/settings/password", {
+      sid: older.sid,
+      form: { password: "yet another phrase", password_repeat: "yet another phrase" },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.html).toContain("Give your current password");
+    expect(refused.html).toContain('name="old_password"');
+    // A token always gives it.
+    const token = await server.user();
+    const api = await server.request("PUT", "/api/v1/user/change_password", {
+      token: token.token,
+      body: { password: "a token's new phrase" },
+    });
+    expect(api.status).toBe(400);
+    expect(api.body.errors).toEqual([{ path: "old_password", message: "Required" }]);
+  });
+
+  test("the first password: the sign-in page points at its file until it is changed, then the file is gone", async () => {
+    const file = join(server.dataDir, INITIAL_PASSWORD_FILE);
+    const first = (await readFile(file, "utf8")).trim();
+    expect((await page("GET", "/sign-in")).html).toContain("First start?");
+    const { sid, location } = await signIn("admin", first);
+    expect(location).toBe("/settings/password");
+    const form = await page("GET", location!, { sid });
+    expect(form.html).not.toContain('name="old_password"');
+    const done = await page("POST", "/settings/password", {
+      sid,
+      form: { password: "a keeper of the keys", password_repeat: "a keeper of the keys" },
+    });
+    expect(done.status).toBe(303);
+    await expect(access(file)).rejects.toThrow();
+    expect((await page("GET", "/sign-in")).html).not.toContain("First start?");
+    await signIn("admin", "a keeper of the keys");
+  });
+});
+
+describe("signing out", () => {
+  test("a form post signs out without script: 303 to the sign-in page, the session ended", async () => {
+    const user = await server.userWithPassword();
+    const { sid } = await signIn(user.username, user.password);
+    const foreign = await page("POST", "/sign-out", { sid, origin: "https://evil.example" });
+    expect(foreign.status).toBe(403);
+    expect((await page("GET", "/settings/security", { sid })).status).toBe(200);
+
+    const out = await page("POST", "/sign-out", { sid });
+    expect(out.status).toBe(303);
+    expect(out.location).toBe("/sign-in");
+    expect(out.headers.getSetCookie().join("\n")).toMatch(/^sid=;/m);
+    const after = await page("GET", "/settings/security", { sid });
+    expect(after.location).toBe("/sign-in");
+    const [entry] = (await auditEntries(server.db, { event: "account.logout" })).filter(
+      (e) => e.actor_id === user.id,
+    );
+    expect(entry).toBeDefined();
+    // Signed out already: still back to the sign-in page.
+    expect((await page("POST", "/sign-out")).location).toBe("/sign-in");
   });
 });
 

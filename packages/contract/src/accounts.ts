@@ -82,8 +82,13 @@ export const UpdateUserInput = z.strictObject({
 });
 export type UpdateUserInput = z.infer<typeof UpdateUserInput>;
 
+/** How long after signing in a session may change its expired password without giving it again. */
+export const FRESH_SIGN_IN_MINUTES = 10;
+
 export const ChangePasswordInput = z.strictObject({
-  old_password: Password,
+  old_password: Password.optional().describe(
+    `The current password. Required, except in a session that signed in with an expired password less than ${FRESH_SIGN_IN_MINUTES} minutes ago: it has just been given`,
+  ),
   password: Password,
 });
 

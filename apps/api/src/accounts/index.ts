@@ -13,3 +13,4 @@ export const accounts = {
   sessionCookie: SESSION_COOKIE,
 };
 export type { SessionOptions } from "./sessions";
+export { InitialPassword } from "./initial-password";

@@ -11,8 +11,10 @@ import {
   type UserRow,
 } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import type { Identity } from "../core/authenticator";
 import { ApiError, validationError } from "../core/errors";
 import type { SignInLimits } from "../core/limits";
+import type { InitialPassword } from "./initial-password";
 
 export const SESSION_COOKIE = "sid";
 
@@ -23,6 +25,8 @@ export interface SessionOptions {
   sessionMaxAgeMs: number;
   /** Sign-in attempts per client address, failures per username (plugins/rate-limits.ts). */
   signInLimits: SignInLimits;
+  /** The first password's file, which the sign-in page mentions while it is there. */
+  initialPassword?: InitialPassword;
 }
 
 /** The same reply, in about the same time, for an unknown user and a wrong password. */
@@ -71,6 +75,30 @@ export async function startSession(
   });
 }
 
+/**
+ * Signs out: the caller's session (when they are signed in) deleted with its audit entry, and the
+ * cookie cleared. POST /account/logout and the pages' sign-out form share it.
+ */
+export async function endSession(
+  reply: FastifyReply,
+  options: Pick<SessionOptions, "db">,
+  auth: Identity | undefined,
+): Promise<void> {
+  const session = auth?.kind === "session" ? auth : undefined;
+  if (session) {
+    await options.db.transaction().execute(async (trx) => {
+      await deleteSession(trx, session.id);
+      await recordAudit(trx, {
+        event: "account.logout",
+        entity: { type: "user", id: session.userId },
+        actor: { userId: session.userId, tokenId: null },
+        body: { user: { id: session.userId, username: session.username } },
+      });
+    });
+  }
+  reply.clearCookie(SESSION_COOKIE, { path: "/" });
+}
+
 /** POST /account/login and /account/logout. */
 export async function sessionRoutes(app: FastifyInstance, options: SessionOptions) {
   app.post("/account/login", async (request, reply) => {
@@ -85,19 +113,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionOption
   });
 
   app.post("/account/logout", async (request, reply) => {
-    const session = request.auth?.kind === "session" ? request.auth : undefined;
-    if (session) {
-      await options.db.transaction().execute(async (trx) => {
-        await deleteSession(trx, session.id);
-        await recordAudit(trx, {
-          event: "account.logout",
-          entity: { type: "user", id: session.userId },
-          actor: { userId: session.userId, tokenId: null },
-          body: { user: { id: session.userId, username: session.username } },
-        });
-      });
-    }
-    reply.clearCookie(SESSION_COOKIE, { path: "/" });
+    await endSession(reply, options, request.auth);
     return { status: "okay" };
   });
 }

@@ -2,6 +2,7 @@
 import { hashPassword, verifyPassword } from "@flowplane/auth";
 import {
   ChangePasswordInput,
+  FRESH_SIGN_IN_MINUTES,
   Status,
   UpdateCurrentUserInput,
   User,
@@ -12,11 +13,12 @@ import {
   findUser,
   listUserTeams,
   recordAudit,
+  sessionStartedAt,
   updateUser,
 } from "@flowplane/db";
 import { z } from "zod";
 import { changeAccount, checkPassword, deleteAccount } from "./rules";
-import { ApiError } from "../core/errors";
+import { ApiError, invalidRequest } from "../core/errors";
 import { actorOf, type Context, procedure, router } from "../core/trpc";
 import { userTeamView, userView } from "./views";
 
@@ -25,6 +27,17 @@ async function caller(ctx: Context) {
   // Authentication joined the user a moment ago; only a concurrent delete gets here.
   if (!user) throw new Error("caller vanished");
   return user;
+}
+
+/**
+ * Whether the caller gave their password a moment ago: a session that signed in with an expired
+ * password less than FRESH_SIGN_IN_MINUTES ago was started with that very password, so the forced
+ * change that follows need not ask for it again. (A stolen older cookie still needs it.)
+ */
+export async function signedInJustNow(ctx: Pick<Context, "auth" | "db">): Promise<boolean> {
+  if (ctx.auth.kind !== "session" || !ctx.auth.passwordExpired) return false;
+  const started = await sessionStartedAt(ctx.db, ctx.auth.id);
+  return started !== undefined && Date.now() - started.getTime() < FRESH_SIGN_IN_MINUTES * 60_000;
 }
 
 export const userRouter = router({
@@ -66,20 +79,30 @@ export const userRouter = router({
         tags: ["User"],
         summary: "Change your password",
         description:
-          "A wrong `old_password` is 400 `password_change_failed`, a weak new one 400 `password_change_failed_too_weak`. Every other session of yours ends; your tokens keep working.",
+          "A wrong `old_password` is 400 `password_change_failed`, a weak new one 400 `password_change_failed_too_weak`. `old_password` may be left out only by a session that signed in with an expired password a few minutes ago (the forced change after signing in: the password was just given). Every other session of yours ends; your tokens keep working.",
       },
     })
     .input(ChangePasswordInput)
     .output(Status)
     .mutation(async ({ ctx, input }) => {
       const user = await caller(ctx);
-      if (!(await verifyPassword(input.old_password, user.password_hash))) {
+      if (input.old_password === undefined) {
+        if (!(await signedInJustNow(ctx))) {
+          throw invalidRequest("Give your current password", [
+            { path: "old_password", message: "Required" },
+          ]);
+        }
+      } else if (!(await verifyPassword(input.old_password, user.password_hash))) {
         throw new ApiError(400, "password_change_failed", "The current password is wrong", [
           { path: "old_password", message: "Wrong password" },
         ]);
       }
       checkPassword(input.password, user, "password_change_failed_too_weak");
-      if (input.password === input.old_password) {
+      const unchanged =
+        input.old_password === undefined
+          ? await verifyPassword(input.password, user.password_hash)
+          : input.password === input.old_password;
+      if (unchanged) {
         throw new ApiError(
           400,
           "password_change_failed_too_weak",
@@ -102,6 +125,10 @@ export const userRouter = router({
           actor: actorOf(ctx),
           body: { user: { id: user.id, username: user.username } },
         });
+      });
+      // The first password's file goes once that password is no longer anyone's.
+      await ctx.initialPassword?.replaced(user.password_hash).catch((error: unknown) => {
+        ctx.log.warn({ err: error }, "could not remove the first password's file");
       });
       return { status: "okay" as const };
     }),

@@ -1,6 +1,9 @@
-// The applications area: a team's applications, which hold its hosted instances.
+// The applications area: a team's applications, which hold its hosted instances, and the team's
+// page that shows them.
+import { teamPages } from "./pages/team";
 import { applicationsRouter } from "./procedures";
 
 export const applications = {
   procedures: { applications: applicationsRouter },
+  pages: teamPages,
 };

@@ -43,7 +43,7 @@ export function openApiDocument(
   const document = generateOpenApiDocument(router, {
     title: "Flowplane Platform API",
     description:
-      "Build, deploy and operate flow-based applications. Every operation needs a personal access token: `Authorization: Bearer <token>`. Paths, fields, envelopes and error codes follow FlowFuse's API where it has them.",
+      "Build, deploy and operate flow-based applications. Every operation needs a caller: a personal access token (`Authorization: Bearer <token>`), or the session of a browser signed in at `/sign-in` (so this viewer's \"Try it out\" works signed in, with no token; a script may sign in with `POST /account/login` too). Paths, fields, envelopes and error codes follow FlowFuse's API where it has them.",
     version,
     openApiVersion: "3.0.3",
     baseUrl,

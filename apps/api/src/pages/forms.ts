@@ -8,8 +8,10 @@ export interface FormError {
   /** The API's `code` (e.g. password_change_failed_too_weak). */
   code: string;
   message: string;
-  /** Field name → message, for the fields the error names. */
+  /** Field name → message, for the fields the error names (the first message of each). */
   fields: Record<string, string>;
+  /** Every message about a field, in order (several invitees may each have their reason). */
+  reasons: string[];
 }
 
 /**
@@ -29,11 +31,13 @@ export function formError(request: FastifyRequest, reply: FastifyReply, error: u
       code: body.code,
       message: `Something went wrong on our side; please try again (request ${request.id}).`,
       fields: {},
+      reasons: [],
     };
   }
   const fields: Record<string, string> = {};
   for (const field of body.errors ?? []) fields[field.path] ??= field.message;
-  return { status, code: body.code, message: body.error, fields };
+  const reasons = (body.errors ?? []).map((item) => item.message);
+  return { status, code: body.code, message: body.error, fields, reasons };
 }
 
 /** A form field as posted: one string (the first, if repeated), or undefined. */

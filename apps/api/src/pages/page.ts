@@ -3,12 +3,24 @@
 // validation, rate limits and audit entries are the API's.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Identity } from "../core/authenticator";
+import type { Context } from "../core/trpc";
 import { formError } from "./forms";
 import { withNext } from "./next";
 import type { PageRenderer } from "./render";
 
 export interface PageDeps {
   renderer: PageRenderer;
+  /**
+   * The tRPC context of a signed-in request (the one the REST routes build), for an area's pages
+   * to call the API's procedures with `createCaller`.
+   */
+  context: (request: FastifyRequest) => Context;
+}
+
+/** Where a failure page leads back to. */
+export interface Back {
+  href: string;
+  label: string;
 }
 
 /**
@@ -42,6 +54,7 @@ export function sendFailure(
   reply: FastifyReply,
   error: unknown,
   title: string | ((status: number) => string),
+  back?: Back,
 ) {
   const failed = formError(request, reply, error);
   return sendPage(
@@ -52,6 +65,7 @@ export function sendFailure(
     {
       title: typeof title === "string" ? title : title(failed.status),
       message: failed.message,
+      back,
     },
     failed.status,
   );
@@ -70,4 +84,13 @@ export function signedIn(options: { page: string; allowExpiredPassword?: boolean
       return reply.redirect(withNext("/settings/password", back), 303);
     }
   };
+}
+
+/**
+ * The message to show after a redirect (`?done=<key>`), looked up by its key: a query string
+ * never puts text of its own on a page.
+ */
+export function noticeOf(request: FastifyRequest, notices: Record<string, string>) {
+  const { done } = request.query as { done?: unknown };
+  return typeof done === "string" && Object.hasOwn(notices, done) ? notices[done] : undefined;
 }

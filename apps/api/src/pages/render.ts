@@ -73,6 +73,12 @@ export function loadAssets(): Map<string, Asset> {
   return assets;
 }
 
+/**
+ * "2026-11-23 14:05 UTC": a time as a page shows it before its script puts it in the reader's
+ * time zone (in a `<time datetime>`).
+ */
+export const utc = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
+
 export class PageRenderer {
   private readonly eta = new Eta({
     // The shared layout and partials are in pages/templates/, an area's pages beside its code.
@@ -91,11 +97,12 @@ export class PageRenderer {
 
   /**
    * The HTML of a template (its path under src/, without `.eta`), given the data it reads as
-   * `it` (plus `it.asset(name)`).
+   * `it` (plus `it.asset(name)` and `it.utc(iso)`).
    */
   render(template: string, data: object): string {
     return this.eta.render(template, {
       ...data,
+      utc,
       asset: (name: string) => {
         const url = this.urls[name];
         if (!url) throw new Error(`no asset ${name}`);

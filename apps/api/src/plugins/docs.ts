@@ -48,7 +48,7 @@ body{margin:0}
 <body>
 <header class="fp-bar">
 <a class="fp-brand" href="/">Flowplane</a>
-<nav aria-label="Account"><a href="/settings/profile">Profile</a><a href="/settings/security">Security</a><a href="/sign-out">Sign out</a></nav>
+<nav aria-label="Account"><a href="/teams">Teams</a><a href="/settings/profile">Profile</a><a href="/settings/security">Security</a><a href="/sign-out">Sign out</a></nav>
 </header>
 <div id="viewer"></div>
 <script>${bundle}</script>

@@ -4,9 +4,10 @@
 // only /api/ and /account/), take URL-encoded forms (in this plugin only: the API still refuses
 // all but JSON), and refuse a form POSTed from another origin.
 import formbody from "@fastify/formbody";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Authenticator } from "../core/authenticator";
 import { notFound } from "../core/errors";
+import type { Context } from "../core/trpc";
 import { type PageDeps, type PageRoutes, sendFailure, sendPage } from "../pages/page";
 import { loadAssets, PageRenderer } from "../pages/render";
 
@@ -17,11 +18,13 @@ export interface PagesOptions {
   sessionCookie: string;
   /** The areas' page routes. */
   pages: PageRoutes[];
+  /** The tRPC context of a signed-in request, for pages calling the API's procedures. */
+  context: (request: FastifyRequest) => Context;
 }
 
 export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
   const assets = loadAssets();
-  const deps: PageDeps = { renderer: new PageRenderer(assets) };
+  const deps: PageDeps = { renderer: new PageRenderer(assets), context: options.context };
   const ownOrigin = new URL(options.baseUrl).origin;
 
   // Asset URLs carry their content's hash (`?v=`), so a browser may keep them for good.

@@ -1,6 +1,8 @@
-// The teams area: teams and their lifecycle, members, invitations and team types.
+// The teams area: teams and their lifecycle, members, invitations and team types, and the pages of
+// a team's members and invitations.
 import { invitationRouter } from "./invitations";
 import { memberRouter } from "./members";
+import { memberPages } from "./pages/members";
 import { teamRouter } from "./team";
 import { teamTypesRouter } from "./team-types";
 
@@ -11,4 +13,5 @@ export const teams = {
     member: memberRouter,
     invitation: invitationRouter,
   },
+  pages: memberPages,
 };

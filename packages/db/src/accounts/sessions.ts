@@ -68,6 +68,19 @@ const sessionByDigest = compiledOnce((db, digest: string) =>
     .where("s.digest", "=", digest),
 );
 
+/** When the session began (its sign-in), or undefined when it has ended. */
+export async function sessionStartedAt(
+  db: Kysely<Database>,
+  id: string,
+): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom("sessions")
+    .select("created_at")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row?.created_at;
+}
+
 export async function touchSession(db: Kysely<Database>, id: string, at: Date): Promise<void> {
   await db.updateTable("sessions").set({ last_seen_at: at }).where("id", "=", id).execute();
 }

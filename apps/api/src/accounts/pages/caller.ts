@@ -2,7 +2,7 @@
 // procedures called as the signed-in user of the request — the same procedures, under the same
 // paths (which the rate limits count by), as REST and /trpc serve.
 import type { FastifyRequest } from "fastify";
-import { type Context, router } from "../../core/trpc";
+import { router } from "../../core/trpc";
 import type { PageDeps } from "../../pages/page";
 import { tokenRouter } from "../../tokens/procedures";
 import type { SessionOptions } from "../sessions";
@@ -12,8 +12,6 @@ const pageProcedures = router({ user: userRouter, token: tokenRouter });
 
 export interface AccountPageDeps extends PageDeps {
   account: SessionOptions;
-  /** The tRPC context of a request whose `auth` is set (the one the REST routes use). */
-  context: (request: FastifyRequest) => Context;
 }
 
 export function callerOf(deps: AccountPageDeps, request: FastifyRequest) {

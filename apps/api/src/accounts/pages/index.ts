@@ -1,19 +1,17 @@
-// The pages of a person's account: sign-in and sign-out, Profile, Security (personal access
-// tokens) and the forced new-password page.
-import type { FastifyRequest } from "fastify";
-import type { Context } from "../../core/trpc";
+// The pages of a person's account: sign-in and sign-out, their teams and the invitations they
+// received (the front page), Profile, Security (personal access tokens) and the forced
+// new-password page.
 import type { PageRoutes } from "../../pages/page";
 import type { SessionOptions } from "../sessions";
 import { settingsPages } from "./settings";
 import { signInPages } from "./sign-in";
+import { teamsPages } from "./teams";
 
-export function accountPages(options: {
-  account: SessionOptions;
-  context: (request: FastifyRequest) => Context;
-}): PageRoutes {
+export function accountPages(options: { account: SessionOptions }): PageRoutes {
   return (app, deps) => {
     const own = { ...deps, ...options };
     signInPages(app, own);
+    teamsPages(app, own);
     settingsPages(app, own);
   };
 }

@@ -5,7 +5,8 @@ import type { CreateTokenInput } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { field, fields, type FormError, formError } from "../../pages/forms";
 import { safeNext } from "../../pages/next";
-import { sendFailure, sendPage, signedIn } from "../../pages/page";
+import { noticeOf, sendFailure, sendPage, signedIn } from "../../pages/page";
+import { signedInJustNow } from "../user";
 import { type AccountPageDeps as PageDeps, callerOf } from "./caller";
 import { pageRoute } from "../../pages/render";
 
@@ -16,13 +17,10 @@ const NOTICES: Record<string, string> = {
   revoked: "The token is revoked.",
 };
 
-const notice = (request: FastifyRequest) => {
-  const { done } = request.query as { done?: unknown };
-  return typeof done === "string" ? NOTICES[done] : undefined;
-};
+const notice = (request: FastifyRequest) => noticeOf(request, NOTICES);
 
-/** "2026-11-23 14:05 UTC": what a page shows before its script puts it in local time. */
-const utc = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
+/** Where a failure on these pages leads back to. */
+const BACK = { href: "/settings/security", label: "Back to your settings" };
 
 /** A date input's value ("2026-12-31") as the end of that day in UTC; anything else as given. */
 const endOfDay = (date: string) => (/^\d{4}-\d{2}-\d{2}$/.test(date) ? `${date}T23:59:59Z` : date);
@@ -51,6 +49,7 @@ function repeatMismatch(body: unknown): FormError | undefined {
     code: "invalid_request",
     message: "The new passwords do not match.",
     fields: { password_repeat: "Does not match the new password" },
+    reasons: [],
   };
 }
 
@@ -63,8 +62,10 @@ async function changePassword(
   const mismatch = repeatMismatch(request.body);
   if (mismatch) return mismatch;
   try {
+    // Left out by the forced change right after signing in, which does not ask for it again.
+    const old = field(request.body, "old_password");
     await callerOf(deps, request).user.changePassword({
-      old_password: field(request.body, "old_password") ?? "",
+      ...(old !== undefined && { old_password: old }),
       password: field(request.body, "password") ?? "",
     });
     return undefined;
@@ -74,19 +75,22 @@ async function changePassword(
 }
 
 export function settingsPages(app: FastifyInstance, deps: PageDeps) {
-  app.get("/", pageRoute, async (_request, reply) => reply.redirect("/settings/security", 303));
-
   // --- Choose a new password (the only page open while the password is expired)
   const passwordPage = {
     ...pageRoute,
     preHandler: signedIn({ page: "/settings/password", allowExpiredPassword: true }),
   };
 
+  // The current password is asked for only when it was not given a moment ago, at sign-in.
+  const askCurrent = async (request: FastifyRequest) =>
+    !(await signedInJustNow(deps.context(request)));
+
   app.get("/settings/password", passwordPage, async (request, reply) => {
     const next = safeNext((request.query as { next?: unknown }).next);
     return sendPage(deps, request, reply, "accounts/pages/password", {
       title: "Choose a new password",
       next,
+      askCurrent: await askCurrent(request),
     });
   });
 
@@ -99,7 +103,12 @@ export function settingsPages(app: FastifyInstance, deps: PageDeps) {
       request,
       reply,
       "accounts/pages/password",
-      { title: "Choose a new password", next, error: failed },
+      {
+        title: "Choose a new password",
+        next,
+        error: failed,
+        askCurrent: await askCurrent(request),
+      },
       failed.status,
     );
   });
@@ -188,7 +197,6 @@ export function settingsPages(app: FastifyInstance, deps: PageDeps) {
         created: state.created,
         notice: state.error || state.created ? undefined : notice(request),
         today: new Date().toISOString().slice(0, 10),
-        utc,
       },
       state.error?.status ?? 200,
     );
@@ -240,7 +248,7 @@ export function settingsPages(app: FastifyInstance, deps: PageDeps) {
       try {
         await caller.token.delete({ id });
       } catch (error) {
-        return sendFailure(deps, request, reply, error, "The token was not revoked");
+        return sendFailure(deps, request, reply, error, "The token was not revoked", BACK);
       }
       return reply.redirect("/settings/security?done=revoked", 303);
     },

@@ -1,10 +1,11 @@
 // GET/POST /sign-in: a plain form (works without script) that checks the credentials and starts a
 // session as POST /account/login does, then goes on to `next` — through the new-password page first
-// when the password has expired. GET /sign-out: a page with the sign-out button.
+// when the password has expired. GET /sign-out: a page with the sign-out button; POST /sign-out: the
+// button's form (no script needed), which ends the session and goes back to the sign-in page.
 import { LoginInput } from "@flowplane/contract";
 import type { FastifyInstance } from "fastify";
 import { validationError } from "../../core/errors";
-import { checkCredentials, startSession } from "../sessions";
+import { checkCredentials, endSession, startSession } from "../sessions";
 import { field, formError } from "../../pages/forms";
 import { safeNext, withNext } from "../../pages/next";
 import { sendPage } from "../../pages/page";
@@ -12,6 +13,9 @@ import type { AccountPageDeps as PageDeps } from "./caller";
 import { pageRoute } from "../../pages/render";
 
 export function signInPages(app: FastifyInstance, deps: PageDeps) {
+  // Where the first password is, while it is still the administrator's.
+  const firstStart = async () => (await deps.account.initialPassword?.pending()) ?? false;
+
   app.get("/sign-in", pageRoute, async (request, reply) => {
     const next = safeNext((request.query as { next?: unknown }).next);
     const auth = request.auth;
@@ -25,6 +29,7 @@ export function signInPages(app: FastifyInstance, deps: PageDeps) {
       title: "Sign in",
       next,
       username: "",
+      firstStart: await firstStart(),
     });
   });
 
@@ -57,7 +62,7 @@ export function signInPages(app: FastifyInstance, deps: PageDeps) {
         request,
         reply,
         "accounts/pages/sign-in",
-        { title: "Sign in", next, username, error: failed },
+        { title: "Sign in", next, username, error: failed, firstStart: await firstStart() },
         failed.status,
       );
     }
@@ -66,5 +71,10 @@ export function signInPages(app: FastifyInstance, deps: PageDeps) {
   app.get("/sign-out", pageRoute, async (request, reply) => {
     if (!request.auth) return reply.redirect("/sign-in", 303);
     return sendPage(deps, request, reply, "accounts/pages/sign-out", { title: "Sign out" });
+  });
+
+  app.post("/sign-out", pageRoute, async (request, reply) => {
+    await endSession(reply, deps.account, request.auth);
+    return reply.redirect("/sign-in", 303);
   });
 }

@@ -1,22 +1,10 @@
-// Flowplane's pages work without this script, except signing out; it adds the confirmation before
-// a revoke, the copy button, times in the reader's own time zone, and sign-out.
+// Flowplane's pages work without this script; it adds the confirmation before a revoke or a
+// removal, the copy button, times in the reader's own time zone, and a team's page shown again
+// once its instances' actions are done.
 /* global document, navigator, window */
 "use strict";
 
-// Sign out: POST /account/logout (same origin: the cookie and Origin go with it), then sign in again.
-for (const form of document.querySelectorAll("form[data-sign-out]")) {
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    for (const button of form.querySelectorAll("button")) button.disabled = true;
-    try {
-      await window.fetch("/account/logout", { method: "POST", credentials: "same-origin" });
-    } finally {
-      window.location.assign("/sign-in");
-    }
-  });
-}
-
-// Revoke: ask here; without this script the server asks on a page of its own.
+// Revoke, remove: ask here; without this script the server asks on a page of its own.
 for (const form of document.querySelectorAll("form[data-confirm]")) {
   form.addEventListener("submit", (event) => {
     if (!window.confirm(form.dataset.confirm)) {
@@ -53,4 +41,42 @@ for (const time of document.querySelectorAll("time[datetime]")) {
     time.title = time.textContent;
     time.textContent = date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
   }
+}
+
+// A team's page while an instance starts, stops or restarts: ask the API for the states every
+// 2 s and, once none is under way, show the page again (its buttons follow the states) — unless
+// the reader has started filling in a form.
+const watched = document.querySelector("[data-states]");
+if (watched) {
+  const acting = new Set(["starting", "stopping", "restarting", "suspending"]);
+  const editing = () =>
+    [...document.querySelectorAll("main input:not([type=hidden]), main select")].some(
+      (field) =>
+        field === document.activeElement ||
+        (field.tagName === "SELECT"
+          ? [...field.options].some((option) => option.selected !== option.defaultSelected)
+          : field.value !== field.defaultValue),
+    );
+  const check = async () => {
+    try {
+      const reply = await window.fetch(watched.dataset.states, {
+        headers: { accept: "application/json" },
+        credentials: "same-origin",
+      });
+      if (reply.ok) {
+        const { applications } = await reply.json();
+        const states = applications.flatMap((application) =>
+          application.instances.map((instance) => instance.meta.state),
+        );
+        if (!states.some((state) => acting.has(state)) && !editing()) {
+          window.location.assign(watched.dataset.page);
+          return;
+        }
+      }
+    } catch {
+      // Not reachable this time: ask again.
+    }
+    window.setTimeout(check, 2000);
+  };
+  window.setTimeout(check, 2000);
 }
