@@ -144,6 +144,11 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     "--ro-bind-data",
     String(HOSTS_FD),
     "/etc/hosts",
+    // /tmp before the read-only code: a platform checked out under /tmp (a CI clone) keeps its
+    // Node-RED visible through the instance's own /tmp (bubblewrap mounts in argument order).
+    ...(options.tmpDir
+      ? ["--bind", options.tmpDir, "/tmp"]
+      : ["--perms", "1777", "--size", String(SHM_BYTES), "--tmpfs", "/tmp"]),
     ...options.readOnly.flatMap((path) => ["--ro-bind", path, path]),
     "--proc",
     "/proc",
@@ -159,9 +164,6 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     options.userDir.writable ? "--bind" : "--ro-bind",
     options.userDir.path,
     SANDBOX_USER_DIR,
-    ...(options.tmpDir
-      ? ["--bind", options.tmpDir, "/tmp"]
-      : ["--perms", "1777", "--size", String(SHM_BYTES), "--tmpfs", "/tmp"]),
     // The sandbox's own root and /dev are memory: read-only once made, so that the instance
     // writes only to its directories (on disk) and the bounded /dev/shm.
     "--remount-ro",
