@@ -4,6 +4,7 @@ import { applications } from "./applications/index";
 import { auditLog } from "./audit-log/index";
 import { broker } from "./broker/index";
 import { catalogue } from "./catalogue/index";
+import { devices } from "./devices/index";
 import { router } from "./core/trpc";
 import { instances } from "./instances/index";
 import { platform } from "./platform/index";
@@ -20,6 +21,7 @@ export const appRouter = router({
   ...applications.procedures,
   ...instances.procedures,
   ...broker.procedures,
+  ...devices.procedures,
 });
 
 export type AppRouter = typeof appRouter;

@@ -8,7 +8,9 @@ import { type Reply, startServer, type TestServer } from "./harness";
 import {
   createApplication,
   createBrokerClient,
+  createDevice,
   createInstance,
+  createProvisioningToken,
   createInvitation,
   createTeam,
   createToken,
@@ -50,6 +52,9 @@ interface Side {
   /** An application and an instance in it, made on demand. */
   applicationId?: string;
   instanceId?: string;
+  /** A device and a provisioning token, made on demand. */
+  deviceId?: string;
+  provisioningTokenId?: string;
 }
 
 /**
@@ -68,8 +73,10 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   username: (side) => side.brokerClient,
   applicationId: (side) => side.applicationId,
   instanceId: (side) => side.instanceId,
-  // Broker tokens are the platform's (administrators only): any id gets the same 403.
-  tokenId: () => "brokertoken1",
+  // A team's provisioning token; broker tokens are the platform's (administrators only): any id
+  // gets the same 403 there.
+  tokenId: (side) => side.provisioningTokenId ?? "brokertoken1",
+  deviceId: (side) => side.deviceId,
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -78,6 +85,11 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   teamIds: (side) => [side.team.id],
   defaultTeam: (side) => side.team.id,
   applicationId: (side) => side.applicationId,
+  team: (side) => side.team.id,
+  application: (side) => side.applicationId,
+  instance: (side) => side.instanceId,
+  // No snapshot is anyone's yet: any id names none of the walker's.
+  targetSnapshot: () => "snapshotOfA1",
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -106,10 +118,21 @@ async function prepare(operations: DocumentOperation[]) {
   const bodies = operations.flatMap((o) =>
     Object.keys(walker.bodySchema(o.operation)?.properties ?? {}),
   );
-  if (params.has("applicationId") || params.has("instanceId") || bodies.includes("applicationId")) {
+  if (
+    params.has("applicationId") ||
+    params.has("instanceId") ||
+    bodies.includes("applicationId") ||
+    bodies.includes("application")
+  ) {
     for (const side of [a, w]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
       side.instanceId = await createInstance(server, side.owner, side.team.id);
+    }
+  }
+  if (params.has("deviceId") || params.has("tokenId")) {
+    for (const side of [a, w]) {
+      side.deviceId = await createDevice(server, side.owner, side.team.id);
+      side.provisioningTokenId = await createProvisioningToken(server, side.owner, side.team.id);
     }
   }
   if (params.has("username")) {
@@ -181,6 +204,18 @@ async function snapshotA(operations: DocumentOperation[]) {
       .execute(),
     brokerClients: await db
       .selectFrom("team_broker_clients")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    devices: await db
+      .selectFrom("devices")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    provisioningTokens: await db
+      .selectFrom("device_provisioning_tokens")
       .selectAll()
       .where("team_id", "=", a.team.id)
       .orderBy("id")

@@ -10,7 +10,9 @@ import { startServer } from "./harness";
 import {
   createApplication,
   createBrokerClient,
+  createDevice,
   createInstance,
+  createProvisioningToken,
   createInvitation,
   createTeam,
   GLOBAL_PATH_PARAMS,
@@ -49,6 +51,8 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   username: async (world) => createBrokerClient(server, world.founder, world.team.id),
   applicationId: async (world) => createApplication(server, world.founder, world.team.id),
   instanceId: async (world) => createInstance(server, world.founder, world.team.id),
+  deviceId: async (world) => createDevice(server, world.founder, world.team.id),
+  tokenId: async (world) => createProvisioningToken(server, world.founder, world.team.id),
 };
 
 /** Body fields that are ids, filled with the world's own resources. */
@@ -58,6 +62,10 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   teamIds: (world) => [world.team.id],
   defaultTeam: (world) => world.team.id,
   userId: (world) => world.member.id,
+  team: (world) => world.team.id,
+  application: (world) => createApplication(server, world.founder, world.team.id),
+  instance: (world) => createInstance(server, world.founder, world.team.id),
+  targetSnapshot: () => null,
 };
 
 interface CallerKind {

@@ -9,3 +9,4 @@ export * from "./instances";
 export * from "./platform";
 export * from "./teams/index";
 export * from "./tokens";
+export * from "./devices";

@@ -222,6 +222,41 @@ export interface ProjectStorageTable {
   flows_updated_at: Date | null;
 }
 
+export interface DevicesTable {
+  id: string;
+  team_id: string;
+  application_id: string | null;
+  project_id: string | null;
+  name: string;
+  type: Generated<string>;
+  token_digest: string;
+  otc_digest: string | null;
+  credential_secret: string;
+  settings: Json<{ env?: EnvVar[] }>;
+  settings_hash: string;
+  target_snapshot_id: string | null;
+  active_snapshot_id: string | null;
+  state: string | null;
+  last_seen_at: Date | null;
+  agent_version: string | null;
+  node_red_version: string | null;
+  nodejs_version: string | null;
+  mode: Generated<string>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface DeviceProvisioningTokensTable {
+  id: string;
+  team_id: string;
+  name: string;
+  digest: string;
+  application_id: string | null;
+  project_id: string | null;
+  expires_at: Date | null;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   users: UsersTable;
   teams: TeamsTable;
@@ -240,6 +275,8 @@ export interface Database {
   applications: ApplicationsTable;
   projects: ProjectsTable;
   project_storage: ProjectStorageTable;
+  devices: DevicesTable;
+  device_provisioning_tokens: DeviceProvisioningTokensTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -258,3 +295,5 @@ export type ProjectStackRow = Selectable<ProjectStacksTable>;
 export type ProjectTemplateRow = Selectable<ProjectTemplatesTable>;
 export type ApplicationRow = Selectable<ApplicationsTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
+export type DeviceRow = Selectable<DevicesTable>;
+export type ProvisioningTokenRow = Selectable<DeviceProvisioningTokensTable>;

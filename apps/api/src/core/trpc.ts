@@ -8,14 +8,17 @@ import {
   findTeamForUserBySlug,
   type TeamForUser,
   teamOfApplication,
+  teamOfDevice,
   teamOfProject,
 } from "@flowplane/db";
 import { initTRPC } from "@trpc/server";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
+import { z } from "zod";
 import type { Identity, PreloadedTeam } from "./authenticator";
 import {
   ApplicationIdInput,
+  DeviceIdInput,
   InstanceIdInput,
   TeamIdInput,
   TeamSlugInput,
@@ -27,6 +30,7 @@ import {
   notFound,
   toErrorResponse,
   trpcErrorEnvelope,
+  unauthorized,
   validationError,
 } from "./errors";
 
@@ -61,6 +65,11 @@ export type Meta = OpenApiMeta<{
    * text (e.g. a CSV export), sent as it is. Over /trpc it stays a JSON string.
    */
   contentType?: "text/csv";
+  /**
+   * Also open to a provisioning token (`fpv_…`, only POST /api/v1/devices): the team the input
+   * names must be the token's own.
+   */
+  provisioning?: boolean;
 }>;
 
 const t = initTRPC
@@ -111,12 +120,24 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   // caller cannot see is a bad field (400 naming it), not a missing resource.
   let namedBy: string | undefined;
   let teamId: string | undefined;
-  if (typeof raw === "object" && raw !== null && "teamId" in raw) {
-    namedBy = "teamId";
+  // `team` is FlowFuse's name for it in a device's body (POST /devices).
+  const teamField =
+    typeof raw === "object" && raw !== null
+      ? "teamId" in raw
+        ? "teamId"
+        : "team" in raw
+          ? "team"
+          : undefined
+      : undefined;
+  if (teamField !== undefined) {
+    namedBy = teamField;
     // Checked before the lookup: a value the database cannot hold must not reach a query.
-    const parsed = TeamIdInput.pick({ teamId: true }).safeParse({ teamId: raw.teamId });
+    const value = (raw as Record<string, unknown>)[teamField];
+    const parsed = z.object({ [teamField]: TeamIdInput.shape.teamId }).safeParse({
+      [teamField]: value,
+    });
     if (!parsed.success) throw validationError(parsed.error);
-    teamId = parsed.data.teamId;
+    teamId = value as string;
   }
   // Applications and instances belong to a team: the check is the team's (404 when none).
   let owned = false;
@@ -126,6 +147,12 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
       const parsed = InstanceIdInput.safeParse({ instanceId: raw.instanceId });
       if (!parsed.success) throw validationError(parsed.error);
       teamId = await teamOfProject(ctx.db, parsed.data.instanceId);
+      owned = true;
+    } else if ("deviceId" in raw) {
+      namedBy = "deviceId";
+      const parsed = DeviceIdInput.safeParse({ deviceId: raw.deviceId });
+      if (!parsed.success) throw validationError(parsed.error);
+      teamId = await teamOfDevice(ctx.db, parsed.data.deviceId);
       owned = true;
     } else if ("applicationId" in raw) {
       namedBy = "applicationId";
@@ -148,6 +175,16 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     const parsed = TeamSlugInput.safeParse({ slug: raw.slug });
     if (!parsed.success) throw validationError(parsed.error);
     found = await findTeamForUserBySlug(ctx.db, parsed.data.slug, ctx.auth.userId);
+  }
+  if (ctx.auth.provisioning) {
+    // A provisioning token acts in its own team, on the operations that say so, and nowhere else.
+    if (!meta.provisioning) throw unauthorized();
+    if (found?.team.id !== ctx.auth.provisioning.teamId) {
+      throw invalidRequest(`Invalid request: ${namedBy ?? "team"}: not the token's team`, [
+        { path: namedBy ?? "team", message: "Not the provisioning token's team" },
+      ]);
+    }
+    return next({ ctx: { team: found } });
   }
   const decision = authorize(
     permission,
@@ -183,6 +220,8 @@ export const procedure = t.procedure.use(authorized).use(rateLimited);
 
 /** Who acted, for the audit log: the user, with the token they used (null in a browser). */
 export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {
+  // A provisioning token has no user: the platform acted, on the token's behalf.
+  if (ctx.auth.provisioning) return "system";
   return { userId: ctx.auth.userId, tokenId: ctx.auth.tokenId };
 }
 

@@ -25,6 +25,8 @@ export const GUARDED = /^\/api(\/|\?|$)/;
 /** Sign-in and sign-out: a session is read when there is one, but none is needed. */
 export const ACCOUNT = /^\/account\//;
 const TRPC = /^\/trpc\//;
+/** Where a provisioning token is taken: POST /api/v1/devices (the agent's first start). */
+const PROVISIONING = /^\/api\/v1\/devices\/?(\?|$)/;
 
 export const authenticationPlugin = fp(
   async (app: FastifyInstance, opts: AuthenticationOptions) => {
@@ -53,7 +55,19 @@ export const authenticationPlugin = fp(
       if (authenticated) {
         request.auth = authenticated.identity;
         request.preloadedTeam = authenticated.team;
-      } else if (guarded) {
+        return;
+      }
+      // A device registering itself: its team's provisioning token, on this one route only.
+      if (request.method === "POST" && PROVISIONING.test(request.url)) {
+        const provisioning = await authenticator.authenticateProvisioning(
+          request.headers.authorization,
+        );
+        if (provisioning) {
+          request.auth = provisioning;
+          return;
+        }
+      }
+      if (guarded) {
         // A person's browser goes to the sign-in page; scripts get the bare 401.
         const wantsPage =
           request.method === "GET" &&
