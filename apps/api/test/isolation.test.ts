@@ -11,6 +11,7 @@ import {
   createDevice,
   createInstance,
   createProvisioningToken,
+  createSnapshot,
   createInvitation,
   createTeam,
   createToken,
@@ -52,6 +53,8 @@ interface Side {
   /** An application and an instance in it, made on demand. */
   applicationId?: string;
   instanceId?: string;
+  /** A snapshot of that instance, made on demand. */
+  snapshotId?: string;
   /** A device and a provisioning token, made on demand. */
   deviceId?: string;
   provisioningTokenId?: string;
@@ -73,6 +76,7 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   username: (side) => side.brokerClient,
   applicationId: (side) => side.applicationId,
   instanceId: (side) => side.instanceId,
+  snapshotId: (side) => side.snapshotId,
   // A team's provisioning token; broker tokens are the platform's (administrators only): any id
   // gets the same 403 there.
   tokenId: (side) => side.provisioningTokenId ?? "brokertoken1",
@@ -85,11 +89,12 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   teamIds: (side) => [side.team.id],
   defaultTeam: (side) => side.team.id,
   applicationId: (side) => side.applicationId,
+  ownerId: (side) => side.instanceId,
+  targetSnapshot: (side) => side.snapshotId,
+  snapshot: (side) => side.snapshotId,
   team: (side) => side.team.id,
   application: (side) => side.applicationId,
   instance: (side) => side.instanceId,
-  // No snapshot is anyone's yet: any id names none of the walker's.
-  targetSnapshot: () => "snapshotOfA1",
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -121,12 +126,15 @@ async function prepare(operations: DocumentOperation[]) {
   if (
     params.has("applicationId") ||
     params.has("instanceId") ||
+    params.has("snapshotId") ||
     bodies.includes("applicationId") ||
+    bodies.includes("ownerId") ||
     bodies.includes("application")
   ) {
     for (const side of [a, w]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
       side.instanceId = await createInstance(server, side.owner, side.team.id);
+      side.snapshotId = await createSnapshot(server, side.owner, side.instanceId);
     }
   }
   if (params.has("deviceId") || params.has("tokenId")) {
