@@ -10,12 +10,12 @@ import { ACCOUNT } from "./authentication";
 
 export const csrfPlugin = fp(async (app: FastifyInstance, opts: { baseUrl: string }) => {
   const ownOrigin = new URL(opts.baseUrl).origin;
-  app.addHook("onRequest", async (request, reply) => {
-    if (request.auth?.kind !== "session" && !ACCOUNT.test(request.url)) return;
-    const refusal = crossOriginRefusal(request, ownOrigin);
-    if (refusal === undefined) return;
+  app.addHook("onRequest", (request, reply, done) => {
+    const judged = request.auth?.kind === "session" || ACCOUNT.test(request.url);
+    const refusal = judged ? crossOriginRefusal(request, ownOrigin) : undefined;
+    if (refusal === undefined) return done();
     request.log.warn({ reason: refusal }, "cross-site request refused");
-    return sendError(
+    void sendError(
       request,
       reply,
       forbidden(
