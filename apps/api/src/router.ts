@@ -7,6 +7,7 @@ import { catalogue } from "./catalogue/index";
 import { router } from "./core/trpc";
 import { instances } from "./instances/index";
 import { platform } from "./platform/index";
+import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
 import { tokens } from "./tokens/index";
 
@@ -19,6 +20,7 @@ export const appRouter = router({
   ...catalogue.procedures,
   ...applications.procedures,
   ...instances.procedures,
+  ...snapshots.procedures,
   ...broker.procedures,
 });
 

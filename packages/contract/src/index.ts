@@ -7,5 +7,6 @@ export * from "./common";
 export * from "./errors";
 export * from "./instances";
 export * from "./platform";
+export * from "./snapshots";
 export * from "./teams/index";
 export * from "./tokens";
