@@ -11,6 +11,7 @@ import {
   teamOfDevice,
   teamOfProject,
   teamOfSnapshot,
+  type UserTeamRow,
 } from "@flowplane/db";
 import { initTRPC } from "@trpc/server";
 import { z } from "zod";
@@ -34,6 +35,8 @@ export interface Context {
   auth: Identity;
   /** A team looked up with the token (REST team routes), so authorization need not query it. */
   preloadedTeam?: PreloadedTeam;
+  /** Every team of the caller, read with the token (REST routes whose meta says `preload`). */
+  preloadedUserTeams?: UserTeamRow[];
   requestId: string;
   log: FastifyBaseLogger;
   baseUrl: string;
@@ -64,6 +67,11 @@ export type Meta = OpenApiMeta<{
    * names must be the token's own.
    */
   provisioning?: boolean;
+  /**
+   * Data the REST route's authentication reads in the same query as the token, so that the
+   * procedure needs no second round trip: `userTeams`, every team of the caller (GET /user/teams).
+   */
+  preload?: "userTeams";
 }>;
 
 const t = initTRPC

@@ -71,10 +71,12 @@ export const authenticationPlugin = fp(
         request.headers.authorization === undefined
           ? sessionCookieOf(app, request, opts.sessionCookie)
           : undefined,
+        request.routeOptions.config.preload === "userTeams",
       );
       if (authenticated) {
         request.auth = authenticated.identity;
         request.preloadedTeam = authenticated.team;
+        request.preloadedUserTeams = authenticated.userTeams;
         return;
       }
       // A device registering itself: its team's provisioning token, on this one route only.
