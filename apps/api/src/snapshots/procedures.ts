@@ -23,7 +23,6 @@ import {
 import {
   type Db,
   deleteSnapshot,
-  type EnvVar,
   findProject,
   findSnapshot,
   findSnapshotSummary,
