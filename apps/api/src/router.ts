@@ -6,6 +6,7 @@ import { broker } from "./broker/index";
 import { catalogue } from "./catalogue/index";
 import { router } from "./core/trpc";
 import { instances } from "./instances/index";
+import { library } from "./library/index";
 import { platform } from "./platform/index";
 import { teams } from "./teams/index";
 import { tokens } from "./tokens/index";
@@ -20,6 +21,7 @@ export const appRouter = router({
   ...applications.procedures,
   ...instances.procedures,
   ...broker.procedures,
+  ...library.procedures,
 });
 
 export type AppRouter = typeof appRouter;

@@ -222,6 +222,16 @@ export interface ProjectStorageTable {
   flows_updated_at: Date | null;
 }
 
+export interface TeamLibraryEntriesTable {
+  team_id: string;
+  type: string;
+  path: string;
+  meta: Json<Record<string, unknown>>;
+  body: string;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   teams: TeamsTable;
@@ -240,6 +250,7 @@ export interface Database {
   applications: ApplicationsTable;
   projects: ProjectsTable;
   project_storage: ProjectStorageTable;
+  team_library_entries: TeamLibraryEntriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -258,3 +269,4 @@ export type ProjectStackRow = Selectable<ProjectStacksTable>;
 export type ProjectTemplateRow = Selectable<ProjectTemplatesTable>;
 export type ApplicationRow = Selectable<ApplicationsTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
+export type TeamLibraryEntryRow = Selectable<TeamLibraryEntriesTable>;
