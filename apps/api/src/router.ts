@@ -8,6 +8,7 @@ import { router } from "./core/trpc";
 import { instances } from "./instances/index";
 import { library } from "./library/index";
 import { platform } from "./platform/index";
+import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
 import { tokens } from "./tokens/index";
 
@@ -20,6 +21,7 @@ export const appRouter = router({
   ...catalogue.procedures,
   ...applications.procedures,
   ...instances.procedures,
+  ...snapshots.procedures,
   ...broker.procedures,
   ...library.procedures,
 });

@@ -12,6 +12,7 @@ import {
   createApplication,
   createBrokerClient,
   createInstance,
+  createSnapshot,
   createInvitation,
 } from "./team-fixtures";
 import { accepts, type Operation, schemaWalker, type SchemaWalker } from "./walk";
@@ -259,6 +260,11 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       team.body.id,
     );
     validIds.instanceId = await createInstance(server, { token: server.adminToken }, team.body.id);
+    validIds.snapshotId = await createSnapshot(
+      server,
+      { token: server.adminToken },
+      validIds.instanceId,
+    );
     validIds.invitationId = await createInvitation(
       server,
       { id: "", token: server.adminToken, tokenId: "", username: "admin" },

@@ -9,6 +9,7 @@ import {
   createApplication,
   createBrokerClient,
   createInstance,
+  createSnapshot,
   createInvitation,
   createLibraryEntry,
   createTeam,
@@ -51,6 +52,8 @@ interface Side {
   /** An application and an instance in it, made on demand. */
   applicationId?: string;
   instanceId?: string;
+  /** A snapshot of that instance, made on demand. */
+  snapshotId?: string;
 }
 
 /**
@@ -69,6 +72,7 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   username: (side) => side.brokerClient,
   applicationId: (side) => side.applicationId,
   instanceId: (side) => side.instanceId,
+  snapshotId: (side) => side.snapshotId,
   // Broker tokens are the platform's (administrators only): any id gets the same 403.
   tokenId: () => "brokertoken1",
 };
@@ -79,6 +83,9 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   teamIds: (side) => [side.team.id],
   defaultTeam: (side) => side.team.id,
   applicationId: (side) => side.applicationId,
+  ownerId: (side) => side.instanceId,
+  targetSnapshot: (side) => side.snapshotId,
+  snapshot: (side) => side.snapshotId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -107,10 +114,17 @@ async function prepare(operations: DocumentOperation[]) {
   const bodies = operations.flatMap((o) =>
     Object.keys(walker.bodySchema(o.operation)?.properties ?? {}),
   );
-  if (params.has("applicationId") || params.has("instanceId") || bodies.includes("applicationId")) {
+  if (
+    params.has("applicationId") ||
+    params.has("instanceId") ||
+    params.has("snapshotId") ||
+    bodies.includes("applicationId") ||
+    bodies.includes("ownerId")
+  ) {
     for (const side of [a, w]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
       side.instanceId = await createInstance(server, side.owner, side.team.id);
+      side.snapshotId = await createSnapshot(server, side.owner, side.instanceId);
     }
   }
   if (operations.some((o) => o.template.includes("/library/"))) {

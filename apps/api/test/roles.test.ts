@@ -11,6 +11,7 @@ import {
   createApplication,
   createBrokerClient,
   createInstance,
+  createSnapshot,
   createInvitation,
   createLibraryEntry,
   createTeam,
@@ -35,7 +36,13 @@ interface World {
   caller: TestUser;
   /** A member (30) other than the caller: the one member operations act on. */
   member: TestUser;
+  /** The world's instance, made once it is first named (a snapshot in the path is one of its). */
+  instance?: Promise<string>;
 }
+
+/** The world's instance: one, so that an instance and its snapshot in one path belong together. */
+const instanceOf = (world: World) =>
+  (world.instance ??= createInstance(server, world.founder, world.team.id));
 
 /**
  * How each path parameter is filled in a world. Extend this when an operation brings a new
@@ -49,7 +56,8 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
     createInvitation(server, world.founder, world.team.id, await makeUser(server)),
   username: async (world) => createBrokerClient(server, world.founder, world.team.id),
   applicationId: async (world) => createApplication(server, world.founder, world.team.id),
-  instanceId: async (world) => createInstance(server, world.founder, world.team.id),
+  instanceId: async (world) => instanceOf(world),
+  snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
 };
 
 /** Body fields that are ids, filled with the world's own resources. */
@@ -59,6 +67,9 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   teamIds: (world) => [world.team.id],
   defaultTeam: (world) => world.team.id,
   userId: (world) => world.member.id,
+  ownerId: (world) => instanceOf(world),
+  targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
 };
 
 interface CallerKind {

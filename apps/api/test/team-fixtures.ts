@@ -87,7 +87,7 @@ export async function createInvitation(
 
 /** Body fields that name something by id: their names end in `Id`/`Ids`, or are listed here. */
 export const ID_LIKE_FIELD = /^ids?$|Ids?$/;
-export const ID_FIELDS_BY_NAME = new Set(["defaultTeam"]);
+export const ID_FIELDS_BY_NAME = new Set(["defaultTeam", "targetSnapshot", "snapshot"]);
 export const isIdField = (field: string) =>
   ID_LIKE_FIELD.test(field) || ID_FIELDS_BY_NAME.has(field);
 
@@ -134,6 +134,21 @@ export async function createInstance(
     body: { name: unique("inst"), applicationId },
   });
   expect(reply.status, `POST /api/v1/projects: ${reply.text}`).toBe(200);
+  return reply.body.id;
+}
+
+/** A snapshot of the instance, taken by a member or owner through the API; its id. */
+export async function createSnapshot(
+  server: TestServer,
+  owner: { token: string },
+  instanceId: string,
+): Promise<string> {
+  const path = `/api/v1/projects/${instanceId}/snapshots`;
+  const reply = await server.request("POST", path, {
+    token: owner.token,
+    body: { name: unique("snapshot") },
+  });
+  expect(reply.status, `POST ${path}: ${reply.text}`).toBe(200);
   return reply.body.id;
 }
 

@@ -8,5 +8,6 @@ export * from "./errors";
 export * from "./instances";
 export * from "./library";
 export * from "./platform";
+export * from "./snapshots";
 export * from "./teams/index";
 export * from "./tokens";

@@ -10,6 +10,7 @@ export * from "./ids";
 export * from "./instances";
 export * from "./library";
 export * from "./schema";
+export * from "./snapshots";
 export * from "./teams/index";
 export * from "./tokens";
 export { DEFAULT_TEAM_TYPE_ID } from "./migrations/2026-11-23T1300-team-sharing";

@@ -7,15 +7,18 @@ import { forbidden } from "./errors";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** The refusal of a write from another site, or undefined when the request may go on. */
+/**
+ * The refusal of a write from another site, or undefined when the request may go on. Writes to
+ * `alwaysChecked` paths (signing in) are checked without a session too.
+ */
 export function crossSiteRefusal(
   request: FastifyRequest,
   ownOrigin: string,
   signedIn: boolean,
-  alwaysChecked = false,
+  alwaysChecked?: RegExp,
 ) {
   if (SAFE_METHODS.has(request.method)) return undefined;
-  if (!signedIn && !alwaysChecked) return undefined;
+  if (!signedIn && !alwaysChecked?.test(request.url)) return undefined;
   const origin = request.headers.origin;
   if (origin !== undefined ? origin !== ownOrigin : signedIn) {
     return forbidden(

@@ -9,18 +9,14 @@ import {
   type TeamForUser,
   teamOfApplication,
   teamOfProject,
+  teamOfSnapshot,
 } from "@flowplane/db";
 import { initTRPC } from "@trpc/server";
+import { z } from "zod";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Identity, PreloadedTeam } from "./authenticator";
-import {
-  ApplicationIdInput,
-  InstanceIdInput,
-  TeamIdInput,
-  TeamSlugInput,
-  UserIdInput,
-} from "@flowplane/contract";
+import { Id, TeamIdInput, TeamSlugInput, UserIdInput } from "@flowplane/contract";
 import {
   forbidden,
   invalidRequest,
@@ -77,6 +73,28 @@ const t = initTRPC
 export const router = t.router;
 
 /**
+ * Input fields that name a resource of a team, in the order they are looked for: the team of the
+ * first one the input has is the one the permission is checked in. (A snapshot named beside its
+ * instance is checked to be the instance's by the handler.)
+ */
+const OWNED_BY: {
+  name: string;
+  applies: (raw: Record<string, unknown>) => boolean;
+  teamOf: (db: Db, id: string, raw: Record<string, unknown>) => Promise<string | undefined>;
+}[] = [
+  { name: "instanceId", applies: (raw) => "instanceId" in raw, teamOf: teamOfProject },
+  { name: "applicationId", applies: (raw) => "applicationId" in raw, teamOf: teamOfApplication },
+  { name: "snapshotId", applies: (raw) => "snapshotId" in raw, teamOf: teamOfSnapshot },
+  // POST /snapshots/import: the owner it goes to, of the type `ownerType` names.
+  {
+    name: "ownerId",
+    applies: (raw) => "ownerId" in raw,
+    teamOf: async (db, id, raw) =>
+      raw.ownerType === "instance" ? teamOfProject(db, id) : undefined,
+  },
+];
+
+/**
  * Checks the procedure's permission against the caller's role and token scope. For team
  * permissions it loads the team named by `teamId` in the input — or by `slug` when there is no
  * `teamId` (`GET /teams/slug/{slug}`), or the team of the instance (`instanceId`) or application
@@ -118,20 +136,22 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     if (!parsed.success) throw validationError(parsed.error);
     teamId = parsed.data.teamId;
   }
-  // Applications and instances belong to a team: the check is the team's (404 when none).
+  // Applications, instances and snapshots belong to a team: the check is the team's (404 when
+  // none). The first field of OWNED_BY that the input has names the resource.
   let owned = false;
   if (teamId === undefined && typeof raw === "object" && raw !== null) {
-    if ("instanceId" in raw) {
-      namedBy = "instanceId";
-      const parsed = InstanceIdInput.safeParse({ instanceId: raw.instanceId });
-      if (!parsed.success) throw validationError(parsed.error);
-      teamId = await teamOfProject(ctx.db, parsed.data.instanceId);
-      owned = true;
-    } else if ("applicationId" in raw) {
-      namedBy = "applicationId";
-      const parsed = ApplicationIdInput.safeParse({ applicationId: raw.applicationId });
-      if (!parsed.success) throw validationError(parsed.error);
-      teamId = await teamOfApplication(ctx.db, parsed.data.applicationId);
+    const field = OWNED_BY.find((entry) => entry.applies(raw as Record<string, unknown>));
+    if (field) {
+      namedBy = field.name;
+      const parsed = z
+        .object({ id: Id })
+        .safeParse({ id: (raw as Record<string, unknown>)[field.name] });
+      if (!parsed.success) {
+        throw validationError(
+          new z.ZodError(parsed.error.issues.map((issue) => ({ ...issue, path: [field.name] }))),
+        );
+      }
+      teamId = await field.teamOf(ctx.db, parsed.data.id, raw as Record<string, unknown>);
       owned = true;
     }
   }

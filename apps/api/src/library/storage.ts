@@ -88,7 +88,11 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
       if (request.method === "DELETE") throw forbidden();
       return { instance: { id: project.id, name: project.name } };
     }
-    const cookie = request.cookies?.[opts.sessionCookie];
+    // Cookies are parsed where a session is read (the authentication plugin parses none here).
+    const cookies = header === undefined ? request.headers.cookie : undefined;
+    const cookie = cookies?.includes(opts.sessionCookie)
+      ? app.parseCookie(cookies)[opts.sessionCookie]
+      : undefined;
     const authenticated = await opts.authenticator.authenticate(header, teamId, cookie);
     if (!authenticated) throw notFound();
     const { identity, team } = authenticated;

@@ -10,9 +10,13 @@ import { ACCOUNT } from "./authentication";
 
 export const csrfPlugin = fp(async (app: FastifyInstance, opts: { baseUrl: string }) => {
   const ownOrigin = new URL(opts.baseUrl).origin;
-  app.addHook("onRequest", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     const signedIn = request.auth?.kind === "session";
-    const refusal = crossSiteRefusal(request, ownOrigin, signedIn, ACCOUNT.test(request.url));
-    if (refusal) return sendError(request, reply, refusal);
+    const refusal = crossSiteRefusal(request, ownOrigin, signedIn, ACCOUNT);
+    if (refusal) {
+      void sendError(request, reply, refusal);
+      return;
+    }
+    done();
   });
 });
