@@ -199,12 +199,13 @@ describe("signing in", () => {
     expect(sessionOf(reply)).toBeUndefined();
     expect(reply.html).toContain("refused");
 
-    // Signed in, a form without Origin is refused too (as the API's cookie writes are).
+    // Signed in, a form a browser marks as sent from another site is refused too (as the API's
+    // cookie writes are).
     const { sid } = await signIn(user.username, user.password);
     const create = await page("POST", "/settings/security/tokens", {
       sid,
       form: { name: "forged" },
-      origin: null,
+      origin: "http://127.0.0.1:3001",
     });
     expect(create.status).toBe(403);
     const tokens = await page("GET", "/settings/security", { sid });

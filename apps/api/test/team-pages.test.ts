@@ -291,7 +291,7 @@ describe("another team's ids", () => {
   test("a form from another site is refused (403) and changes nothing", async () => {
     const owner = await person();
     const { teamId, instanceId } = await teamWithInstance(owner);
-    for (const origin of ["https://evil.example", null]) {
+    for (const origin of ["https://evil.example", "http://127.0.0.1:3001"]) {
       const reply = await server.page("POST", `/teams/${teamId}/instances/${instanceId}/stop`, {
         sid: owner.sid,
         origin,

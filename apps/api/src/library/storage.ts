@@ -16,7 +16,7 @@ import { type Db, findLibraryEntry, findProjectByToken, findTeamForUser } from "
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Authenticator } from "../core/authenticator";
-import { crossSiteRefusal } from "../core/cross-site";
+import { crossOriginRefusal } from "../core/cross-origin";
 import { ApiError, forbidden, invalidRequest, notFound, validationError } from "../core/errors";
 import { deleteEntries, type LibraryActor, readFolder, saveEntry } from "./entries";
 
@@ -96,9 +96,16 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
     const authenticated = await opts.authenticator.authenticate(header, teamId, cookie);
     if (!authenticated) throw notFound();
     const { identity, team } = authenticated;
-    const signedIn = identity.kind === "session";
-    const refusal = crossSiteRefusal(request, ownOrigin, signedIn);
-    if (refusal) throw refusal;
+    // A signed-in browser's write is judged as the API's (plugins/csrf.ts): not from another site.
+    const refusal =
+      identity.kind === "session" ? crossOriginRefusal(request, ownOrigin) : undefined;
+    if (refusal !== undefined) {
+      request.log.warn({ reason: refusal }, "cross-site request refused");
+      throw forbidden(
+        "Cross-site request refused: it was sent from another site. Send it from a page of this platform, or with a bearer token",
+        "csrf_failed",
+      );
+    }
     if (identity.passwordExpired) {
       throw forbidden("Your password has expired: choose a new one first", "password_expired");
     }
