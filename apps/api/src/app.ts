@@ -105,6 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     db,
     auth: request.auth!,
     preloadedTeam: request.preloadedTeam,
+    preloadedUserTeams: request.preloadedUserTeams,
     requestId: request.id,
     log: request.log,
     baseUrl,

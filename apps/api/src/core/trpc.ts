@@ -10,6 +10,7 @@ import {
   teamOfApplication,
   teamOfProject,
   teamOfSnapshot,
+  type UserTeamRow,
 } from "@flowplane/db";
 import { initTRPC } from "@trpc/server";
 import { z } from "zod";
@@ -32,6 +33,8 @@ export interface Context {
   auth: Identity;
   /** A team looked up with the token (REST team routes), so authorization need not query it. */
   preloadedTeam?: PreloadedTeam;
+  /** Every team of the caller, read with the token (REST routes whose meta says `preload`). */
+  preloadedUserTeams?: UserTeamRow[];
   requestId: string;
   log: FastifyBaseLogger;
   baseUrl: string;
@@ -57,6 +60,11 @@ export type Meta = OpenApiMeta<{
    * text (e.g. a CSV export), sent as it is. Over /trpc it stays a JSON string.
    */
   contentType?: "text/csv";
+  /**
+   * Data the REST route's authentication reads in the same query as the token, so that the
+   * procedure needs no second round trip: `userTeams`, every team of the caller (GET /user/teams).
+   */
+  preload?: "userTeams";
 }>;
 
 const t = initTRPC

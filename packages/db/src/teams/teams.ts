@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Expression, type Kysely, sql } from "kysely";
 import { type AuditEntry, auditRow } from "../audit-log/record";
 import { compiledOnce } from "../compiled-once";
 import { newId } from "../ids";
@@ -115,7 +115,13 @@ export async function listUserTeams(
   return userTeamsQuery(db, userId).where("teams.id", "in", teamIds).execute();
 }
 
-function userTeamsQuery(db: Kysely<Database>, userId: string) {
+/** Of all of a user's teams (`listUserTeams` with null), those in `teamIds` (null: all). */
+export function userTeamsIn(rows: UserTeamRow[], teamIds: readonly string[] | null): UserTeamRow[] {
+  return teamIds === null ? rows : rows.filter((row) => teamIds.includes(row.id));
+}
+
+/** The query of `listUserTeams` with null: every team of the user, by name. */
+export function userTeamsQuery(db: Kysely<Database>, userId: string | Expression<string>) {
   return db
     .selectFrom("team_members as m")
     .innerJoin("teams", "teams.id", "m.team_id")
