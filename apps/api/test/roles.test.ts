@@ -13,6 +13,7 @@ import {
   createInstance,
   createSnapshot,
   createInvitation,
+  createLibraryEntry,
   createTeam,
   GLOBAL_PATH_PARAMS,
   isIdField,
@@ -139,6 +140,10 @@ describe("each team role may do what the permission matrix says, and is 403 othe
         for (const onSelf of onSelfCases ? [false, true] : [false]) {
           // A fresh team each time: an allowed call may change or delete it.
           const world = await makeWorld(caller);
+          // The entry the library's operations name in their query.
+          if (operation.template.includes("/library/")) {
+            await createLibraryEntry(server, world.founder, world.team.id);
+          }
           const values: Record<string, string> = {};
           for (const param of operation.pathParams) {
             values[param] =

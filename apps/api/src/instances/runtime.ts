@@ -296,6 +296,7 @@ export class InstanceRuntime {
     return {
       id: project.id,
       name: project.name,
+      teamId: project.team_id,
       nodeRedVersion: typeof version === "string" ? version : "",
       env: Object.fromEntries(env.map((variable) => [variable.name, variable.value])),
       platformUrl: this.options.platformUrl(),
