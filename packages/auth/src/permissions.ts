@@ -108,6 +108,10 @@ export const PERMISSIONS = {
   "team:device:provisioning-token:create": { kind: "team", role: Role.owner, access: "write" },
   "team:device:provisioning-token:edit": { kind: "team", role: Role.owner, access: "write" },
   "team:device:provisioning-token:delete": { kind: "team", role: Role.owner, access: "write" },
+  /** The team library: FlowFuse's `library:entry:*` are members'; viewers read too, as the issue asks. */
+  "library:entry:list": { kind: "team", role: Role.viewer, access: "read" },
+  "library:entry:create": { kind: "team", role: Role.member, access: "write" },
+  "library:entry:delete": { kind: "team", role: Role.member, access: "write" },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -282,6 +282,16 @@ export interface DevicesTable {
   updated_at: Timestamp;
 }
 
+export interface TeamLibraryEntriesTable {
+  team_id: string;
+  type: string;
+  path: string;
+  meta: Json<Record<string, unknown>>;
+  body: string;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export interface DeviceProvisioningTokensTable {
   id: string;
   team_id: string;
@@ -314,6 +324,7 @@ export interface Database {
   snapshots: SnapshotsTable;
   devices: DevicesTable;
   device_provisioning_tokens: DeviceProvisioningTokensTable;
+  team_library_entries: TeamLibraryEntriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -335,3 +346,4 @@ export type ProjectRow = Selectable<ProjectsTable>;
 export type SnapshotRow = Selectable<SnapshotsTable>;
 export type DeviceRow = Selectable<DevicesTable>;
 export type ProvisioningTokenRow = Selectable<DeviceProvisioningTokensTable>;
+export type TeamLibraryEntryRow = Selectable<TeamLibraryEntriesTable>;
