@@ -6,6 +6,7 @@ import { broker } from "./broker/index";
 import { catalogue } from "./catalogue/index";
 import { router } from "./core/trpc";
 import { instances } from "./instances/index";
+import { library } from "./library/index";
 import { platform } from "./platform/index";
 import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
@@ -22,6 +23,7 @@ export const appRouter = router({
   ...instances.procedures,
   ...snapshots.procedures,
   ...broker.procedures,
+  ...library.procedures,
 });
 
 export type AppRouter = typeof appRouter;

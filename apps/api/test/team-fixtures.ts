@@ -160,6 +160,26 @@ export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
   templateId: () => DEFAULT_TEMPLATE_ID,
 };
 
+/**
+ * Required query parameters that name something: the walks send these values, and make what they
+ * name first where an operation needs it (`createLibraryEntry`).
+ */
+export const VALID_QUERY_VALUES: Record<string, string> = { type: "flows", path: "walked/entry" };
+
+/** The team library entry VALID_QUERY_VALUES names, saved by the team's owner through the API. */
+export async function createLibraryEntry(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<void> {
+  const path = `/api/v1/teams/${teamId}/library/entry`;
+  const reply = await server.request("PUT", path, {
+    token: owner.token,
+    body: { ...VALID_QUERY_VALUES, body: "[]" },
+  });
+  expect(reply.status, `PUT ${path}: ${reply.text}`).toBe(200);
+}
+
 /** Query parameters the walks send: the required ones, with valid values. */
 export function requiredQuery(
   operation: DocumentOperation,
@@ -167,7 +187,10 @@ export function requiredQuery(
 ): string {
   const query = (operation.operation.parameters ?? [])
     .filter((p) => p.in === "query" && p.required)
-    .map((p) => `${p.name}=${encodeURIComponent(String(example(p.schema ?? {}, p.name)))}`);
+    .map((p) => {
+      const value = VALID_QUERY_VALUES[p.name] ?? String(example(p.schema ?? {}, p.name));
+      return `${p.name}=${encodeURIComponent(value)}`;
+    });
   return query.length > 0 ? `?${query.join("&")}` : "";
 }
 

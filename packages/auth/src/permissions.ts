@@ -98,6 +98,10 @@ export const PERMISSIONS = {
   "template:create": { kind: "admin", access: "write" },
   "template:edit": { kind: "admin", access: "write" },
   "template:delete": { kind: "admin", access: "write" },
+  /** The team library: FlowFuse's `library:entry:*` are members'; viewers read too, as the issue asks. */
+  "library:entry:list": { kind: "team", role: Role.viewer, access: "read" },
+  "library:entry:create": { kind: "team", role: Role.member, access: "write" },
+  "library:entry:delete": { kind: "team", role: Role.member, access: "write" },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -8,6 +8,7 @@ export * from "./create-db";
 export * from "./errors";
 export * from "./ids";
 export * from "./instances";
+export * from "./library";
 export * from "./schema";
 export * from "./snapshots";
 export * from "./teams/index";

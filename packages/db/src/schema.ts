@@ -258,6 +258,16 @@ export interface SnapshotsTable {
   updated_at: Timestamp;
 }
 
+export interface TeamLibraryEntriesTable {
+  team_id: string;
+  type: string;
+  path: string;
+  meta: Json<Record<string, unknown>>;
+  body: string;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   teams: TeamsTable;
@@ -277,6 +287,7 @@ export interface Database {
   projects: ProjectsTable;
   project_storage: ProjectStorageTable;
   snapshots: SnapshotsTable;
+  team_library_entries: TeamLibraryEntriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -296,3 +307,4 @@ export type ProjectTemplateRow = Selectable<ProjectTemplatesTable>;
 export type ApplicationRow = Selectable<ApplicationsTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
 export type SnapshotRow = Selectable<SnapshotsTable>;
+export type TeamLibraryEntryRow = Selectable<TeamLibraryEntriesTable>;
