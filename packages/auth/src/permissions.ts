@@ -12,12 +12,17 @@ export type Access = "read" | "write";
 export type PermissionRule =
   /** `orSelf`: a member below the role may still act on their own membership (leaving a team). */
   | { kind: "team"; role: number; access: Access; orSelf?: true }
-  | { kind: "self" | "admin" | "user"; access: Access };
+  | { kind: "self" | "admin" | "user"; access: Access }
+  /**
+   * `wholeAccount`: a change to the account itself (its name, email, password, deletion, the
+   * teams it joins), beyond any one team: a token restricted to teams may not make it.
+   */
+  | { kind: "self"; access: Access; wholeAccount: true };
 
 export const PERMISSIONS = {
   "user:read": { kind: "self", access: "read" },
-  "user:edit": { kind: "self", access: "write" },
-  "user:delete": { kind: "self", access: "write" },
+  "user:edit": { kind: "self", access: "write", wholeAccount: true },
+  "user:delete": { kind: "self", access: "write", wholeAccount: true },
   "user:list": { kind: "admin", access: "read" },
   "user:create": { kind: "admin", access: "write" },
   "user:team:list": { kind: "self", access: "read" },
@@ -141,7 +146,10 @@ export function tokenReachesTeam(scope: TokenScope, teamId: string): boolean {
   return scope.teamIds === null || scope.teamIds.includes(teamId);
 }
 
-export type Decision = { allowed: true } | { allowed: false; status: 403 | 404 };
+export type Decision =
+  | { allowed: true }
+  /** `message`: why, where the status alone would not tell the caller what to do. */
+  | { allowed: false; status: 403 | 404; message?: string };
 
 /**
  * Decide a request. `membershipRole` is the caller's role in the request's team (undefined when
@@ -165,6 +173,14 @@ export function authorize(
     if (team.membershipRole === undefined && !admin) return { allowed: false, status: 404 };
   }
   if (rule.access === "write" && caller.scope.readOnly) return { allowed: false, status: 403 };
+  if ("wholeAccount" in rule && caller.scope.teamIds !== null) {
+    return {
+      allowed: false,
+      status: 403,
+      message:
+        "This token is restricted to teams: changes to the whole account need a token that is not",
+    };
+  }
 
   switch (rule.kind) {
     case "user":

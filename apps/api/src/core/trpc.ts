@@ -142,7 +142,9 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
 
   if (PERMISSIONS[permission].kind !== "team") {
     const decision = authorize(permission, caller, undefined, subject);
-    if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
+    if (!decision.allowed) {
+      throw decision.status === 404 ? notFound() : forbidden(decision.message);
+    }
     return next({ ctx: { team: undefined } });
   }
 
