@@ -22,6 +22,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context } from "../core/trpc";
+import { recordTeamDeleted } from "../teams/events";
 
 export const usernameTaken = () =>
   new ApiError(400, "invalid_username", "Username is not available", [
@@ -166,6 +167,7 @@ export async function deleteAccount(ctx: Context, userId: string): Promise<void>
       trx,
       owned.map((team) => team.id),
     );
+    for (const team of owned) await recordTeamDeleted(trx, actorOf(ctx), team);
     await deleteUser(trx, userId);
     const self = userId === ctx.auth.userId;
     await recordAudit(trx, {

@@ -116,8 +116,15 @@ export class InstanceRuntime {
       // instance then shows what the runtime reports, `crashed` with its log); a refusal changes
       // nothing.
       const refused = error instanceof ApiError;
-      await finishProjectAction(this.options.db, id, refused ? claimed.state : DESIRED[action]);
-      if (refused) throw error;
+      if (refused) {
+        await finishProjectAction(this.options.db, id, claimed.state);
+        throw error;
+      }
+      await this.options.db.transaction().execute(async (trx) => {
+        await finishProjectAction(trx, id, DESIRED[action]);
+        // FlowFuse's event for a Node-RED that would not start (a stop that failed has none).
+        if (DESIRED[action] === "running") await startFailed(trx, claimed, actor, error);
+      });
       this.options.log.error({ err: error, instanceId: id, action }, "instance action failed");
       throw new ApiError(
         500,
@@ -146,7 +153,13 @@ export class InstanceRuntime {
       .then(() => finishProjectAction(this.options.db, id, "running"))
       .catch(async (error: unknown) => {
         this.options.log.error({ err: error, instanceId: id }, "a new instance did not start");
-        await finishProjectAction(this.options.db, id, "running").catch(() => {});
+        await this.options.db
+          .transaction()
+          .execute(async (trx) => {
+            await finishProjectAction(trx, id, "running");
+            await startFailed(trx, project, "system", error);
+          })
+          .catch(() => {});
       });
   }
 
@@ -275,6 +288,22 @@ export function metaState(
     default:
       return "unknown";
   }
+}
+
+/** `project.start-failed`, with why (the driver's words: never a secret). */
+function startFailed(
+  trx: Db,
+  project: { id: string; name: string; team_id: string },
+  actor: Actor | "system",
+  error: unknown,
+): Promise<void> {
+  return recordAudit(trx, {
+    event: "project.start-failed",
+    entity: { type: "project", id: project.id },
+    teamId: project.team_id,
+    actor,
+    body: { project: { id: project.id, name: project.name }, error: { message: message(error) } },
+  });
 }
 
 function message(error: unknown): string {

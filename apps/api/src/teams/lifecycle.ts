@@ -10,15 +10,10 @@ import {
   TeamMembership,
   TeamSlugInput,
 } from "@flowplane/contract";
-import {
-  brokerClientUsernames,
-  deleteTeam,
-  listProjects,
-  recordAudit,
-  slugExists,
-} from "@flowplane/db";
+import { brokerClientUsernames, deleteTeam, listProjects, slugExists } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, procedure, teamOf } from "../core/trpc";
+import { recordTeamDeleted } from "./events";
 import { teamView } from "./views";
 
 /** The team permissions a role grants, from the matrix (in its order). */
@@ -107,13 +102,7 @@ export const teamLifecycleProcedures = {
         const usernames = await brokerClientUsernames(trx, team.id);
         const deleted = await deleteTeam(trx, team.id);
         if (!deleted) throw notFound();
-        await recordAudit(trx, {
-          event: "team.deleted",
-          entity: { type: "team", id: deleted.id },
-          teamId: deleted.id,
-          actor: actorOf(ctx),
-          body: { team: { id: deleted.id, name: deleted.name, slug: deleted.slug } },
-        });
+        await recordTeamDeleted(trx, actorOf(ctx), deleted);
         return usernames;
       });
       for (const username of brokerClients) {
