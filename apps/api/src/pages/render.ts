@@ -40,11 +40,13 @@ export const PAGE_CSP = {
  * still telling other sites nothing.
  */
 export const pageRoute = {
-  helmet: {
-    contentSecurityPolicy: { useDefaults: false, directives: PAGE_CSP },
-    referrerPolicy: { policy: "same-origin" },
+  config: {
+    helmet: {
+      contentSecurityPolicy: { useDefaults: false as const, directives: PAGE_CSP },
+      referrerPolicy: { policy: "same-origin" as const },
+    },
   },
-} as const;
+};
 
 export interface Asset {
   body: Buffer;

@@ -5,12 +5,11 @@
 // anything else gets the bare 401. A /trpc caller is only recorded here (for the rate limits);
 // createContext refuses it when there is none, so that the 401 is in tRPC's envelope.
 import cookie from "@fastify/cookie";
-import { isId } from "@flowplane/contract";
-import type { FastifyInstance } from "fastify";
+import { type ErrorBody, isId } from "@flowplane/contract";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import Negotiator from "negotiator";
 import type { Authenticator } from "../core/authenticator";
-import { toErrorResponse, unauthorized } from "../core/errors";
 
 export interface AuthenticationOptions {
   authenticator: Authenticator;
@@ -26,9 +25,28 @@ export const GUARDED = /^\/api(\/|\?|$)/;
 export const ACCOUNT = /^\/account\//;
 const TRPC = /^\/trpc\//;
 
+/** The session cookie's value, parsed from the request's Cookie header (undefined: none). */
+export function sessionCookieOf(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  name: string,
+): string | undefined {
+  const header = request.headers.cookie;
+  if (header === undefined || !header.includes(name)) return undefined;
+  return app.parseCookie(header)[name];
+}
+
+/** The body of the 401, as `toErrorResponse(unauthorized())` gives it, without making an error. */
+const unauthorizedBody = (requestId: string): ErrorBody => ({
+  code: "unauthorized",
+  error: "unauthorized",
+  requestId,
+});
+
 export const authenticationPlugin = fp(
   async (app: FastifyInstance, opts: AuthenticationOptions) => {
-    await app.register(cookie);
+    // Cookies are parsed only where a session is read (below, and the pages), not per request.
+    await app.register(cookie, { hook: false });
     const { authenticator } = opts;
     app.addHook("onRequest", async (request, reply) => {
       if (opts.checkedByTheirRoutes.some((paths) => paths.test(request.url))) return;
@@ -48,18 +66,23 @@ export const authenticationPlugin = fp(
         request.headers.authorization,
         // A malformed team id is not looked up here; the procedure refuses it by name.
         teamId !== undefined && isId(teamId) ? teamId : undefined,
-        request.cookies[opts.sessionCookie],
+        request.headers.authorization === undefined
+          ? sessionCookieOf(app, request, opts.sessionCookie)
+          : undefined,
       );
       if (authenticated) {
         request.auth = authenticated.identity;
         request.preloadedTeam = authenticated.team;
       } else if (guarded) {
         // A person's browser goes to the sign-in page; scripts get the bare 401.
+        const accept = request.headers.accept;
         const wantsPage =
           request.method === "GET" &&
+          accept !== undefined &&
+          accept.includes("html") &&
           new Negotiator(request.raw).mediaType(["application/json", "text/html"]) === "text/html";
         if (wantsPage) return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`);
-        return reply.code(401).send(toErrorResponse(unauthorized(), request.id).body);
+        return reply.code(401).send(unauthorizedBody(request.id));
       }
     });
   },

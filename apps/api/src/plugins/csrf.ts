@@ -11,17 +11,18 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export const csrfPlugin = fp(async (app: FastifyInstance, opts: { baseUrl: string }) => {
   const ownOrigin = new URL(opts.baseUrl).origin;
-  app.addHook("onRequest", async (request, reply) => {
-    if (SAFE_METHODS.has(request.method)) return;
+  app.addHook("onRequest", (request, reply, done) => {
     const signedIn = request.auth?.kind === "session";
-    if (!signedIn && !ACCOUNT.test(request.url)) return;
+    const checked = !SAFE_METHODS.has(request.method) && (signedIn || ACCOUNT.test(request.url));
     const origin = request.headers.origin;
-    if (origin !== undefined ? origin !== ownOrigin : signedIn) {
-      return sendError(
+    if (checked && (origin !== undefined ? origin !== ownOrigin : signedIn)) {
+      void sendError(
         request,
         reply,
         forbidden("Cross-site request refused: the Origin is not this platform's", "csrf_failed"),
       );
+      return;
     }
+    done();
   });
 });

@@ -14,6 +14,8 @@ import { API_CSP } from "../core/security-policy";
 interface ViewerPage {
   html: string;
   csp: Record<string, string[]>;
+  /** The security headers with `csp`, computed once. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
@@ -79,7 +81,10 @@ export async function docsPlugin(
     const preferred = new Negotiator(request.raw).mediaType(["application/json", "text/html"]);
     if (preferred === "text/html") {
       page ??= viewerPage(opts.document, opts.baseUrl);
-      reply.helmet({ contentSecurityPolicy: { useDefaults: false, directives: page.csp } });
+      page.headers ??= app.securityHeaders({
+        contentSecurityPolicy: { useDefaults: false, directives: page.csp },
+      });
+      reply.headers(page.headers);
       return reply.type("text/html; charset=utf-8").send(page.html);
     }
     return reply.type("application/json").send(json);

@@ -6,6 +6,7 @@
 import formbody from "@fastify/formbody";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Authenticator } from "../core/authenticator";
+import { sessionCookieOf } from "./authentication";
 import { notFound } from "../core/errors";
 import type { Context } from "../core/trpc";
 import { type PageDeps, type PageRoutes, sendFailure, sendPage } from "../pages/page";
@@ -59,7 +60,7 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
     );
 
     pages.addHook("onRequest", async (request, reply) => {
-      const sid = request.cookies[options.sessionCookie];
+      const sid = sessionCookieOf(app, request, options.sessionCookie);
       if (sid !== undefined) {
         const authenticated = await options.authenticator.authenticate(undefined, undefined, sid);
         request.auth = authenticated?.identity;

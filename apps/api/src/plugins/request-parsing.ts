@@ -42,11 +42,16 @@ export interface RequestParsingOptions {
 export const requestParsingPlugin = fp(
   async (app: FastifyInstance, opts: RequestParsingOptions) => {
     app.removeContentTypeParser("text/plain");
-    app.addHook("onRequest", async (request, reply) => {
-      if (!(request.query instanceof MalformedQuery)) return;
-      if (opts.checkedByTheirRoutes.some((paths) => paths.test(request.url))) return;
+    app.addHook("onRequest", (request, reply, done) => {
+      if (
+        !(request.query instanceof MalformedQuery) ||
+        opts.checkedByTheirRoutes.some((paths) => paths.test(request.url))
+      ) {
+        done();
+        return;
+      }
       const { parameters } = request.query;
-      return sendError(
+      void sendError(
         request,
         reply,
         invalidRequest(

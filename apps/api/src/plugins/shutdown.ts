@@ -8,7 +8,8 @@ export const shutdownPlugin = fp(async (app: FastifyInstance) => {
   app.addHook("preClose", async () => {
     closing = true;
   });
-  app.addHook("onSend", async (_request, reply) => {
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (closing) reply.header("connection", "close");
+    done(null, payload);
   });
 });
