@@ -13,6 +13,7 @@ import {
   findUserByLogin,
   isUniqueViolation,
   listProjects,
+  lockTeam,
   memberTeamIds,
   recordAudit,
   soleOwnedTeams,
@@ -160,6 +161,8 @@ export async function deleteAccount(ctx: Context, userId: string): Promise<void>
         `The user is the only owner of teams with other members (${shared.map((t) => t.name).join(", ")}): make someone else an owner, or remove the members, first`,
       );
     }
+    // Each team's row first, as a team's deletion does: no instance is created meanwhile.
+    for (const team of owned) await lockTeam(trx, team.id);
     const instances = (
       await Promise.all(owned.map((team) => listProjects(trx, { teamId: team.id })))
     ).flatMap((projects) => projects.map((project) => project.id));

@@ -10,7 +10,13 @@ import {
   TeamMembership,
   TeamSlugInput,
 } from "@flowplane/contract";
-import { brokerClientUsernames, deleteTeam, listProjects, slugExists } from "@flowplane/db";
+import {
+  brokerClientUsernames,
+  deleteTeam,
+  listProjects,
+  lockTeam,
+  slugExists,
+} from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, procedure, teamOf } from "../core/trpc";
 import { recordTeamDeleted } from "./events";
@@ -97,13 +103,16 @@ export const teamLifecycleProcedures = {
     .output(Status)
     .mutation(async ({ ctx }) => {
       const { team } = teamOf(ctx);
-      const instances = (await listProjects(ctx.db, { teamId: team.id })).map((p) => p.id);
-      const brokerClients = await ctx.db.transaction().execute(async (trx) => {
+      const { brokerClients, instances } = await ctx.db.transaction().execute(async (trx) => {
+        // The team's row first: an instance being created (which locks it too) is either in the
+        // list below or finds no team, so none is left running without a row.
+        if (!(await lockTeam(trx, team.id))) throw notFound();
+        const instances = (await listProjects(trx, { teamId: team.id })).map((p) => p.id);
         const usernames = await brokerClientUsernames(trx, team.id);
         const deleted = await deleteTeam(trx, team.id);
         if (!deleted) throw notFound();
         await recordTeamDeleted(trx, actorOf(ctx), deleted);
-        return usernames;
+        return { brokerClients: usernames, instances };
       });
       for (const username of brokerClients) {
         ctx.broker?.changed({ teamId: team.id, username, disconnect: true });
