@@ -6,7 +6,9 @@ import { broker } from "./broker/index";
 import { catalogue } from "./catalogue/index";
 import { router } from "./core/trpc";
 import { instances } from "./instances/index";
+import { library } from "./library/index";
 import { platform } from "./platform/index";
+import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
 import { tokens } from "./tokens/index";
 
@@ -19,7 +21,9 @@ export const appRouter = router({
   ...catalogue.procedures,
   ...applications.procedures,
   ...instances.procedures,
+  ...snapshots.procedures,
   ...broker.procedures,
+  ...library.procedures,
 });
 
 export type AppRouter = typeof appRouter;

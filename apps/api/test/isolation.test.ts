@@ -9,7 +9,9 @@ import {
   createApplication,
   createBrokerClient,
   createInstance,
+  createSnapshot,
   createInvitation,
+  createLibraryEntry,
   createTeam,
   createToken,
   GLOBAL_PATH_PARAMS,
@@ -50,6 +52,8 @@ interface Side {
   /** An application and an instance in it, made on demand. */
   applicationId?: string;
   instanceId?: string;
+  /** A snapshot of that instance, made on demand. */
+  snapshotId?: string;
 }
 
 /**
@@ -68,6 +72,7 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   username: (side) => side.brokerClient,
   applicationId: (side) => side.applicationId,
   instanceId: (side) => side.instanceId,
+  snapshotId: (side) => side.snapshotId,
   // Broker tokens are the platform's (administrators only): any id gets the same 403.
   tokenId: () => "brokertoken1",
 };
@@ -78,6 +83,9 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   teamIds: (side) => [side.team.id],
   defaultTeam: (side) => side.team.id,
   applicationId: (side) => side.applicationId,
+  ownerId: (side) => side.instanceId,
+  targetSnapshot: (side) => side.snapshotId,
+  snapshot: (side) => side.snapshotId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -106,11 +114,21 @@ async function prepare(operations: DocumentOperation[]) {
   const bodies = operations.flatMap((o) =>
     Object.keys(walker.bodySchema(o.operation)?.properties ?? {}),
   );
-  if (params.has("applicationId") || params.has("instanceId") || bodies.includes("applicationId")) {
+  if (
+    params.has("applicationId") ||
+    params.has("instanceId") ||
+    params.has("snapshotId") ||
+    bodies.includes("applicationId") ||
+    bodies.includes("ownerId")
+  ) {
     for (const side of [a, w]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
       side.instanceId = await createInstance(server, side.owner, side.team.id);
+      side.snapshotId = await createSnapshot(server, side.owner, side.instanceId);
     }
+  }
+  if (operations.some((o) => o.template.includes("/library/"))) {
+    for (const side of [a, w]) await createLibraryEntry(server, side.owner, side.team.id);
   }
   if (params.has("username")) {
     for (const side of [a, w]) {
@@ -122,7 +140,8 @@ async function prepare(operations: DocumentOperation[]) {
 const stripLastUsed = (value: unknown): unknown =>
   JSON.parse(
     JSON.stringify(value, (key, v) =>
-      key === "lastUsedAt" || key === "last_used_at" ? undefined : v,
+      // A request's id differs on every reply, whatever else stays the same.
+      key === "lastUsedAt" || key === "last_used_at" || key === "requestId" ? undefined : v,
     ),
   );
 
@@ -184,6 +203,13 @@ async function snapshotA(operations: DocumentOperation[]) {
       .selectAll()
       .where("team_id", "=", a.team.id)
       .orderBy("id")
+      .execute(),
+    libraryEntries: await db
+      .selectFrom("team_library_entries")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("type")
+      .orderBy("path")
       .execute(),
     auditEntries: (await db.selectFrom("audit_log").select("id").execute()).length,
   };
@@ -300,7 +326,10 @@ test("the owner of another team gets 404 for team A's ids in every path, 400 for
 
     const body = walker.bodySchema(operation.operation);
     const hasBody = validBody(walker, operation) !== undefined;
-    const idFields = Object.keys(body?.properties ?? {}).filter(isIdField);
+    // An object named like an id (an import's `snapshot`) is content, not a reference.
+    const idFields = Object.entries(body?.properties ?? {})
+      .filter(([field, schema]) => isIdField(field) && !walker.jsonTypes(schema).has("object"))
+      .map(([field]) => field);
     const unknownFields = idFields.filter((f) => !(f in BODY_IDS) && !GLOBAL_BODY_IDS.has(f));
     expect(
       unknownFields,

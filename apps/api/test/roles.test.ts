@@ -11,7 +11,9 @@ import {
   createApplication,
   createBrokerClient,
   createInstance,
+  createSnapshot,
   createInvitation,
+  createLibraryEntry,
   createTeam,
   GLOBAL_PATH_PARAMS,
   isIdField,
@@ -34,7 +36,13 @@ interface World {
   caller: TestUser;
   /** A member (30) other than the caller: the one member operations act on. */
   member: TestUser;
+  /** The world's instance, made once it is first named (a snapshot in the path is one of its). */
+  instance?: Promise<string>;
 }
+
+/** The world's instance: one, so that an instance and its snapshot in one path belong together. */
+const instanceOf = (world: World) =>
+  (world.instance ??= createInstance(server, world.founder, world.team.id));
 
 /**
  * How each path parameter is filled in a world. Extend this when an operation brings a new
@@ -48,7 +56,8 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
     createInvitation(server, world.founder, world.team.id, await makeUser(server)),
   username: async (world) => createBrokerClient(server, world.founder, world.team.id),
   applicationId: async (world) => createApplication(server, world.founder, world.team.id),
-  instanceId: async (world) => createInstance(server, world.founder, world.team.id),
+  instanceId: async (world) => instanceOf(world),
+  snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
 };
 
 /** Body fields that are ids, filled with the world's own resources. */
@@ -58,6 +67,9 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   teamIds: (world) => [world.team.id],
   defaultTeam: (world) => world.team.id,
   userId: (world) => world.member.id,
+  ownerId: (world) => instanceOf(world),
+  targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
 };
 
 interface CallerKind {
@@ -112,9 +124,10 @@ describe("each team role may do what the permission matrix says, and is 403 othe
         unknown,
         `${operation.name}: path parameters roles.test.ts cannot fill; add each to PATH_VALUES (make the resource through the API)`,
       ).toEqual([]);
-      const idFields = Object.keys(walker.bodySchema(operation.operation)?.properties ?? {}).filter(
-        isIdField,
-      );
+      // An object named like an id (an import's `snapshot`) is content, not a reference.
+      const idFields = Object.entries(walker.bodySchema(operation.operation)?.properties ?? {})
+        .filter(([field, schema]) => isIdField(field) && !walker.jsonTypes(schema).has("object"))
+        .map(([field]) => field);
       expect(
         idFields.filter((f) => !(f in BODY_VALUES)),
         `${operation.name}: body id fields roles.test.ts cannot fill; add each to BODY_VALUES`,
@@ -127,6 +140,10 @@ describe("each team role may do what the permission matrix says, and is 403 othe
         for (const onSelf of onSelfCases ? [false, true] : [false]) {
           // A fresh team each time: an allowed call may change or delete it.
           const world = await makeWorld(caller);
+          // The entry the library's operations name in their query.
+          if (operation.template.includes("/library/")) {
+            await createLibraryEntry(server, world.founder, world.team.id);
+          }
           const values: Record<string, string> = {};
           for (const param of operation.pathParams) {
             values[param] =

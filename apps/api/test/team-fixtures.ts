@@ -87,7 +87,7 @@ export async function createInvitation(
 
 /** Body fields that name something by id: their names end in `Id`/`Ids`, or are listed here. */
 export const ID_LIKE_FIELD = /^ids?$|Ids?$/;
-export const ID_FIELDS_BY_NAME = new Set(["defaultTeam"]);
+export const ID_FIELDS_BY_NAME = new Set(["defaultTeam", "targetSnapshot", "snapshot"]);
 export const isIdField = (field: string) =>
   ID_LIKE_FIELD.test(field) || ID_FIELDS_BY_NAME.has(field);
 
@@ -137,6 +137,21 @@ export async function createInstance(
   return reply.body.id;
 }
 
+/** A snapshot of the instance, taken by a member or owner through the API; its id. */
+export async function createSnapshot(
+  server: TestServer,
+  owner: { token: string },
+  instanceId: string,
+): Promise<string> {
+  const path = `/api/v1/projects/${instanceId}/snapshots`;
+  const reply = await server.request("POST", path, {
+    token: owner.token,
+    body: { name: unique("snapshot") },
+  });
+  expect(reply.status, `POST ${path}: ${reply.text}`).toBe(200);
+  return reply.body.id;
+}
+
 export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
   teamTypeId: () => DEFAULT_TEAM_TYPE_ID,
   // The seeded catalogue: the walks that use these never delete as an administrator.
@@ -145,6 +160,26 @@ export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
   templateId: () => DEFAULT_TEMPLATE_ID,
 };
 
+/**
+ * Required query parameters that name something: the walks send these values, and make what they
+ * name first where an operation needs it (`createLibraryEntry`).
+ */
+export const VALID_QUERY_VALUES: Record<string, string> = { type: "flows", path: "walked/entry" };
+
+/** The team library entry VALID_QUERY_VALUES names, saved by the team's owner through the API. */
+export async function createLibraryEntry(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<void> {
+  const path = `/api/v1/teams/${teamId}/library/entry`;
+  const reply = await server.request("PUT", path, {
+    token: owner.token,
+    body: { ...VALID_QUERY_VALUES, body: "[]" },
+  });
+  expect(reply.status, `PUT ${path}: ${reply.text}`).toBe(200);
+}
+
 /** Query parameters the walks send: the required ones, with valid values. */
 export function requiredQuery(
   operation: DocumentOperation,
@@ -152,7 +187,10 @@ export function requiredQuery(
 ): string {
   const query = (operation.operation.parameters ?? [])
     .filter((p) => p.in === "query" && p.required)
-    .map((p) => `${p.name}=${encodeURIComponent(String(example(p.schema ?? {}, p.name)))}`);
+    .map((p) => {
+      const value = VALID_QUERY_VALUES[p.name] ?? String(example(p.schema ?? {}, p.name));
+      return `${p.name}=${encodeURIComponent(value)}`;
+    });
   return query.length > 0 ? `?${query.join("&")}` : "";
 }
 

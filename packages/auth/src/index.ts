@@ -5,3 +5,4 @@ export * from "./token-format";
 export * from "./token-scope";
 export * from "./passwords";
 export * from "./mqtt";
+export * from "./credentials";

@@ -63,6 +63,19 @@ export const PERMISSIONS = {
   "project:status": { kind: "team", role: Role.dashboard, access: "read" },
   "project:log": { kind: "team", role: Role.viewer, access: "read" },
   "team:projects:list": { kind: "team", role: Role.viewer, access: "read" },
+  "project:snapshot:create": { kind: "team", role: Role.member, access: "write" },
+  "project:snapshot:list": { kind: "team", role: Role.viewer, access: "read" },
+  "project:snapshot:read": { kind: "team", role: Role.viewer, access: "read" },
+  "project:snapshot:delete": { kind: "team", role: Role.owner, access: "write" },
+  "project:snapshot:rollback": { kind: "team", role: Role.member, access: "write" },
+  "project:snapshot:set-target": { kind: "team", role: Role.member, access: "write" },
+  "project:snapshot:export": { kind: "team", role: Role.member, access: "write" },
+  "snapshot:meta": { kind: "team", role: Role.viewer, access: "read" },
+  "snapshot:full": { kind: "team", role: Role.member, access: "read" },
+  "snapshot:export": { kind: "team", role: Role.member, access: "write" },
+  "snapshot:edit": { kind: "team", role: Role.owner, access: "write" },
+  "snapshot:delete": { kind: "team", role: Role.owner, access: "write" },
+  "snapshot:import": { kind: "team", role: Role.owner, access: "write" },
   /** The caller must also own a team (checked by the route), as in FlowFuse. */
   "project:check-name": { kind: "user", access: "read" },
   "project-type:list": { kind: "user", access: "read" },
@@ -80,6 +93,10 @@ export const PERMISSIONS = {
   "template:create": { kind: "admin", access: "write" },
   "template:edit": { kind: "admin", access: "write" },
   "template:delete": { kind: "admin", access: "write" },
+  /** The team library: FlowFuse's `library:entry:*` are members'; viewers read too, as the issue asks. */
+  "library:entry:list": { kind: "team", role: Role.viewer, access: "read" },
+  "library:entry:create": { kind: "team", role: Role.member, access: "write" },
+  "library:entry:delete": { kind: "team", role: Role.member, access: "write" },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, Links, ListMeta, Name, PageInput, Text, Timestamp } from "./common";
+import { CappedCount, Id, Links, ListMeta, Name, PageInput, Text, Timestamp } from "./common";
 
 export const User = z
   .object({
@@ -21,7 +21,7 @@ export const User = z
 export type User = z.infer<typeof User>;
 
 export const UserList = z
-  .object({ meta: ListMeta, count: z.number().int(), users: z.array(User) })
+  .object({ meta: ListMeta, count: CappedCount, users: z.array(User) })
   .meta({ id: "UserList" });
 export type UserList = z.infer<typeof UserList>;
 

@@ -35,6 +35,20 @@ export const Links = z
   .object({ self: z.string().describe("Absolute path of this resource in the API") })
   .meta({ id: "Links" });
 
+/**
+ * How far the platform-wide lists (every user, every team) count their matching rows: a page
+ * never pays for reading a whole table it does not return.
+ */
+export const LIST_COUNT_CAP = 1000;
+
+/** `count` of a platform-wide list: the matching rows, counted up to LIST_COUNT_CAP. */
+export const CappedCount = z
+  .number()
+  .int()
+  .describe(
+    `Matching rows, counted up to ${LIST_COUNT_CAP}: ${LIST_COUNT_CAP} means at least that many (FlowFuse counts them all, which costs a scan of the whole table on every page)`,
+  );
+
 export const ListMeta = z
   .object({
     next_cursor: z

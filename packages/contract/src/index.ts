@@ -6,6 +6,8 @@ export * from "./catalogue";
 export * from "./common";
 export * from "./errors";
 export * from "./instances";
+export * from "./library";
 export * from "./platform";
+export * from "./snapshots";
 export * from "./teams/index";
 export * from "./tokens";

@@ -14,7 +14,7 @@ import {
   tokenDescendants,
   touchTokens,
 } from "./tokens";
-import { insertUser } from "./accounts/users";
+import { insertUser, listUsers } from "./accounts/users";
 
 let t: TestDb;
 beforeAll(async () => {
@@ -71,16 +71,20 @@ describe("teams", () => {
         ownerRole: 50,
       });
     }
-    const all = await listTeams(t.db, { limit: 1000 });
+    const all = await listTeams(t.db, { limit: 1000 }, 1000);
     const ids: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await listTeams(t.db, { limit: 2, cursor });
+      const page = await listTeams(t.db, { limit: 2, cursor }, 1000);
       expect(page.total).toBe(all.total);
       ids.push(...page.teams.map((team) => team.id));
       cursor = page.nextCursor;
     } while (cursor);
     expect(ids).toEqual(all.teams.map((team) => team.id));
+    // Counted up to the cap: a page does not read the whole table.
+    expect(all.total).toBeGreaterThanOrEqual(5);
+    expect((await listTeams(t.db, { limit: 2 }, 3)).total).toBe(3);
+    expect((await listUsers(t.db, { limit: 2 }, 1)).total).toBe(1);
   });
 
   test("a query compiled once answers each call with its own arguments", async () => {

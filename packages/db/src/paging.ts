@@ -1,7 +1,8 @@
 // Keyset paging, the one shape of every list: rows in (key, id) order, `limit` at a time, after
 // the row whose id is the cursor (its key read in the same statement, so a page is one index range
 // scan however deep it is), with the count of every row that matches.
-import { type SelectQueryBuilder, sql } from "kysely";
+import { type Kysely, type SelectQueryBuilder, sql } from "kysely";
+import type { Database } from "./schema";
 
 export interface PageRequest {
   limit: number;
@@ -51,3 +52,17 @@ export async function keysetPage<O extends { id: string }>(
 
 /** `count(*)` as an int, named `n`, as `keysetPage` reads it. */
 export const countAll = () => sql<number>`count(*)::int`.as("n");
+
+/**
+ * The rows of `rows` counted up to `cap`, as `keysetPage` reads a count: the scan stops at `cap`
+ * rows, so a page of a large table does not pay for reading all of it.
+ */
+export function countUpTo(
+  db: Kysely<Database>,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table's query
+  rows: SelectQueryBuilder<Database, any, object>,
+  cap: number,
+) {
+  const capped = rows.select(sql<number>`1`.as("one")).limit(cap);
+  return db.selectFrom(capped.as("capped")).select(countAll());
+}

@@ -195,6 +195,12 @@ export interface EnvVar {
   hidden: boolean;
 }
 
+/** An instance's own settings: its variables and the modules installed from the palette. */
+export interface ProjectSettings {
+  env?: EnvVar[];
+  palette?: { modules?: Record<string, string> };
+}
+
 export interface ProjectsTable {
   id: string;
   name: string;
@@ -207,8 +213,10 @@ export interface ProjectsTable {
   state: Generated<"running" | "stopped" | "suspended">;
   in_flight: "starting" | "stopping" | "restarting" | "suspending" | null;
   in_flight_at: Date | null;
-  settings: Json<{ env?: EnvVar[] }>;
+  settings: Json<ProjectSettings>;
   token_digest: string | null;
+  /** The snapshot the instance's devices should run. */
+  device_target_snapshot_id: Generated<string | null>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }
@@ -220,6 +228,44 @@ export interface ProjectStorageTable {
   settings: Json;
   library: Json<Record<string, { meta: Record<string, unknown>; body: string }>>;
   flows_updated_at: Date | null;
+}
+
+/** What a snapshot holds besides its flows (FlowFuse's `settings` column). */
+export interface SnapshotSettings {
+  /** The instance's settings when it was taken (beyond env and the palette's modules). */
+  settings: Record<string, unknown>;
+  /** The instance's variables; hidden ones with a blank value (theirs are in `secrets`). */
+  env: EnvVar[];
+  /** `{ "node-red": "<version>", "<package>": "<version>" }` */
+  modules: Record<string, string>;
+}
+
+export interface SnapshotsTable {
+  id: string;
+  team_id: string;
+  application_id: string;
+  owner_type: "instance" | "device";
+  project_id: string | null;
+  device_id: string | null;
+  name: string;
+  description: Generated<string>;
+  user_id: string | null;
+  flows: Json<unknown[]>;
+  settings: Json<SnapshotSettings>;
+  /** Encrypted `{ credentials, env }` (Node-RED's format, the snapshot's own key). */
+  secrets: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface TeamLibraryEntriesTable {
+  team_id: string;
+  type: string;
+  path: string;
+  meta: Json<Record<string, unknown>>;
+  body: string;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
 }
 
 export interface Database {
@@ -240,6 +286,8 @@ export interface Database {
   applications: ApplicationsTable;
   projects: ProjectsTable;
   project_storage: ProjectStorageTable;
+  snapshots: SnapshotsTable;
+  team_library_entries: TeamLibraryEntriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -258,3 +306,5 @@ export type ProjectStackRow = Selectable<ProjectStacksTable>;
 export type ProjectTemplateRow = Selectable<ProjectTemplatesTable>;
 export type ApplicationRow = Selectable<ApplicationsTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
+export type SnapshotRow = Selectable<SnapshotsTable>;
+export type TeamLibraryEntryRow = Selectable<TeamLibraryEntriesTable>;

@@ -10,6 +10,8 @@ export interface InstanceSpec {
   id: string;
   /** The instance's name (unique on the platform, DNS-safe). */
   name: string;
+  /** The instance's team: its Node-RED shows the team's library (reached with its token). */
+  teamId: string;
   /** The Node-RED version its stack names, e.g. "4.1.15". A driver refuses one it cannot run. */
   nodeRedVersion: string;
   /** Environment variables for the Node-RED process: the user's plus the platform's `FF_*`. */

@@ -15,6 +15,7 @@ import {
   recordAudit,
   sessionStartedAt,
   updateUser,
+  userTeamsIn,
 } from "@flowplane/db";
 import { z } from "zod";
 import { changeAccount, checkPassword, deleteAccount } from "./rules";
@@ -165,11 +166,15 @@ export const userRouter = router({
         description:
           "A team-restricted token sees only the teams it is restricted to. Sorted by name.",
       },
+      preload: "userTeams",
     })
     .input(z.void())
     .output(UserTeamList)
     .query(async ({ ctx }) => {
-      const rows = await listUserTeams(ctx.db, ctx.auth.userId, ctx.auth.scope.teamIds);
+      // Read with the token when the caller came through REST with one (one round trip).
+      const rows = ctx.preloadedUserTeams
+        ? userTeamsIn(ctx.preloadedUserTeams, ctx.auth.scope.teamIds)
+        : await listUserTeams(ctx.db, ctx.auth.userId, ctx.auth.scope.teamIds);
       return {
         meta: {},
         count: rows.length,

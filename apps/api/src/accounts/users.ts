@@ -2,6 +2,7 @@
 import { hashPassword } from "@flowplane/auth";
 import {
   CreateUserInput,
+  LIST_COUNT_CAP,
   ListUsersInput,
   Status,
   UpdateUserInput,
@@ -44,7 +45,7 @@ export const usersRouter = router({
     .input(ListUsersInput)
     .output(UserList)
     .query(async ({ ctx, input }) => {
-      const page = await listUsers(ctx.db, input);
+      const page = await listUsers(ctx.db, input, LIST_COUNT_CAP);
       return {
         meta: page.nextCursor ? { next_cursor: page.nextCursor } : {},
         count: page.total,

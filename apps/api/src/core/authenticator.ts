@@ -16,10 +16,13 @@ import {
   deleteToken,
   findSessionByDigest,
   findTokenAndTeam,
+  findTokenAndUserTeams,
   findTokenByDigest,
   type TeamForUser,
   touchSession,
+  type TokenIdentity,
   touchTokens,
+  type UserTeamRow,
 } from "@flowplane/db";
 import { LRUCache } from "lru-cache";
 
@@ -39,6 +42,8 @@ export interface Authenticated {
   identity: Identity;
   /** The team a team route names, looked up with the token (found: undefined when none). */
   team?: PreloadedTeam;
+  /** Every team of the token's owner, when asked for (`withUserTeams`). */
+  userTeams?: UserTeamRow[];
 }
 
 export interface PreloadedTeam {
@@ -70,12 +75,14 @@ export class Authenticator {
    * The caller's identity, or undefined when the request is not authenticated (no throw: a 401 is
    * the common case under attack or misconfiguration, and should cost little). A bearer token
    * wins over a session cookie. With `teamId` (a team route) and a token, the team and the
-   * owner's membership come back from the same query, so authorization needs no second round trip.
+   * owner's membership come back from the same query, so authorization needs no second round trip;
+   * likewise every team of the owner with `withUserTeams` (and no `teamId`).
    */
   async authenticate(
     header: string | undefined,
     teamId?: string,
     sessionCookie?: string,
+    withUserTeams = false,
   ): Promise<Authenticated | undefined> {
     if (header === undefined && sessionCookie !== undefined) {
       return this.authenticateSession(sessionCookie);
@@ -84,15 +91,17 @@ export class Authenticator {
     if (!token || parseToken(token) !== "personalAccessToken") return undefined;
     const digest = tokenDigest(this.secret, token);
     if (this.unknown.has(digest)) return undefined;
-    const found =
-      teamId === undefined
-        ? await findTokenByDigest(this.db, digest).then(
-            (identity) => identity && { identity, team: undefined },
-          )
-        : await findTokenAndTeam(this.db, digest, teamId).then(
+    const found: (Omit<Authenticated, "identity"> & { identity: TokenIdentity }) | undefined =
+      teamId !== undefined
+        ? await findTokenAndTeam(this.db, digest, teamId).then(
             (result) =>
               result && { identity: result.identity, team: { teamId, found: result.team } },
-          );
+          )
+        : withUserTeams
+          ? await findTokenAndUserTeams(this.db, digest).then(
+              (result) => result && { identity: result.identity, userTeams: result.teams },
+            )
+          : await findTokenByDigest(this.db, digest).then((identity) => identity && { identity });
     if (!found) {
       this.unknown.set(digest, true);
       return undefined;
@@ -119,6 +128,7 @@ export class Authenticator {
         passwordExpired: false,
       },
       team: found.team,
+      userTeams: found.userTeams,
     };
   }
 
@@ -178,5 +188,11 @@ declare module "fastify" {
     auth?: Identity;
     /** The team a REST team route names, looked up with the token. */
     preloadedTeam?: PreloadedTeam;
+    /** Every team of the caller, looked up with the token (routes whose meta says `preload`). */
+    preloadedUserTeams?: UserTeamRow[];
+  }
+  interface FastifyContextConfig {
+    /** What authentication reads with the token for this REST route (core/rest.ts). */
+    preload?: "userTeams";
   }
 }

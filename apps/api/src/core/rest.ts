@@ -21,6 +21,8 @@ export interface RestRoute {
   acceptsNoInput: boolean;
   /** A reply that is not JSON: the procedure's output is its text. */
   contentType?: "text/csv";
+  /** What authentication reads with the token for this route (the meta's `preload`). */
+  preload?: "userTeams";
 }
 
 export function restRoutes(router: AnyRouter): RestRoute[] {
@@ -42,6 +44,7 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
           (parser) => parser.safeParse(undefined).success,
         ),
         contentType: meta.contentType,
+        preload: meta.preload,
       },
     ];
   });
@@ -80,6 +83,7 @@ export function registerRestRoutes(
     app.route({
       method: route.method,
       url: route.path.replace(/\{(\w+)\}/g, ":$1"),
+      config: { preload: route.preload },
       handler: async (request, reply) => {
         const input = restInput(route, request);
         const data: unknown = await route.procedure({

@@ -9,18 +9,15 @@ import {
   type TeamForUser,
   teamOfApplication,
   teamOfProject,
+  teamOfSnapshot,
+  type UserTeamRow,
 } from "@flowplane/db";
 import { initTRPC } from "@trpc/server";
+import { z } from "zod";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Identity, PreloadedTeam } from "./authenticator";
-import {
-  ApplicationIdInput,
-  InstanceIdInput,
-  TeamIdInput,
-  TeamSlugInput,
-  UserIdInput,
-} from "@flowplane/contract";
+import { Id, TeamIdInput, TeamSlugInput, UserIdInput } from "@flowplane/contract";
 import {
   forbidden,
   invalidRequest,
@@ -36,6 +33,8 @@ export interface Context {
   auth: Identity;
   /** A team looked up with the token (REST team routes), so authorization need not query it. */
   preloadedTeam?: PreloadedTeam;
+  /** Every team of the caller, read with the token (REST routes whose meta says `preload`). */
+  preloadedUserTeams?: UserTeamRow[];
   requestId: string;
   log: FastifyBaseLogger;
   baseUrl: string;
@@ -61,6 +60,11 @@ export type Meta = OpenApiMeta<{
    * text (e.g. a CSV export), sent as it is. Over /trpc it stays a JSON string.
    */
   contentType?: "text/csv";
+  /**
+   * Data the REST route's authentication reads in the same query as the token, so that the
+   * procedure needs no second round trip: `userTeams`, every team of the caller (GET /user/teams).
+   */
+  preload?: "userTeams";
 }>;
 
 const t = initTRPC
@@ -75,6 +79,32 @@ const t = initTRPC
   });
 
 export const router = t.router;
+
+/**
+ * Input fields that name a resource of a team, in the order they are looked for: the team of the
+ * first one the input has is the one the permission is checked in. (A snapshot named beside its
+ * instance is checked to be the instance's by the handler.)
+ */
+const OWNED_BY: {
+  name: string;
+  applies: (raw: Record<string, unknown>) => boolean;
+  teamOf: (db: Db, id: string, raw: Record<string, unknown>) => Promise<string | undefined>;
+}[] = [
+  { name: "instanceId", applies: (raw) => "instanceId" in raw, teamOf: teamOfProject },
+  { name: "applicationId", applies: (raw) => "applicationId" in raw, teamOf: teamOfApplication },
+  { name: "snapshotId", applies: (raw) => "snapshotId" in raw, teamOf: teamOfSnapshot },
+  // POST /snapshots/import: the owner it goes to, of the type `ownerType` names.
+  {
+    name: "ownerId",
+    applies: (raw) => "ownerId" in raw,
+    teamOf: async (db, id, raw) => {
+      if (raw.ownerType === "instance") return teamOfProject(db, id);
+      throw invalidRequest("Invalid request: ownerType: not a type of owner", [
+        { path: "ownerType", message: "Must be `instance`" },
+      ]);
+    },
+  },
+];
 
 /**
  * Checks the procedure's permission against the caller's role and token scope. For team
@@ -118,20 +148,22 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     if (!parsed.success) throw validationError(parsed.error);
     teamId = parsed.data.teamId;
   }
-  // Applications and instances belong to a team: the check is the team's (404 when none).
+  // Applications, instances and snapshots belong to a team: the check is the team's (404 when
+  // none). The first field of OWNED_BY that the input has names the resource.
   let owned = false;
   if (teamId === undefined && typeof raw === "object" && raw !== null) {
-    if ("instanceId" in raw) {
-      namedBy = "instanceId";
-      const parsed = InstanceIdInput.safeParse({ instanceId: raw.instanceId });
-      if (!parsed.success) throw validationError(parsed.error);
-      teamId = await teamOfProject(ctx.db, parsed.data.instanceId);
-      owned = true;
-    } else if ("applicationId" in raw) {
-      namedBy = "applicationId";
-      const parsed = ApplicationIdInput.safeParse({ applicationId: raw.applicationId });
-      if (!parsed.success) throw validationError(parsed.error);
-      teamId = await teamOfApplication(ctx.db, parsed.data.applicationId);
+    const field = OWNED_BY.find((entry) => entry.applies(raw as Record<string, unknown>));
+    if (field) {
+      namedBy = field.name;
+      const parsed = z
+        .object({ id: Id })
+        .safeParse({ id: (raw as Record<string, unknown>)[field.name] });
+      if (!parsed.success) {
+        throw validationError(
+          new z.ZodError(parsed.error.issues.map((issue) => ({ ...issue, path: [field.name] }))),
+        );
+      }
+      teamId = await field.teamOf(ctx.db, parsed.data.id, raw as Record<string, unknown>);
       owned = true;
     }
   }

@@ -69,10 +69,12 @@ export const authenticationPlugin = fp(
         request.headers.authorization === undefined
           ? sessionCookieOf(app, request, opts.sessionCookie)
           : undefined,
+        request.routeOptions.config.preload === "userTeams",
       );
       if (authenticated) {
         request.auth = authenticated.identity;
         request.preloadedTeam = authenticated.team;
+        request.preloadedUserTeams = authenticated.userTeams;
       } else if (guarded) {
         // A person's browser goes to the sign-in page; scripts get the bare 401.
         const accept = request.headers.accept;

@@ -1,28 +1,27 @@
-// Cross-site request forgery: a write that rides on the browser's cookie (or signs in) must come
-// from a page of this platform: its Origin, when it has one, is BASE_URL's; a signed-in write must
-// have one. Bearer-token requests carry no ambient credential and are not checked. Runs after the
-// authentication plugin's hook, which sets `request.auth`. (The pages check their own forms.)
+// Cross-site request forgery for the API: a write that rides on the browser's cookie, and signing
+// in (/account/login), must not come from another site — the rule in core/cross-origin.ts, shared
+// with the pages' forms (plugins/pages.ts). Bearer-token requests carry no ambient credential and
+// are not judged. Runs after the authentication plugin's hook, which sets `request.auth`.
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
+import { crossOriginRefusal } from "../core/cross-origin";
 import { forbidden, sendError } from "../core/errors";
 import { ACCOUNT } from "./authentication";
-
-const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export const csrfPlugin = fp(async (app: FastifyInstance, opts: { baseUrl: string }) => {
   const ownOrigin = new URL(opts.baseUrl).origin;
   app.addHook("onRequest", (request, reply, done) => {
-    const signedIn = request.auth?.kind === "session";
-    const checked = !SAFE_METHODS.has(request.method) && (signedIn || ACCOUNT.test(request.url));
-    const origin = request.headers.origin;
-    if (checked && (origin !== undefined ? origin !== ownOrigin : signedIn)) {
-      void sendError(
-        request,
-        reply,
-        forbidden("Cross-site request refused: the Origin is not this platform's", "csrf_failed"),
-      );
-      return;
-    }
-    done();
+    const judged = request.auth?.kind === "session" || ACCOUNT.test(request.url);
+    const refusal = judged ? crossOriginRefusal(request, ownOrigin) : undefined;
+    if (refusal === undefined) return done();
+    request.log.warn({ reason: refusal }, "cross-site request refused");
+    void sendError(
+      request,
+      reply,
+      forbidden(
+        "Cross-site request refused: it was sent from another site. Send it from a page of this platform, or with a bearer token",
+        "csrf_failed",
+      ),
+    );
   });
 });

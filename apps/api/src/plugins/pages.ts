@@ -6,6 +6,7 @@
 import formbody from "@fastify/formbody";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Authenticator } from "../core/authenticator";
+import { crossOriginRefusal } from "../core/cross-origin";
 import { sessionCookieOf } from "./authentication";
 import { notFound } from "../core/errors";
 import type { Context } from "../core/trpc";
@@ -65,23 +66,27 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
         const authenticated = await options.authenticator.authenticate(undefined, undefined, sid);
         request.auth = authenticated?.identity;
       }
-      // Cross-site request forgery: as for the API's cookie writes, a form must come from a page
-      // of this platform; signing in may come without an Origin (not from a browser).
-      if (request.method === "POST") {
-        const origin = request.headers.origin;
-        if (origin !== undefined ? origin !== ownOrigin : request.auth !== undefined) {
-          return sendPage(
-            deps,
-            request,
-            reply,
-            "pages/templates/error",
-            {
-              title: "Request refused",
-              message: "This form was sent from another site, so it was refused. Nothing changed.",
-            },
-            403,
-          );
-        }
+      // Cross-site request forgery: every form, signing in too, is judged by the rule the API's
+      // cookie writes follow (core/cross-origin.ts).
+      const refusal = crossOriginRefusal(request, ownOrigin);
+      if (refusal !== undefined) {
+        request.log.warn({ reason: refusal }, "cross-site form refused");
+        return sendPage(
+          deps,
+          request,
+          reply,
+          "pages/templates/error",
+          {
+            title: "Request refused",
+            message:
+              "This form was sent from another site, so it was refused and nothing changed. " +
+              "If you meant to send it, open this platform's own page and send the form from there.",
+            back: request.auth
+              ? { href: "/teams", label: "Go to your teams" }
+              : { href: "/sign-in", label: "Go to the sign-in page" },
+          },
+          403,
+        );
       }
     });
 

@@ -3,6 +3,7 @@
 import { randomBase62 } from "@flowplane/auth";
 import {
   CreateTeamInput,
+  LIST_COUNT_CAP,
   ListTeamsInput,
   Role,
   Team,
@@ -111,7 +112,7 @@ export const teamRouter = router({
     .input(ListTeamsInput)
     .output(TeamList)
     .query(async ({ ctx, input }) => {
-      const page = await listTeams(ctx.db, input);
+      const page = await listTeams(ctx.db, input, LIST_COUNT_CAP);
       return {
         meta: page.nextCursor ? { next_cursor: page.nextCursor } : {},
         count: page.total,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, Links, ListMeta, Name, PageInput, Text, Timestamp } from "../common";
+import { CappedCount, Id, Links, ListMeta, Name, PageInput, Text, Timestamp } from "../common";
 import { TeamRole } from "./roles";
 import { TeamTypeSummary } from "./team-types";
 
@@ -36,7 +36,7 @@ export const UserTeam = TeamSummary.extend({
 export type UserTeam = z.infer<typeof UserTeam>;
 
 export const TeamList = z
-  .object({ meta: ListMeta, count: z.number().int(), teams: z.array(Team) })
+  .object({ meta: ListMeta, count: CappedCount, teams: z.array(Team) })
   .meta({ id: "TeamList" });
 export type TeamList = z.infer<typeof TeamList>;
 

@@ -2,7 +2,7 @@
 import { type Kysely, sql } from "kysely";
 import { compiledOnce } from "../compiled-once";
 import { newId } from "../ids";
-import { countAll, keysetPage, type PageRequest } from "../paging";
+import { countUpTo, keysetPage, type PageRequest } from "../paging";
 import type { Database, UserRow, UserUpdate } from "../schema";
 
 export async function findUser(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
@@ -103,10 +103,14 @@ export async function activeAdminIds(trx: Kysely<Database>): Promise<string[]> {
   return rows.map((row) => row.id);
 }
 
-/** Every user, oldest first, a page at a time; `query` matches username, name or email. */
+/**
+ * Every user, oldest first, a page at a time; `query` matches username, name or email. `total`
+ * counts the matching users up to `countCap`.
+ */
 export async function listUsers(
   db: Kysely<Database>,
   request: PageRequest & { query?: string },
+  countCap: number,
 ): Promise<{ users: UserRow[]; total: number; nextCursor?: string }> {
   const pattern = request.query
     ? `%${request.query.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
@@ -126,7 +130,7 @@ export async function listUsers(
   };
   const { rows: users, ...page } = await keysetPage(
     matching().selectAll(),
-    matching().select(countAll()),
+    countUpTo(db, matching(), countCap),
     { table: "users", key: "created_at" },
     request,
   );

@@ -107,9 +107,12 @@ export async function listAuditLog(
       sql`(select a.* from audit_log a where ${and([...range, ...filtered, ...after])}
         order by a.created_at desc, a.id desc limit ${query.limit + 1})`,
   );
+  // In the index's order, as the page: without it a generic plan (prepared statements) may pick
+  // a sequential scan that reads the whole table for a log with fewer than `countCap` entries.
   const counted = ranges(of).map(
     (range) =>
-      sql`(select a.id from audit_log a where ${and([...range, ...filtered])} limit ${countCap})`,
+      sql`(select a.id from audit_log a where ${and([...range, ...filtered])}
+        order by a.created_at desc, a.id desc limit ${countCap})`,
   );
 
   const [rows, total] = await Promise.all([

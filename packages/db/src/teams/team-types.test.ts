@@ -66,7 +66,7 @@ describe("team types", () => {
       { event: "team.settings.updated", entity: { type: "team", id: team.id }, actor: "system" },
     );
     expect(updated?.type).toEqual(expected);
-    const { teams } = await listTeams(t.db, { limit: 1000 });
+    const { teams } = await listTeams(t.db, { limit: 1000 }, 1000);
     expect(teams.find((row) => row.id === team.id)?.type).toEqual(expected);
   });
 

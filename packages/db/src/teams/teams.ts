@@ -1,8 +1,8 @@
-import { type Kysely, sql } from "kysely";
+import { type Expression, type Kysely, sql } from "kysely";
 import { type AuditEntry, auditRow } from "../audit-log/record";
 import { compiledOnce } from "../compiled-once";
 import { newId } from "../ids";
-import { countAll, keysetPage, type PageRequest } from "../paging";
+import { countUpTo, keysetPage, type PageRequest } from "../paging";
 import type { Database, TeamRow } from "../schema";
 import { teamTypeOf, type TeamTypeSummaryRow } from "./team-types";
 
@@ -115,7 +115,13 @@ export async function listUserTeams(
   return userTeamsQuery(db, userId).where("teams.id", "in", teamIds).execute();
 }
 
-function userTeamsQuery(db: Kysely<Database>, userId: string) {
+/** Of all of a user's teams (`listUserTeams` with null), those in `teamIds` (null: all). */
+export function userTeamsIn(rows: UserTeamRow[], teamIds: readonly string[] | null): UserTeamRow[] {
+  return teamIds === null ? rows : rows.filter((row) => teamIds.includes(row.id));
+}
+
+/** The query of `listUserTeams` with null: every team of the user, by name. */
+export function userTeamsQuery(db: Kysely<Database>, userId: string | Expression<string>) {
   return db
     .selectFrom("team_members as m")
     .innerJoin("teams", "teams.id", "m.team_id")
@@ -137,14 +143,18 @@ function userTeamsQuery(db: Kysely<Database>, userId: string) {
 
 const allUserTeams = compiledOnce((db, userId: string) => userTeamsQuery(db, userId));
 
-/** Every team, oldest first, a page at a time; `cursor` is the id of the last team seen. */
+/**
+ * Every team, oldest first, a page at a time; `cursor` is the id of the last team seen. `total`
+ * counts the teams up to `countCap`.
+ */
 export async function listTeams(
   db: Kysely<Database>,
   request: PageRequest,
+  countCap: number,
 ): Promise<{ teams: TeamWithCount[]; total: number; nextCursor?: string }> {
   const { rows: teams, ...page } = await keysetPage(
     db.selectFrom("teams").selectAll("teams").select([memberCount(), teamTypeOf()]),
-    db.selectFrom("teams").select(countAll()),
+    countUpTo(db, db.selectFrom("teams"), countCap),
     { table: "teams", key: "created_at" },
     request,
   );

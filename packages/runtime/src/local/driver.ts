@@ -384,6 +384,7 @@ export class LocalDriver implements Driver {
       ...(spec.platformUrl && {
         FLOWPLANE_PLATFORM_URL: spec.platformUrl,
         FLOWPLANE_INSTANCE_ID: spec.id,
+        FLOWPLANE_TEAM_ID: spec.teamId,
         // The token itself goes down descriptor 3: the environment stays readable in /proc.
         FLOWPLANE_INSTANCE_TOKEN_FD: "3",
       }),

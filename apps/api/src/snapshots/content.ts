@@ -1,0 +1,248 @@
+// What a snapshot holds and where it comes from and goes: taken from an instance (its flows as
+// deployed, its credentials decrypted with the instance's own secret, its variables and modules),
+// its secrets sealed under the snapshot's own key, opened again for a deploy or an export, and
+// written back onto an instance (its credentials encrypted with that instance's secret).
+import {
+  decryptCredentials,
+  encryptCredentials,
+  type EncryptedCredentials,
+  isEncryptedCredentials,
+  snapshotSecret,
+} from "@flowplane/auth";
+import {
+  type Db,
+  type EnvVar,
+  type ProjectDetail,
+  type SnapshotRow,
+  type SnapshotSettings,
+} from "@flowplane/db";
+import { randomBytes } from "node:crypto";
+import { sql } from "kysely";
+import { ApiError } from "../core/errors";
+
+/** The secret part of a snapshot: the flows' credentials by node id, hidden variables' values. */
+export interface SnapshotSecrets {
+  credentials: Record<string, unknown>;
+  env: Record<string, string>;
+}
+
+/** A snapshot's whole content, secrets in the clear (in memory only). */
+export interface SnapshotContent {
+  flows: unknown[];
+  settings: SnapshotSettings;
+  secrets: SnapshotSecrets;
+}
+
+/** Node-RED keeps the secret it encrypts credentials with in its runtime settings. */
+const NODE_RED_SECRET = "_credentialSecret";
+
+export const badCredentialSecret = (field = "credentialSecret") =>
+  new ApiError(400, "bad_request", "Invalid credential secret", [
+    { path: field, message: "Does not decrypt the credentials" },
+  ]);
+
+/** Credentials as given: encrypted with `secret`, or plain. */
+export function openCredentials(
+  given: unknown,
+  secret: string | undefined,
+  field = "credentialSecret",
+): Record<string, unknown> {
+  if (given === undefined || given === null) return {};
+  if (!isEncryptedCredentials(given)) return given as Record<string, unknown>;
+  if (secret === undefined) {
+    throw new ApiError(400, "bad_request", "Encrypted credentials need their credentialSecret", [
+      { path: field, message: "Required with encrypted credentials" },
+    ]);
+  }
+  const value = decryptCredentials(secret, given);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw badCredentialSecret(field);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** The modules of an instance: its stack's Node-RED and what its palette installed. */
+export function instanceModules(project: ProjectDetail): Record<string, string> {
+  const nodeRed = project.stack_properties.nodered;
+  return {
+    ...(typeof nodeRed === "string" && { "node-red": nodeRed }),
+    ...project.settings.palette?.modules,
+  };
+}
+
+/** What the instance runs now, as a snapshot would keep it. */
+export async function contentOfInstance(db: Db, project: ProjectDetail): Promise<SnapshotContent> {
+  const storage = await db
+    .selectFrom("project_storage")
+    .select(["flows", "credentials", "settings"])
+    .where("project_id", "=", project.id)
+    .executeTakeFirst();
+  const runtimeSettings = (storage?.settings ?? {}) as Record<string, unknown>;
+  const secret = runtimeSettings[NODE_RED_SECRET];
+  let credentials: Record<string, unknown> = {};
+  const stored = storage?.credentials;
+  if (isEncryptedCredentials(stored)) {
+    const value = typeof secret === "string" ? decryptCredentials(secret, stored) : undefined;
+    if (typeof value !== "object" || value === null) {
+      throw new ApiError(
+        500,
+        "unexpected_error",
+        "The instance's credentials cannot be read with its own secret",
+      );
+    }
+    credentials = value as Record<string, unknown>;
+  } else if (stored && typeof stored === "object") {
+    credentials = stored as Record<string, unknown>;
+  }
+  const env = project.settings.env ?? [];
+  const { env: _env, palette: _palette, ...rest } = project.settings;
+  return {
+    flows: Array.isArray(storage?.flows) ? storage.flows : [],
+    settings: {
+      settings: rest,
+      env: env.map((v) => ({ name: v.name, value: v.hidden ? "" : v.value, hidden: v.hidden })),
+      modules: instanceModules(project),
+    },
+    secrets: {
+      credentials,
+      env: Object.fromEntries(env.filter((v) => v.hidden).map((v) => [v.name, v.value])),
+    },
+  };
+}
+
+/** The sealed form of a snapshot's secrets (null when it has none). */
+export function sealSecrets(
+  platformSecret: string,
+  snapshotId: string,
+  secrets: SnapshotSecrets,
+): string | null {
+  if (Object.keys(secrets.credentials).length === 0 && Object.keys(secrets.env).length === 0) {
+    return null;
+  }
+  return encryptCredentials(snapshotSecret(platformSecret, snapshotId), secrets).$;
+}
+
+export function openSecrets(platformSecret: string, row: SnapshotRow): SnapshotSecrets {
+  if (row.secrets === null) return { credentials: {}, env: {} };
+  const value = decryptCredentials(snapshotSecret(platformSecret, row.id), { $: row.secrets }) as
+    Partial<SnapshotSecrets> | undefined;
+  if (!value || typeof value !== "object") {
+    // The platform's secret changed since the snapshot was taken.
+    throw new ApiError(
+      500,
+      "unexpected_error",
+      "The snapshot's credentials cannot be decrypted with the platform's secret",
+    );
+  }
+  return { credentials: value.credentials ?? {}, env: value.env ?? {} };
+}
+
+/** The variables a deploy gives the instance: hidden ones with their values back. */
+export function envOf(settings: SnapshotSettings, secrets: SnapshotSecrets): EnvVar[] {
+  return settings.env.map((v) => ({
+    name: v.name,
+    value: v.hidden ? (secrets.env[v.name] ?? "") : v.value,
+    hidden: v.hidden,
+  }));
+}
+
+/** Encrypted with a secret: Node-RED's form. */
+export function encryptWith(secret: string, value: unknown): EncryptedCredentials {
+  return encryptCredentials(secret, value);
+}
+
+/** The instance's content before a deploy: what puts it back if the deploy fails. */
+export interface InstanceState {
+  flows: unknown;
+  credentials: unknown;
+  runtimeSettings: unknown;
+  settings: ProjectDetail["settings"];
+}
+
+export async function readInstanceState(db: Db, projectId: string): Promise<InstanceState> {
+  const row = await db
+    .selectFrom("project_storage as ps")
+    .innerJoin("projects as p", "p.id", "ps.project_id")
+    .select(["ps.flows", "ps.credentials", "ps.settings as runtime_settings", "p.settings"])
+    .where("ps.project_id", "=", projectId)
+    .executeTakeFirstOrThrow();
+  return {
+    flows: row.flows,
+    credentials: row.credentials,
+    runtimeSettings: row.runtime_settings,
+    settings: row.settings,
+  };
+}
+
+/** Writes an instance's state; the caller gives the transaction it belongs to. */
+export async function writeInstanceState(
+  trx: Db,
+  projectId: string,
+  state: InstanceState,
+): Promise<void> {
+  await trx
+    .updateTable("project_storage")
+    .set({
+      flows: JSON.stringify(state.flows),
+      credentials: JSON.stringify(state.credentials),
+      settings: JSON.stringify(state.runtimeSettings),
+      flows_updated_at: sql`now()`,
+    })
+    .where("project_id", "=", projectId)
+    .execute();
+  await trx
+    .updateTable("projects")
+    .set({ settings: JSON.stringify(state.settings), updated_at: sql`now()` })
+    .where("id", "=", projectId)
+    .execute();
+}
+
+/**
+ * The instance's state once a snapshot is deployed on it: the snapshot's flows, its credentials
+ * encrypted with the instance's own Node-RED secret (one is made if it has none yet), its
+ * variables and its modules. The instance's other settings stay.
+ */
+export function deployedState(before: InstanceState, content: SnapshotContent): InstanceState {
+  const runtimeSettings = { ...(before.runtimeSettings as Record<string, unknown>) };
+  let secret = runtimeSettings[NODE_RED_SECRET];
+  if (typeof secret !== "string" || secret === "") {
+    secret = randomBytes(32).toString("hex");
+    runtimeSettings[NODE_RED_SECRET] = secret;
+  }
+  const { "node-red": _nodeRed, ...modules } = content.settings.modules;
+  return {
+    flows: content.flows,
+    credentials:
+      Object.keys(content.secrets.credentials).length === 0
+        ? {}
+        : encryptCredentials(secret as string, content.secrets.credentials),
+    runtimeSettings,
+    settings: {
+      ...before.settings,
+      env: envOf(content.settings, content.secrets),
+      palette: { ...before.settings.palette, modules },
+    },
+  };
+}
+
+/** A snapshot's content with its secrets opened (for a deploy or an export). */
+export function contentOf(platformSecret: string, row: SnapshotRow): SnapshotContent {
+  return { flows: row.flows, settings: row.settings, secrets: openSecrets(platformSecret, row) };
+}
+
+/** Variables given with content: FlowFuse's `{ NAME: value }`, or Flowplane's array. */
+export function givenEnv(
+  env: Record<string, string> | { name: string; value: string; hidden?: boolean }[],
+  hiddenNames: readonly string[] = [],
+): EnvVar[] {
+  const list = Array.isArray(env)
+    ? env
+    : Object.entries(env).map(([name, value]) => ({ name, value, hidden: undefined }));
+  return list
+    .filter((v) => !v.name.startsWith("FF_"))
+    .map((v) => ({
+      name: v.name,
+      value: v.value,
+      hidden: v.hidden ?? hiddenNames.includes(v.name),
+    }));
+}

@@ -1,0 +1,7 @@
+// The snapshots area: snapshots of hosted instances (and, through the same routes, of devices) —
+// taken, read, renamed, deleted, exported, imported and deployed.
+import { snapshotsRouter } from "./procedures";
+
+export const snapshots = {
+  procedures: { snapshots: snapshotsRouter },
+};

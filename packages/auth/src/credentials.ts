@@ -1,0 +1,49 @@
+// Node-RED's credential encryption (its `credentials` object as it stores it: `{ "$": iv + data }`,
+// AES-256-CTR under the SHA-256 of a secret), so that what the platform hands an instance, a
+// device or an export is what Node-RED and FlowFuse's tools read. And the key of a snapshot's own
+// secrets, derived from the platform's secret: the database alone decrypts nothing.
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
+
+/** Node-RED's encrypted form. */
+export interface EncryptedCredentials {
+  $: string;
+}
+
+export function isEncryptedCredentials(value: unknown): value is EncryptedCredentials {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { $?: unknown }).$ === "string" &&
+    Object.keys(value).length === 1
+  );
+}
+
+export function encryptCredentials(secret: string, value: unknown): EncryptedCredentials {
+  const key = createHash("sha256").update(secret).digest();
+  const iv = randomBytes(16);
+  const cipher = createCipheriv("aes-256-ctr", key, iv);
+  const data = cipher.update(JSON.stringify(value), "utf8", "base64") + cipher.final("base64");
+  return { $: iv.toString("hex") + data };
+}
+
+/** The value, or undefined when the secret is not the one it was encrypted with. */
+export function decryptCredentials(secret: string, encrypted: EncryptedCredentials): unknown {
+  const text = encrypted.$;
+  if (!/^[0-9a-f]{32}/i.test(text)) return undefined;
+  const key = createHash("sha256").update(secret).digest();
+  const decipher = createDecipheriv("aes-256-ctr", key, Buffer.from(text.slice(0, 32), "hex"));
+  const plain = decipher.update(text.slice(32), "base64", "utf8") + decipher.final("utf8");
+  try {
+    // CTR has no integrity check: a wrong key gives garbage, which does not parse.
+    return JSON.parse(plain) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The secret a snapshot's credentials are encrypted with: the platform's, per snapshot. */
+export function snapshotSecret(platformSecret: string, snapshotId: string): string {
+  return createHmac("sha256", platformSecret)
+    .update(`flowplane snapshot secrets ${snapshotId}`)
+    .digest("hex");
+}
