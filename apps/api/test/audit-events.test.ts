@@ -10,6 +10,8 @@ import {
   createBrokerClient,
   createInstance,
   createInvitation,
+  createLibraryEntry,
+  createSnapshot,
   createTeam,
   createToken,
   isIdField,
@@ -82,6 +84,18 @@ const EVENTS: Record<string, string[]> = {
   "POST /api/v1/projects/{instanceId}/actions/stop": ["project.stopped"],
   "POST /api/v1/projects/{instanceId}/actions/restart": ["project.restarted"],
   "POST /api/v1/projects/{instanceId}/actions/suspend": ["project.suspended"],
+  "POST /api/v1/projects/{instanceId}/actions/rollback": ["project.snapshot.rolled-back"],
+  "POST /api/v1/projects/{instanceId}/devices/settings": ["project.snapshot.device-target-set"],
+  "POST /api/v1/projects/{instanceId}/snapshots": ["project.snapshot.created"],
+  "DELETE /api/v1/projects/{instanceId}/snapshots/{snapshotId}": ["project.snapshot.deleted"],
+  "POST /api/v1/projects/{instanceId}/snapshots/{snapshotId}/export": ["project.snapshot.exported"],
+  "POST /api/v1/snapshots/import": ["project.snapshot.imported"],
+  "PUT /api/v1/snapshots/{snapshotId}": ["project.snapshot.updated"],
+  "DELETE /api/v1/snapshots/{snapshotId}": ["project.snapshot.deleted"],
+  "POST /api/v1/snapshots/{snapshotId}/export": ["project.snapshot.exported"],
+  // FlowFuse's team library lives in its file server and logs nothing; Flowplane's own.
+  "PUT /api/v1/teams/{teamId}/library/entry": ["team.library.entry.saved"],
+  "DELETE /api/v1/teams/{teamId}/library/entry": ["team.library.entry.deleted"],
 };
 
 const server = await startServer({ instances: "in-memory" });
@@ -93,7 +107,13 @@ interface World {
   founder: TestUser;
   team: TestTeam;
   member: TestUser;
+  /** The world's instance, made once it is first named (a snapshot in the path is one of its). */
+  instance?: Promise<string>;
 }
+
+/** The world's instance: one, so that an instance and its snapshot in one path belong together. */
+const instanceOf = (world: World) =>
+  (world.instance ??= createInstance(server, world.founder, world.team.id));
 
 /** A request as one caller: a token, or (a password change) a signed-in session. */
 interface Call {
@@ -123,7 +143,8 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
     createInvitation(server, world.founder, world.team.id, await makeUser(server)),
   username: async (world) => createBrokerClient(server, world.founder, world.team.id),
   applicationId: async (world) => createApplication(server, world.founder, world.team.id),
-  instanceId: async (world) => createInstance(server, world.founder, world.team.id),
+  instanceId: async (world) => instanceOf(world),
+  snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   id: async (world) => createToken(server, world.founder),
   tokenId: async () => {
     const reply = await server.request("POST", "/api/v1/broker/tokens", { body: { name: "walk" } });
@@ -141,6 +162,9 @@ const BODY_VALUES: Record<string, (world: World) => unknown> = {
   teamId: (world) => world.team.id,
   teamIds: (world) => [world.team.id],
   defaultTeam: (world) => world.team.id,
+  ownerId: (world) => instanceOf(world),
+  targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
 };
 
 /** Operations whose caller is not the team's founder (or the administrator for theirs). */
@@ -176,6 +200,25 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
     ...call,
     body: { role: Role.viewer },
   }),
+  // An import of what an export gave.
+  "POST /api/v1/snapshots/import": async (world, call) => {
+    const snapshotId = await createSnapshot(server, world.founder, await instanceOf(world));
+    const exported = await server.request("POST", `/api/v1/snapshots/${snapshotId}/export`, {
+      token: world.founder.token,
+      body: { credentialSecret: "a walked credential secret" },
+    });
+    expect(exported.status, exported.text).toBe(200);
+    const { name, flows, settings } = exported.body;
+    return {
+      ...call,
+      body: {
+        ownerId: await instanceOf(world),
+        ownerType: "instance",
+        snapshot: { name, flows, settings },
+        credentialSecret: "a walked credential secret",
+      },
+    };
+  },
   "PUT /api/v1/teams/{teamId}/broker/client/{username}": async (_world, call) => ({
     ...call,
     body: { password: "another-walked-client-secret" },
@@ -238,6 +281,10 @@ describe("each write operation logs the events FlowFuse writes for it", () => {
       const founder = await makeUser(server);
       const team = await createTeam(server, founder);
       const member = await makeUser(server, { teams: [{ id: team.id, role: Role.member }] });
+      // The entry the library's operations name in their query.
+      if (operation.template.includes("/library/")) {
+        await createLibraryEntry(server, founder, team.id);
+      }
       const call = await prepare(operation, { founder, team, member });
 
       const before = await server.db.selectFrom("audit_log").select("id").execute();
