@@ -8,7 +8,9 @@ import { type Reply, startServer, type TestServer } from "./harness";
 import {
   createApplication,
   createBrokerClient,
+  createDevice,
   createInstance,
+  createProvisioningToken,
   createSnapshot,
   createInvitation,
   createLibraryEntry,
@@ -54,6 +56,9 @@ interface Side {
   instanceId?: string;
   /** A snapshot of that instance, made on demand. */
   snapshotId?: string;
+  /** A device and a provisioning token, made on demand. */
+  deviceId?: string;
+  provisioningTokenId?: string;
 }
 
 /**
@@ -73,8 +78,10 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   applicationId: (side) => side.applicationId,
   instanceId: (side) => side.instanceId,
   snapshotId: (side) => side.snapshotId,
-  // Broker tokens are the platform's (administrators only): any id gets the same 403.
-  tokenId: () => "brokertoken1",
+  // A team's provisioning token; broker tokens are the platform's (administrators only): any id
+  // gets the same 403 there.
+  tokenId: (side) => side.provisioningTokenId ?? "brokertoken1",
+  deviceId: (side) => side.deviceId,
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -86,6 +93,9 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   ownerId: (side) => side.instanceId,
   targetSnapshot: (side) => side.snapshotId,
   snapshot: (side) => side.snapshotId,
+  team: (side) => side.team.id,
+  application: (side) => side.applicationId,
+  instance: (side) => side.instanceId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -119,12 +129,19 @@ async function prepare(operations: DocumentOperation[]) {
     params.has("instanceId") ||
     params.has("snapshotId") ||
     bodies.includes("applicationId") ||
-    bodies.includes("ownerId")
+    bodies.includes("ownerId") ||
+    bodies.includes("application")
   ) {
     for (const side of [a, w]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
       side.instanceId = await createInstance(server, side.owner, side.team.id);
       side.snapshotId = await createSnapshot(server, side.owner, side.instanceId);
+    }
+  }
+  if (params.has("deviceId") || params.has("tokenId")) {
+    for (const side of [a, w]) {
+      side.deviceId = await createDevice(server, side.owner, side.team.id);
+      side.provisioningTokenId = await createProvisioningToken(server, side.owner, side.team.id);
     }
   }
   if (operations.some((o) => o.template.includes("/library/"))) {
@@ -200,6 +217,18 @@ async function snapshotA(operations: DocumentOperation[]) {
       .execute(),
     brokerClients: await db
       .selectFrom("team_broker_clients")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    devices: await db
+      .selectFrom("devices")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    provisioningTokens: await db
+      .selectFrom("device_provisioning_tokens")
       .selectAll()
       .where("team_id", "=", a.team.id)
       .orderBy("id")
