@@ -57,6 +57,7 @@ async function measure(driver: LocalDriver, round: number): Promise<Sample> {
   const spec = {
     id,
     name: id,
+    teamId: "bench",
     nodeRedVersion: NODE_RED_VERSION,
     env: {},
     platformUrl: "",

@@ -12,6 +12,7 @@ import { Authenticator } from "./core/authenticator";
 import { openApiDocument } from "./core/openapi";
 import type { Context } from "./core/trpc";
 import { InstanceRuntime, instances } from "./instances/index";
+import { library } from "./library/index";
 import { authenticationPlugin } from "./plugins/authentication";
 import { csrfPlugin } from "./plugins/csrf";
 import { docsPlugin } from "./plugins/docs";
@@ -116,8 +117,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     initialPassword,
   });
 
-  // The broker's callbacks and the instances' storage API check their own tokens.
-  const checkedByTheirRoutes = [broker.ownPaths, instances.ownPaths];
+  // The broker's callbacks, the instances' storage API and the team library's check their own
+  // tokens.
+  const checkedByTheirRoutes = [broker.ownPaths, instances.ownPaths, library.ownPaths];
   await app.register(requestLogPlugin);
   await app.register(requestParsingPlugin, { checkedByTheirRoutes });
   const sessionCookie = accounts.sessionCookie;
@@ -130,6 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthPlugin, { db });
   if (teamBroker) await app.register(broker.routes, { db, tokenSecret, access: teamBroker.access });
   await app.register(instances.routes, { db, tokenSecret, authenticator, signInLimits });
+  await app.register(library.routes, { db, tokenSecret, authenticator, baseUrl, sessionCookie });
   const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse);
   await app.register(docsPlugin, { document, baseUrl });
   await app.register(accounts.routes, account);

@@ -4,8 +4,10 @@ import { applications } from "./applications/index";
 import { auditLog } from "./audit-log/index";
 import { broker } from "./broker/index";
 import { catalogue } from "./catalogue/index";
+import { devices } from "./devices/index";
 import { router } from "./core/trpc";
 import { instances } from "./instances/index";
+import { library } from "./library/index";
 import { platform } from "./platform/index";
 import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
@@ -22,6 +24,8 @@ export const appRouter = router({
   ...instances.procedures,
   ...snapshots.procedures,
   ...broker.procedures,
+  ...devices.procedures,
+  ...library.procedures,
 });
 
 export type AppRouter = typeof appRouter;

@@ -303,10 +303,14 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       const validBody = body
         ? (example(body, `${name} body`) as Record<string, unknown>)
         : undefined;
-      // Body fields that name what the caller owns (the team, the application) get real ids, so
-      // that the field under test is the one at fault.
-      for (const field of ["teamId", "applicationId"]) {
-        if (validBody && field in validBody) validBody[field] = validIds[field];
+      // Body fields that name what the caller owns (the team, the application, the instance a
+      // snapshot is imported into) get real ids, so that the field under test is the one at fault.
+      for (const [field, param] of [
+        ["teamId", "teamId"],
+        ["applicationId", "applicationId"],
+        ["ownerId", "instanceId"],
+      ] as const) {
+        if (validBody && field in validBody) validBody[field] = validIds[param];
       }
       const validBodyText = validBody ? JSON.stringify(validBody) : undefined;
 
@@ -397,7 +401,12 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
           const property = deref(propertySchema);
           const types = jsonTypes(property);
           const variants: [string, unknown][] = [
-            ...BAD_STRINGS,
+            ...BAD_STRINGS.map(([label, value]): [string, unknown] =>
+              // A field that may be that long (a library entry's body) is sent one over its bound.
+              value.length >= 100_000 && (property.maxLength ?? 0) >= value.length
+                ? [`${property.maxLength! + 1} characters`, "x".repeat(property.maxLength! + 1)]
+                : [label, value],
+            ),
             ...WRONG_TYPES.filter((value) => !accepts(types, value)).map(
               (value): [string, unknown] => [`wrong type ${JSON.stringify(value)}`, value],
             ),

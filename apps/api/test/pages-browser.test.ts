@@ -34,7 +34,7 @@ describe.skipIf(browserMissing)("the pages in Chromium", () => {
 
   const openBrowser = () => openContext(browser);
 
-  test("a wrong password shows the error and keeps the username; then sign-in lands on Security", async () => {
+  test("a wrong password shows the error and keeps the username; then sign-in lands on Teams", async () => {
     const user = await server.userWithPassword();
     const { context, page, problems } = await openBrowser();
     await page.goto(`${server.url}/sign-in`);
@@ -52,8 +52,8 @@ describe.skipIf(browserMissing)("the pages in Chromium", () => {
 
     await page.getByLabel("Password", { exact: true }).fill(user.password);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL(`${server.url}/settings/security`);
-    expect(await page.locator("h1").innerText()).toBe("Security");
+    await page.waitForURL(`${server.url}/teams`);
+    expect(await page.locator("h1").innerText()).toBe("Teams");
     expect(problems).toEqual([]);
     await context.close();
   }, 60_000);

@@ -172,9 +172,27 @@ describe("signing in", () => {
       "http:/evil.example",
       "/sign-in?next=/sign-in",
       "/account/logout",
+      "/.//evil.example",
     ]) {
       const { location } = await signIn(user.username, user.password, next);
-      expect(location, next).toBe("/settings/security");
+      expect(location, next).toBe("/teams");
+    }
+    // Dot segments that normalize to "//host" (a browser reads it as another site): what is
+    // returned is judged, not what was read. As a link to the sign-in page hands them out, to a
+    // signed-in browser (redirected at once) and one that signs in.
+    const { sid } = await signIn(user.username, user.password);
+    for (const next of [
+      "/.//evil.example",
+      "/..//evil.example",
+      "/a/..//evil.example",
+      "/%2e//evil.example",
+      "/%2E%2e//evil.example/x",
+      "/./\\evil.example",
+    ]) {
+      const link = `/sign-in?next=${encodeURIComponent(next)}`;
+      expect((await page("GET", link, { sid })).location, next).toBe("/teams");
+      const form = await page("GET", link);
+      expect(form.html, next).not.toContain("evil.example");
     }
     const { location } = await signIn(user.username, user.password, "/api/?a=1#frag");
     expect(location).toBe("/api/?a=1#frag");
@@ -184,8 +202,20 @@ describe("signing in", () => {
     expect(safeNext("/api/")).toBe("/api/");
     expect(safeNext("/settings/profile?tab=1")).toBe("/settings/profile?tab=1");
     expect(safeNext("/a/../b")).toBe("/b");
-    for (const bad of [undefined, 42, "", "api/", "//x", "/\\x", "\\\\x", "/x\n", "https://x/"]) {
-      expect(safeNext(bad), String(bad)).toBe("/settings/security");
+    for (const bad of [
+      undefined,
+      42,
+      "",
+      "api/",
+      "//x",
+      "/\\x",
+      "\\\\x",
+      "/x\n",
+      "https://x/",
+      "/.//x",
+      "/%2e//x",
+    ]) {
+      expect(safeNext(bad), String(bad)).toBe("/teams");
     }
   });
 
@@ -339,7 +369,7 @@ describe("signing out", () => {
     expect(out.location).toBe("/sign-in");
     expect(out.headers.getSetCookie().join("\n")).toMatch(/^sid=;/m);
     const after = await page("GET", "/settings/security", { sid });
-    expect(after.location).toBe("/sign-in");
+    expect(after.location).toBe("/sign-in?next=%2Fsettings%2Fsecurity");
     const [entry] = (await auditEntries(server.db, { event: "account.logout" })).filter(
       (e) => e.actor_id === user.id,
     );

@@ -10,9 +10,12 @@ import { startServer } from "./harness";
 import {
   createApplication,
   createBrokerClient,
+  createDevice,
   createInstance,
+  createProvisioningToken,
   createSnapshot,
   createInvitation,
+  createLibraryEntry,
   createTeam,
   GLOBAL_PATH_PARAMS,
   isIdField,
@@ -57,6 +60,8 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   applicationId: async (world) => createApplication(server, world.founder, world.team.id),
   instanceId: async (world) => instanceOf(world),
   snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  deviceId: async (world) => createDevice(server, world.founder, world.team.id),
+  tokenId: async (world) => createProvisioningToken(server, world.founder, world.team.id),
 };
 
 /** Body fields that are ids, filled with the world's own resources. */
@@ -69,6 +74,9 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   ownerId: (world) => instanceOf(world),
   targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  team: (world) => world.team.id,
+  application: (world) => createApplication(server, world.founder, world.team.id),
+  instance: (world) => instanceOf(world),
 };
 
 interface CallerKind {
@@ -123,9 +131,10 @@ describe("each team role may do what the permission matrix says, and is 403 othe
         unknown,
         `${operation.name}: path parameters roles.test.ts cannot fill; add each to PATH_VALUES (make the resource through the API)`,
       ).toEqual([]);
-      const idFields = Object.keys(walker.bodySchema(operation.operation)?.properties ?? {}).filter(
-        isIdField,
-      );
+      // An object named like an id (an import's `snapshot`) is content, not a reference.
+      const idFields = Object.entries(walker.bodySchema(operation.operation)?.properties ?? {})
+        .filter(([field, schema]) => isIdField(field) && !walker.jsonTypes(schema).has("object"))
+        .map(([field]) => field);
       expect(
         idFields.filter((f) => !(f in BODY_VALUES)),
         `${operation.name}: body id fields roles.test.ts cannot fill; add each to BODY_VALUES`,
@@ -138,6 +147,10 @@ describe("each team role may do what the permission matrix says, and is 403 othe
         for (const onSelf of onSelfCases ? [false, true] : [false]) {
           // A fresh team each time: an allowed call may change or delete it.
           const world = await makeWorld(caller);
+          // The entry the library's operations name in their query.
+          if (operation.template.includes("/library/")) {
+            await createLibraryEntry(server, world.founder, world.team.id);
+          }
           const values: Record<string, string> = {};
           for (const param of operation.pathParams) {
             values[param] =

@@ -87,7 +87,15 @@ export async function createInvitation(
 
 /** Body fields that name something by id: their names end in `Id`/`Ids`, or are listed here. */
 export const ID_LIKE_FIELD = /^ids?$|Ids?$/;
-export const ID_FIELDS_BY_NAME = new Set(["defaultTeam", "targetSnapshot", "snapshot"]);
+export const ID_FIELDS_BY_NAME = new Set([
+  "defaultTeam",
+  "targetSnapshot",
+  "snapshot",
+  // FlowFuse's names in device bodies.
+  "team",
+  "application",
+  "instance",
+]);
 export const isIdField = (field: string) =>
   ID_LIKE_FIELD.test(field) || ID_FIELDS_BY_NAME.has(field);
 
@@ -160,6 +168,26 @@ export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
   templateId: () => DEFAULT_TEMPLATE_ID,
 };
 
+/**
+ * Required query parameters that name something: the walks send these values, and make what they
+ * name first where an operation needs it (`createLibraryEntry`).
+ */
+export const VALID_QUERY_VALUES: Record<string, string> = { type: "flows", path: "walked/entry" };
+
+/** The team library entry VALID_QUERY_VALUES names, saved by the team's owner through the API. */
+export async function createLibraryEntry(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<void> {
+  const path = `/api/v1/teams/${teamId}/library/entry`;
+  const reply = await server.request("PUT", path, {
+    token: owner.token,
+    body: { ...VALID_QUERY_VALUES, body: "[]" },
+  });
+  expect(reply.status, `PUT ${path}: ${reply.text}`).toBe(200);
+}
+
 /** Query parameters the walks send: the required ones, with valid values. */
 export function requiredQuery(
   operation: DocumentOperation,
@@ -167,7 +195,10 @@ export function requiredQuery(
 ): string {
   const query = (operation.operation.parameters ?? [])
     .filter((p) => p.in === "query" && p.required)
-    .map((p) => `${p.name}=${encodeURIComponent(String(example(p.schema ?? {}, p.name)))}`);
+    .map((p) => {
+      const value = VALID_QUERY_VALUES[p.name] ?? String(example(p.schema ?? {}, p.name));
+      return `${p.name}=${encodeURIComponent(value)}`;
+    });
   return query.length > 0 ? `?${query.join("&")}` : "";
 }
 
@@ -189,4 +220,33 @@ export function validBody(
     if (field in body) body[field] = value;
   }
   return body;
+}
+
+/** A device of the team, created by its owner through the API; its id. */
+export async function createDevice(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<string> {
+  const reply = await server.request("POST", "/api/v1/devices", {
+    token: owner.token,
+    body: { name: unique("device"), team: teamId },
+  });
+  expect(reply.status, `POST /api/v1/devices: ${reply.text}`).toBe(200);
+  return reply.body.id;
+}
+
+/** A provisioning token of the team, created by its owner through the API; its id. */
+export async function createProvisioningToken(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<string> {
+  const path = `/api/v1/teams/${teamId}/devices/provisioning`;
+  const reply = await server.request("POST", path, {
+    token: owner.token,
+    body: { name: unique("provisioning") },
+  });
+  expect(reply.status, `POST ${path}: ${reply.text}`).toBe(200);
+  return reply.body.id;
 }

@@ -7,6 +7,7 @@ import { addAuditLogCommand } from "./commands/audit-log";
 import { addBrokerCommands } from "./commands/broker";
 import { addAppsCommands, addInstancesCommands } from "./commands/instances";
 import { showExamples } from "./commands/examples";
+import { addLibraryCommands } from "./commands/library";
 import { addInvitationsCommands } from "./commands/teams/invitations";
 import { addLoginCommand } from "./commands/accounts/login";
 import { addLogoutCommand } from "./commands/accounts/logout";
@@ -23,8 +24,8 @@ export function createProgram(context: Context, io: Io): Command {
   // Settings before subcommands: `command()` copies them to each subcommand it creates.
   const program = new Command("flowplane")
     .description(
-      "Manage Flowplane users, teams and team types, tokens, applications, hosted instances and team\n" +
-        "MQTT clients.\n" +
+      "Manage Flowplane users, teams and team types, tokens, applications, hosted instances, team\n" +
+        "MQTT clients and the team library.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -48,6 +49,7 @@ export function createProgram(context: Context, io: Io): Command {
   addAppsCommands(program, context);
   addInstancesCommands(program, context);
   addBrokerCommands(program, context);
+  addLibraryCommands(program, context);
   showExamples(program);
   return program;
 }

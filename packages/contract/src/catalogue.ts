@@ -51,7 +51,7 @@ function checkFreeForm(value: Record<string, unknown>, ctx: z.RefinementCtx) {
 const FreeFormKey = Text.min(1).max(128);
 
 /** A free-form JSON object, bounded (see FREE_FORM). */
-const freeForm = () => z.record(FreeFormKey, z.unknown()).superRefine(checkFreeForm);
+export const freeForm = () => z.record(FreeFormKey, z.unknown()).superRefine(checkFreeForm);
 
 const Order = z.number().int().min(0).max(1_000_000);
 const Description = Text.max(1024).nullable();

@@ -8,6 +8,7 @@ export * from "./create-db";
 export * from "./errors";
 export * from "./ids";
 export * from "./instances";
+export * from "./library";
 export * from "./schema";
 export * from "./snapshots";
 export * from "./teams/index";
@@ -18,3 +19,4 @@ export {
   DEFAULT_STACK_ID,
   DEFAULT_TEMPLATE_ID,
 } from "./migrations/2026-11-24T1300-instances";
+export * from "./devices";

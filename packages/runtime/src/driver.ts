@@ -10,6 +10,8 @@ export interface InstanceSpec {
   id: string;
   /** The instance's name (unique on the platform, DNS-safe). */
   name: string;
+  /** The instance's team: its Node-RED shows the team's library (reached with its token). */
+  teamId: string;
   /** The Node-RED version its stack names, e.g. "4.1.15". A driver refuses one it cannot run. */
   nodeRedVersion: string;
   /** Environment variables for the Node-RED process: the user's plus the platform's `FF_*`. */
@@ -85,6 +87,10 @@ export interface Driver {
   onStateChange(listener: (id: string, status: RuntimeStatus) => void): void;
   /** How instances are isolated from the machine and from each other (found once, then kept). */
   isolation(): Promise<InstanceIsolation>;
-  /** Stop every instance this driver runs (the platform is shutting down). Files are kept. */
+  /** The ids of every instance the driver holds anything for (a process, files), so that the
+   *  platform can remove what no instance of its own owns any more (a deletion cut short). */
+  ids(): Promise<string[]>;
+  /** Stop every instance this driver runs (the platform is shutting down), and start none after:
+   *  `create`, `start` and `restart` are refused from then on. Files are kept. */
   close(): Promise<void>;
 }

@@ -28,6 +28,7 @@ const ports = { min, max: min + 49 };
 const spec = (id: string, env: Record<string, string> = {}): InstanceSpec => ({
   id,
   name: id,
+  teamId: "team1",
   nodeRedVersion: NODE_RED_VERSION,
   env,
   platformUrl: "",

@@ -47,10 +47,11 @@ class PlatformError extends Error {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * @param {{ platformUrl: string, instanceId: string, token: string }} options
+ * @param {{ platformUrl: string, instanceId: string, teamId?: string, token: string }} options
  */
 function connect(options) {
-  const base = `${options.platformUrl.replace(/\/$/, "")}/storage/${options.instanceId}`;
+  const platformUrl = options.platformUrl.replace(/\/$/, "");
+  const base = `${platformUrl}/storage/${options.instanceId}`;
 
   async function once(method, path, body) {
     let response;
@@ -190,7 +191,75 @@ function connect(options) {
     tokenHeader: "authorization",
   };
 
-  return { storage, adminAuth };
+  return {
+    storage,
+    adminAuth,
+    teamLibrary: options.teamId
+      ? teamLibrary(platformUrl, options.teamId, options.token)
+      : undefined,
+  };
+}
+
+/**
+ * The team library's entries, for the library source in team-library/: a folder's listing or an
+ * entry (a flow as its JSON, anything else as its text), and saving one. Errors carry the code
+ * Node-RED's library API turns into its status (`forbidden`: 403, `not_found`: 404).
+ */
+function teamLibrary(platformUrl, teamId, token) {
+  const base = `${platformUrl}/storage/library/${encodeURIComponent(teamId)}`;
+  const url = (path, type) => {
+    const segments = (path ?? "").split("/").filter((segment) => segment !== "");
+    const query = type === undefined ? "" : `?${new URLSearchParams({ type })}`;
+    return `${base}/${segments.map(encodeURIComponent).join("/")}${query}`;
+  };
+
+  async function request(method, target, body) {
+    let response;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        response = await fetch(target, {
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+        });
+      } catch (error) {
+        if (attempt >= ATTEMPTS) throw libraryError(`team library: ${error.message}`);
+        await sleep(250 * 2 ** attempt);
+        continue;
+      }
+      const busy = response.status === 429 || (response.status >= 502 && response.status <= 504);
+      if (!busy || attempt >= ATTEMPTS) break;
+      await sleep(250 * 2 ** attempt);
+    }
+    if (!response.ok) {
+      const text = await response.text().catch(() => "");
+      const code =
+        response.status === 403 ? "forbidden" : response.status === 404 ? "not_found" : undefined;
+      throw libraryError(`team library: HTTP ${response.status} ${text.slice(0, 200)}`, code);
+    }
+    return response;
+  }
+
+  return {
+    getEntry: async (type, path) => {
+      const response = await request("GET", url(path, type));
+      const json = (response.headers.get("content-type") ?? "").startsWith("application/json");
+      return json ? response.json() : response.text();
+    },
+    saveEntry: async (type, path, meta, body) => {
+      await request("POST", url(path), { type, meta: meta ?? {}, body });
+    },
+  };
+}
+
+function libraryError(message, code) {
+  const error = new Error(message);
+  if (code) error.code = code;
+  return error;
 }
 
 module.exports = { connect };

@@ -10,7 +10,7 @@
 
 // This file runs inside Node-RED's process, where the driver's variables are the configuration.
 /* eslint-disable no-restricted-properties, @typescript-eslint/no-require-imports -- CommonJS, as Node-RED loads it */
-/* global process, module, require, Buffer */
+/* global process, module, require, Buffer, __dirname */
 const fs = require("node:fs");
 
 const port = Number(process.env.FLOWPLANE_NODE_RED_PORT);
@@ -42,12 +42,33 @@ const platform = platformUrl
   ? require("./platform.cjs").connect({
       platformUrl,
       instanceId: process.env.FLOWPLANE_INSTANCE_ID,
+      teamId: process.env.FLOWPLANE_TEAM_ID,
       token: token ?? "",
     })
   : undefined;
 
+// The team library in the editor's library panel (FlowFuse's source): the plugin that reads and
+// writes it is in team-library/, loaded as a module from nodesDir; its calls go through
+// platform.cjs with the instance's token, which the editor never sees (Node-RED sends the editor
+// a library's id, label and icon only).
+const teamLibrary = platform?.teamLibrary && {
+  nodesDir: [require("node:path").join(__dirname, "team-library")],
+  library: {
+    sources: [
+      {
+        id: "flowforge-team-library",
+        type: "flowforge-team-library",
+        label: "Team Library",
+        icon: "font-awesome/fa-users",
+        client: platform.teamLibrary,
+      },
+    ],
+  },
+};
+
 module.exports = {
   ...(platform && { storageModule: platform.storage, adminAuth: platform.adminAuth }),
+  ...(teamLibrary && { nodesDir: teamLibrary.nodesDir }),
   uiHost: process.env.FLOWPLANE_NODE_RED_HOST || "127.0.0.1",
   uiPort: port,
   flowFile: "flows.json",
@@ -59,7 +80,11 @@ module.exports = {
   },
   diagnostics: { enabled: false, ui: false },
   telemetry: { enabled: false },
-  editorTheme: { tours: false, projects: { enabled: false } },
+  editorTheme: {
+    tours: false,
+    projects: { enabled: false },
+    ...(teamLibrary && { library: teamLibrary.library }),
+  },
   functionExternalModules: false,
 };
 

@@ -1,0 +1,100 @@
+// What the team library's two doors share — Node-RED's (storage.ts, /storage/library/{teamId}/…)
+// and the API's (procedures.ts, /api/v1/teams/{teamId}/library…): saving an entry with its audit
+// entry, deleting an entry or a folder with its own, and reading a folder as Node-RED lists one.
+import {
+  type AuditEntry,
+  type Db,
+  deleteLibraryEntries,
+  listLibraryEntries,
+  recordAudit,
+  saveLibraryEntry,
+} from "@flowplane/db";
+import { ApiError, notFound } from "../core/errors";
+
+/** Who changed the library: a user (with their token), or an instance's Node-RED. */
+export type LibraryActor = AuditEntry["actor"] | { instance: { id: string; name: string } };
+
+function audit(actor: LibraryActor) {
+  return typeof actor === "object" && "instance" in actor
+    ? { actor: "system" as const, by: { instance: actor.instance } }
+    : { actor, by: {} };
+}
+
+export const invalidName = () =>
+  new ApiError(
+    400,
+    "invalid_name",
+    "Invalid entry name: a folder on its path is an entry, or it is a folder",
+  );
+
+export async function saveEntry(
+  db: Db,
+  teamId: string,
+  entry: { type: string; path: string; meta: Record<string, unknown>; body: string },
+  actor: LibraryActor,
+): Promise<void> {
+  const { actor: who, by } = audit(actor);
+  await db.transaction().execute(async (trx) => {
+    const result = await saveLibraryEntry(trx, { teamId, ...entry });
+    if (result === "no_team") throw notFound();
+    if (result === "conflict") throw invalidName();
+    await recordAudit(trx, {
+      event: "team.library.entry.saved",
+      entity: { type: "team", id: teamId },
+      teamId,
+      actor: who,
+      body: { entry: { type: entry.type, path: entry.path }, ...by },
+    });
+  });
+}
+
+/** Deletes an entry, or a folder and all in it: how many entries went (none: 404). */
+export async function deleteEntries(
+  db: Db,
+  teamId: string,
+  entry: { type: string; path: string },
+  actor: LibraryActor,
+): Promise<number> {
+  const { actor: who, by } = audit(actor);
+  return db.transaction().execute(async (trx) => {
+    const count = await deleteLibraryEntries(trx, teamId, entry.type, entry.path);
+    if (count === 0) throw notFound();
+    await recordAudit(trx, {
+      event: "team.library.entry.deleted",
+      entity: { type: "team", id: teamId },
+      teamId,
+      actor: who,
+      body: { entry: { type: entry.type, path: entry.path }, deleteCount: count, ...by },
+    });
+    return count;
+  });
+}
+
+/**
+ * A folder as Node-RED's library lists one: its sub-folders' names, then its entries as
+ * `{ fn, …meta, type, updatedAt }` (FlowFuse's shape).
+ */
+export async function readFolder(
+  db: Db,
+  teamId: string,
+  type: string,
+  folder: string,
+): Promise<(string | Record<string, unknown>)[]> {
+  const prefix = folder === "" ? "" : `${folder}/`;
+  const rows = await listLibraryEntries(db, teamId, { type, prefix });
+  const folders = new Set<string>();
+  const files: Record<string, unknown>[] = [];
+  for (const row of rows) {
+    const rest = row.path.slice(prefix.length);
+    const slash = rest.indexOf("/");
+    if (slash >= 0) folders.add(rest.slice(0, slash));
+    else
+      files.push({
+        ...row.meta,
+        fn: rest,
+        type: row.type,
+        updatedAt: row.updated_at.toISOString(),
+      });
+  }
+  return [...[...folders].sort(), ...files];
+}
