@@ -1,7 +1,7 @@
 // Isolation between teams, walked over every operation of the served document: the owner of team B
 // names team A's resources (in the path, and in body fields that are ids) and gets 404 (path),
 // 400 (body) or, for administrators' operations, 403 — never a success — and team A is exactly as
-// it was. Operations are read from the document, so a new one is walked the moment it is declared;
+// it was; a body that leaves a required id out is 400 naming it. Operations are read from the document, so a new one is walked the moment it is declared;
 // a path parameter this file does not know fails the walk until the fixtures below learn it.
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Reply, startServer, type TestServer } from "./harness";
@@ -314,7 +314,7 @@ function expectedForPath(operation: DocumentOperation, foreign: Set<string>): 40
   return 404;
 }
 
-test("the owner of another team gets 404 for team A's ids in every path, 400 for them in every body, and changes nothing", async () => {
+test("the owner of another team gets 404 for team A's ids in every path, 400 for them in every body (and for a required id left out), and changes nothing", async () => {
   const operations = operationsOf(server.document);
   expect(operations.length).toBeGreaterThan(5);
 
@@ -415,6 +415,32 @@ test("the owner of another team gets 404 for team A's ids in every path, 400 for
               if (expected === 403) return undefined;
               const paths = (reply.body?.errors ?? []).map((e: { path?: string }) => e.path);
               return paths.some((p: unknown) => p === field || String(p).startsWith(`${field}.`))
+                ? undefined
+                : `the 400's errors[].path ${JSON.stringify(paths)} does not name ${field}`;
+            },
+          ),
+        );
+      }
+    }
+
+    // A required id left out of the body: a bad request naming it, never a missing resource.
+    if (hasBody && rule.kind !== "admin") {
+      for (const field of idFields.filter((f) => body?.required?.includes(f))) {
+        walkedBodies++;
+        const { [field]: _left, ...without } = ownBody();
+        sent.push(
+          await send(
+            {
+              what: `${name} without body field ${field}`,
+              method,
+              path: pathWith(new Set()) + query,
+              body: without,
+              expected: `400 naming ${field}`,
+            },
+            (reply) => {
+              if (reply.status !== 400) return "expected 400";
+              const paths = (reply.body?.errors ?? []).map((e: { path?: string }) => e.path);
+              return paths.includes(field)
                 ? undefined
                 : `the 400's errors[].path ${JSON.stringify(paths)} does not name ${field}`;
             },

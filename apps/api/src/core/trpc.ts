@@ -190,6 +190,13 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
       owned = true;
     }
   }
+  const named = namedBy !== undefined || (typeof raw === "object" && raw !== null && "slug" in raw);
+  if (!named) {
+    // Nothing names a team (`POST /applications {}`): nothing about any team can leak, so the
+    // input's schema says which field is missing (400), and a handler asking for the team
+    // (`teamOf`) refuses a schema that let it through.
+    return next({ ctx: { team: undefined } });
+  }
   let found: TeamForUser | undefined;
   if (owned && teamId === undefined) {
     found = undefined;
@@ -255,6 +262,6 @@ export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {
 
 /** The team a team procedure's middleware loaded. */
 export function teamOf(ctx: { team: TeamForUser | undefined }) {
-  if (!ctx.team) throw new Error("team procedure without a team");
+  if (!ctx.team) throw invalidRequest("Invalid request: no team, application or instance named");
   return ctx.team;
 }
