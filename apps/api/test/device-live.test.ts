@@ -102,7 +102,9 @@ describe("the check-in", () => {
     const first = await live("POST", path, d.credentials.token, state());
     expect(first.status).toBe(409);
     expect(first.body).toEqual({
+      code: "incorrect-project",
       error: "incorrect-project",
+      requestId: expect.any(String),
       project: instanceId,
       application: null,
       snapshot: null,
@@ -141,8 +143,10 @@ describe("the check-in", () => {
     expect(behind.status).toBe(409);
     expect(Object.keys(behind.body).sort()).toEqual([
       "application",
+      "code",
       "error",
       "project",
+      "requestId",
       "settings",
       "snapshot",
     ]);

@@ -121,7 +121,10 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
               ? "incorrect-settings"
               : undefined;
     // Every key, every time: a key left out reads as a change, and the agent deploys again.
-    if (error) return reply.code(409).send({ error, ...wanted });
+    // FlowFuse's body inside the platform's error envelope (`code`, `requestId`): the agent
+    // takes the four keys and ignores the rest.
+    if (error)
+      return reply.code(409).send({ code: error, error, requestId: request.id, ...wanted });
     return reply.send({});
   });
 
