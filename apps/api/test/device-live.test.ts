@@ -336,3 +336,110 @@ describe("what reaches the live routes", () => {
     expect(seen.body.lastSeenAt).toBeNull();
   });
 });
+
+describe("device groups", () => {
+  test("members follow the group's target and get its variables; a device taken out runs its own again", async () => {
+    const groups = `/api/v1/applications/${applicationId}/device-groups`;
+    const created = await server.request("POST", groups, {
+      token: owner.token,
+      body: { name: "line A", description: "the first line" },
+    });
+    expect(created.status, created.text).toBe(201);
+    const group = `${groups}/${created.body.id}`;
+    const own = await snapshot("own target");
+    const shared = await snapshot("group target");
+    const d = await device({ application: applicationId });
+    await server.request("PUT", `/api/v1/devices/${d.id}`, {
+      token: member.token,
+      body: { targetSnapshot: own },
+    });
+    await server.request("PUT", `/api/v1/devices/${d.id}/settings`, {
+      token: member.token,
+      body: {
+        env: [
+          { name: "OWN", value: "mine" },
+          { name: "BOTH", value: "device wins" },
+        ],
+      },
+    });
+    const checkIn = () =>
+      live(
+        "POST",
+        `/api/v1/devices/${d.id}/live/state`,
+        d.credentials.token,
+        state({ ownerType: "application", application: applicationId }),
+      );
+    expect((await checkIn()).body.snapshot).toBe(own);
+
+    // Members of the team cannot change groups; another application's snapshot is refused.
+    expect(
+      (await server.request("PATCH", group, { token: member.token, body: { add: [d.id] } })).status,
+    ).toBe(403);
+    const elsewhere = await createApplication(server, owner, team.id);
+    const outsider = await device({ application: elsewhere });
+    const refused = await server.request("PATCH", group, {
+      token: owner.token,
+      body: { add: [outsider.id] },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0].path).toBe("add");
+
+    expect(
+      (await server.request("PATCH", group, { token: owner.token, body: { add: [d.id] } })).body,
+    ).toEqual({});
+    // In a group without a target: still its own.
+    expect((await checkIn()).body.snapshot).toBe(own);
+    await server.request("PUT", group, { token: owner.token, body: { targetSnapshotId: shared } });
+    await server.request("PUT", `${group}/settings`, {
+      token: owner.token,
+      body: {
+        env: [
+          { name: "GROUP", value: "shared" },
+          { name: "BOTH", value: "group" },
+        ],
+      },
+    });
+    const behind = await checkIn();
+    expect(behind.body).toMatchObject({ error: "incorrect-snapshot", snapshot: shared });
+    const settings = await live(
+      "GET",
+      `/api/v1/devices/${d.id}/live/settings`,
+      d.credentials.token,
+    );
+    expect(settings.body.env).toEqual({ GROUP: "shared", OWN: "mine", BOTH: "device wins" });
+    expect(settings.body.hash).toBe(behind.body.settings);
+
+    const read = await server.request("GET", group, { token: member.token });
+    expect(read.body).toMatchObject({
+      name: "line A",
+      deviceCount: 1,
+      targetSnapshot: { id: shared },
+      devices: [{ id: d.id, deviceGroup: { id: created.body.id }, targetSnapshot: { id: shared } }],
+      settings: { env: [{ name: "GROUP" }, { name: "BOTH" }] },
+    });
+    const list = await server.request("GET", groups, { token: member.token });
+    expect(list.body.groups.map((g: { id: string }) => g.id)).toContain(created.body.id);
+
+    // Taken out: its own target and variables again.
+    await server.request("PATCH", group, { token: owner.token, body: { remove: [d.id] } });
+    const out = await checkIn();
+    expect(out.body.snapshot).toBe(own);
+    const after = await live("GET", `/api/v1/devices/${d.id}/live/settings`, d.credentials.token);
+    expect(after.body.env).toEqual({ OWN: "mine", BOTH: "device wins" });
+    expect(after.body.hash).toBe(out.body.settings);
+
+    // Deleting the group keeps its devices, out of any group.
+    await server.request("PATCH", group, { token: owner.token, body: { set: [d.id] } });
+    expect((await checkIn()).body.snapshot).toBe(shared);
+    expect((await server.request("DELETE", group, { token: owner.token })).body).toEqual({});
+    expect((await checkIn()).body.snapshot).toBe(own);
+    const log = await server.request("GET", `/api/v1/applications/${applicationId}/audit-log`, {
+      token: owner.token,
+    });
+    if (log.status === 200) {
+      expect(log.body.log.map((e: { event: string }) => e.event)).toContain(
+        "application.deviceGroup.members.changed",
+      );
+    }
+  });
+});

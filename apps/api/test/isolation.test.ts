@@ -58,6 +58,9 @@ interface Side {
   snapshotId?: string;
   /** A device and a provisioning token, made on demand. */
   deviceId?: string;
+  /** A device group of the side's application, and a device of that application. */
+  groupId?: string;
+  groupDeviceId?: string;
   provisioningTokenId?: string;
 }
 
@@ -82,6 +85,7 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   // gets the same 403 there.
   tokenId: (side) => side.provisioningTokenId ?? "brokertoken1",
   deviceId: (side) => side.deviceId,
+  groupId: (side) => side.groupId,
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -96,6 +100,10 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   team: (side) => side.team.id,
   application: (side) => side.applicationId,
   instance: (side) => side.instanceId,
+  targetSnapshotId: (side) => side.snapshotId,
+  add: (side) => [side.groupDeviceId],
+  remove: (side) => [side.groupDeviceId],
+  set: (side) => [side.groupDeviceId],
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -136,6 +144,22 @@ async function prepare(operations: DocumentOperation[]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
       side.instanceId = await createInstance(server, side.owner, side.team.id);
       side.snapshotId = await createSnapshot(server, side.owner, side.instanceId);
+    }
+  }
+  if (params.has("groupId")) {
+    for (const side of [a, w]) {
+      const path = `/api/v1/applications/${side.applicationId}/device-groups`;
+      const group = await server.request("POST", path, {
+        token: side.owner.token,
+        body: { name: `group-${Math.random().toString(36).slice(2, 8)}` },
+      });
+      expect(group.status, group.text).toBe(201);
+      side.groupId = group.body.id;
+      const device = await server.request("POST", "/api/v1/devices", {
+        token: side.owner.token,
+        body: { name: "member", team: side.team.id, application: side.applicationId },
+      });
+      side.groupDeviceId = device.body.id;
     }
   }
   if (params.has("deviceId") || params.has("tokenId")) {
@@ -223,6 +247,12 @@ async function snapshotA(operations: DocumentOperation[]) {
       .execute(),
     devices: await db
       .selectFrom("devices")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    deviceGroups: await db
+      .selectFrom("device_groups")
       .selectAll()
       .where("team_id", "=", a.team.id)
       .orderBy("id")

@@ -40,7 +40,13 @@ interface World {
   member: TestUser;
   /** The world's instance, made once it is first named (a snapshot in the path is one of its). */
   instance?: Promise<string>;
+  /** The world's application, made once it is first named (a device group is one of its). */
+  application?: Promise<string>;
 }
+
+/** The world's application: one, so that a device group in the path is one of its. */
+const applicationOf = (world: World) =>
+  (world.application ??= createApplication(server, world.founder, world.team.id));
 
 /** The world's instance: one, so that an instance and its snapshot in one path belong together. */
 const instanceOf = (world: World) =>
@@ -57,7 +63,15 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   invitationId: async (world) =>
     createInvitation(server, world.founder, world.team.id, await makeUser(server)),
   username: async (world) => createBrokerClient(server, world.founder, world.team.id),
-  applicationId: async (world) => createApplication(server, world.founder, world.team.id),
+  applicationId: async (world) => applicationOf(world),
+  groupId: async (world) => {
+    const path = `/api/v1/applications/${await applicationOf(world)}/device-groups`;
+    const reply = await server.request("POST", path, {
+      token: world.founder.token,
+      body: { name: "walked group" },
+    });
+    return reply.body.id;
+  },
   instanceId: async (world) => instanceOf(world),
   snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   deviceId: async (world) => createDevice(server, world.founder, world.team.id),
@@ -77,6 +91,10 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   team: (world) => world.team.id,
   application: (world) => createApplication(server, world.founder, world.team.id),
   instance: (world) => instanceOf(world),
+  targetSnapshotId: () => null,
+  add: () => [],
+  remove: () => [],
+  set: () => [],
 };
 
 interface CallerKind {

@@ -95,6 +95,10 @@ export const ID_FIELDS_BY_NAME = new Set([
   "team",
   "application",
   "instance",
+  // A device group's members.
+  "add",
+  "remove",
+  "set",
 ]);
 export const isIdField = (field: string) =>
   ID_LIKE_FIELD.test(field) || ID_FIELDS_BY_NAME.has(field);
@@ -249,4 +253,25 @@ export async function createProvisioningToken(
   });
   expect(reply.status, `POST ${path}: ${reply.text}`).toBe(200);
   return reply.body.id;
+}
+
+/** A device group of a new application of the team, with one of its devices; ids of both. */
+export async function createDeviceGroup(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<{ applicationId: string; groupId: string; deviceId: string }> {
+  const applicationId = await createApplication(server, owner, teamId);
+  const path = `/api/v1/applications/${applicationId}/device-groups`;
+  const reply = await server.request("POST", path, {
+    token: owner.token,
+    body: { name: unique("group") },
+  });
+  expect(reply.status, `POST ${path}: ${reply.text}`).toBe(201);
+  const device = await server.request("POST", "/api/v1/devices", {
+    token: owner.token,
+    body: { name: unique("member"), team: teamId, application: applicationId },
+  });
+  expect(device.status, device.text).toBe(200);
+  return { applicationId, groupId: reply.body.id, deviceId: device.body.id };
 }

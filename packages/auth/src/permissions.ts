@@ -113,6 +113,16 @@ export const PERMISSIONS = {
   "team:device:provisioning-token:create": { kind: "team", role: Role.owner, access: "write" },
   "team:device:provisioning-token:edit": { kind: "team", role: Role.owner, access: "write" },
   "team:device:provisioning-token:delete": { kind: "team", role: Role.owner, access: "write" },
+  "application:device-group:list": { kind: "team", role: Role.member, access: "read" },
+  "application:device-group:read": { kind: "team", role: Role.member, access: "read" },
+  "application:device-group:create": { kind: "team", role: Role.owner, access: "write" },
+  "application:device-group:update": { kind: "team", role: Role.owner, access: "write" },
+  "application:device-group:delete": { kind: "team", role: Role.owner, access: "write" },
+  "application:device-group:membership:update": {
+    kind: "team",
+    role: Role.owner,
+    access: "write",
+  },
   /** The team library: FlowFuse's `library:entry:*` are members'; viewers read too, as the issue asks. */
   "library:entry:list": { kind: "team", role: Role.viewer, access: "read" },
   "library:entry:create": { kind: "team", role: Role.member, access: "write" },

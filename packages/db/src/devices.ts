@@ -18,10 +18,12 @@ export async function teamOfDevice(db: Db, id: string): Promise<string | undefin
 }
 
 /**
- * The snapshot a device should run, over a `devices` row aliased `d`: an instance's device follows
- * the instance's device target when it has one, else (and for any other device) its own.
+ * The snapshot a device should run, over a `devices` row aliased `d`: a group member follows its
+ * group's target when the group has one; an instance's device the instance's device target when
+ * it has one; else (and for any other device) its own.
  */
 export const effectiveTarget = sql<string | null>`coalesce(
+  (select g2.target_snapshot_id from device_groups g2 where g2.id = d.group_id),
   (select p2.device_target_snapshot_id from projects p2 where p2.id = d.project_id),
   d.target_snapshot_id)`;
 
@@ -34,6 +36,9 @@ export interface DeviceDetail extends DeviceRow {
   active_name: string | null;
   active_description: string | null;
   active_created_at: Date | null;
+  group_name: string | null;
+  group_description: string | null;
+  group_settings: { env?: EnvVar[] } | null;
   team_name: string;
   team_slug: string;
   application_name: string | null;
@@ -52,6 +57,7 @@ function detailQuery(db: Db) {
     .leftJoin("projects as p", "p.id", "d.project_id")
     .leftJoin("snapshots as ts", (join) => join.on(sql<boolean>`ts.id = ${effectiveTarget}`))
     .leftJoin("snapshots as acs", "acs.id", "d.active_snapshot_id")
+    .leftJoin("device_groups as g", "g.id", "d.group_id")
     .selectAll("d")
     .select([
       "ts.id as target_id",
@@ -61,6 +67,9 @@ function detailQuery(db: Db) {
       "acs.name as active_name",
       "acs.description as active_description",
       "acs.created_at as active_created_at",
+      "g.name as group_name",
+      "g.description as group_description",
+      "g.settings as group_settings",
       "t.name as team_name",
       "t.slug as team_slug",
       "a.name as application_name",
@@ -118,6 +127,7 @@ export interface DeviceChange {
   targetSnapshotId?: string | null;
   env?: EnvVar[];
   settingsHash?: string;
+  groupId?: string | null;
 }
 
 export async function updateDevice(
@@ -139,6 +149,7 @@ export async function updateDevice(
         settings: sql`jsonb_set(settings, '{env}', ${JSON.stringify(change.env)}::jsonb)`,
       }),
       ...(change.settingsHash !== undefined && { settings_hash: change.settingsHash }),
+      ...(change.groupId !== undefined && { group_id: change.groupId }),
       updated_at: sql`now()`,
     })
     .where("id", "=", id)
@@ -214,7 +225,7 @@ function sortKey(sort: DeviceSort, alias: string) {
  */
 export async function listDevices(
   db: Db,
-  of: { teamId: string } | { applicationId: string } | { projectId: string },
+  of: { teamId: string } | { applicationId: string } | { projectId: string } | { groupId: string },
   request: DeviceListRequest,
 ): Promise<{ rows: DeviceDetail[]; total: number; nextCursor?: string }> {
   const sort = request.sort ?? "name";
@@ -227,7 +238,9 @@ export async function listDevices(
       ? (["d.team_id", of.teamId] as const)
       : "applicationId" in of
         ? (["d.application_id", of.applicationId] as const)
-        : (["d.project_id", of.projectId] as const);
+        : "groupId" in of
+          ? (["d.group_id", of.groupId] as const)
+          : (["d.project_id", of.projectId] as const);
   rows = rows.where(scope[0], "=", scope[1]);
   count = count.where(scope[0], "=", scope[1]);
   if (request.query !== undefined) {

@@ -278,6 +278,19 @@ export interface DevicesTable {
   node_red_version: string | null;
   nodejs_version: string | null;
   mode: Generated<string>;
+  group_id: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface DeviceGroupsTable {
+  id: string;
+  team_id: string;
+  application_id: string;
+  name: string;
+  description: Generated<string>;
+  target_snapshot_id: string | null;
+  settings: Json<{ env?: EnvVar[] }>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }
@@ -323,6 +336,7 @@ export interface Database {
   project_storage: ProjectStorageTable;
   snapshots: SnapshotsTable;
   devices: DevicesTable;
+  device_groups: DeviceGroupsTable;
   device_provisioning_tokens: DeviceProvisioningTokensTable;
   team_library_entries: TeamLibraryEntriesTable;
 }
@@ -347,3 +361,4 @@ export type SnapshotRow = Selectable<SnapshotsTable>;
 export type DeviceRow = Selectable<DevicesTable>;
 export type ProvisioningTokenRow = Selectable<DeviceProvisioningTokensTable>;
 export type TeamLibraryEntryRow = Selectable<TeamLibraryEntriesTable>;
+export type DeviceGroupRow = Selectable<DeviceGroupsTable>;

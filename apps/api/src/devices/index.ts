@@ -1,11 +1,16 @@
 // The devices area: remote devices run by the FlowFuse device agent — their procedures, the
 // team's provisioning tokens, and the live routes the agent calls (outside tRPC, device tokens).
+import { deviceGroupsRouter } from "./groups";
 import { DEVICE_LIVE, deviceLiveRoutes } from "./live";
 import { devicesRouter } from "./procedures";
 import { provisioningRouter } from "./provisioning";
 
 export const devices = {
-  procedures: { devices: devicesRouter, provisioningTokens: provisioningRouter },
+  procedures: {
+    devices: devicesRouter,
+    provisioningTokens: provisioningRouter,
+    deviceGroups: deviceGroupsRouter,
+  },
   /** Routes outside tRPC: what the device agent calls, with the device's own token. */
   routes: deviceLiveRoutes,
   /** The paths those routes guard themselves. */

@@ -44,7 +44,7 @@ import { ApiError, forbidden, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
 import { VERSION } from "../version";
 import { applicationOfDevice, deviceView, envToStore, visibleDeviceEnv } from "./views";
-import { settingsHash } from "./settings";
+import { refreshSettingsHashes, settingsHash } from "./settings";
 
 const TAG = "Devices";
 
@@ -267,9 +267,13 @@ export const devicesRouter = router({
         await updateDevice(trx, deviceId, {
           name: input.name,
           type: input.type,
-          ...(ownerChanged && { ...owner, targetSnapshotId: null }),
+          // Another owner: its own target and group no longer apply.
+          ...(ownerChanged && { ...owner, targetSnapshotId: null, groupId: null }),
           ...(targetSnapshot !== undefined && { targetSnapshotId: targetSnapshot }),
         });
+        if (ownerChanged && before.group_id !== null) {
+          await refreshSettingsHashes(trx, [deviceId]);
+        }
         const actor = actorOf(ctx);
         const entity = { type: "device" as const, id: deviceId };
         const device = { id: deviceId, name: input.name ?? before.name };
@@ -422,7 +426,8 @@ export const devicesRouter = router({
         const before = await findDevice(trx, input.deviceId);
         if (!before) throw notFound();
         const env = envToStore(sent, before.settings.env ?? []);
-        await updateDevice(trx, before.id, { env, settingsHash: settingsHash(env) });
+        await updateDevice(trx, before.id, { env });
+        await refreshSettingsHashes(trx, [before.id]);
         await recordAudit(trx, {
           event: "device.settings.updated",
           entity: { type: "device", id: before.id },

@@ -77,7 +77,10 @@ export function deviceView(device: DeviceDetail, baseUrl: string, now = Date.now
             links: { self: `${baseUrl}/api/v1/projects/${device.project_id}` },
           }
         : null,
-    deviceGroup: null,
+    deviceGroup:
+      device.group_id !== null && device.group_name !== null
+        ? { id: device.group_id, name: device.group_name, description: device.group_description! }
+        : null,
   };
 }
 

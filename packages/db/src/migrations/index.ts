@@ -10,6 +10,7 @@ import * as noEditorSessions from "./2026-11-24T1400-no-editor-sessions";
 import * as snapshots from "./2026-11-25T1200-snapshots";
 import * as devices from "./2026-11-25T1300-devices";
 import * as deviceSnapshots from "./2026-11-25T1310-device-snapshots";
+import * as deviceGroups from "./2026-11-25T1320-device-groups";
 import * as teamLibrary from "./2026-11-25T1400-team-library";
 
 export const migrations: Record<string, Migration> = {
@@ -23,5 +24,6 @@ export const migrations: Record<string, Migration> = {
   "2026-11-25T1200-snapshots": snapshots,
   "2026-11-25T1300-devices": devices,
   "2026-11-25T1310-device-snapshots": deviceSnapshots,
+  "2026-11-25T1320-device-groups": deviceGroups,
   "2026-11-25T1400-team-library": teamLibrary,
 };
