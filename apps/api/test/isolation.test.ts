@@ -1,14 +1,16 @@
 // Isolation between teams, walked over every operation of the served document: the owner of team B
 // names team A's resources (in the path, and in body fields that are ids) and gets 404 (path),
 // 400 (body) or, for administrators' operations, 403 — never a success — and team A is exactly as
-// it was. Operations are read from the document, so a new one is walked the moment it is declared;
+// it was; a body that leaves a required id out is 400 naming it. Operations are read from the document, so a new one is walked the moment it is declared;
 // a path parameter this file does not know fails the walk until the fixtures below learn it.
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Reply, startServer, type TestServer } from "./harness";
 import {
   createApplication,
   createBrokerClient,
+  createDevice,
   createInstance,
+  createProvisioningToken,
   createSnapshot,
   createInvitation,
   createLibraryEntry,
@@ -54,6 +56,9 @@ interface Side {
   instanceId?: string;
   /** A snapshot of that instance, made on demand. */
   snapshotId?: string;
+  /** A device and a provisioning token, made on demand. */
+  deviceId?: string;
+  provisioningTokenId?: string;
 }
 
 /**
@@ -73,8 +78,10 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   applicationId: (side) => side.applicationId,
   instanceId: (side) => side.instanceId,
   snapshotId: (side) => side.snapshotId,
-  // Broker tokens are the platform's (administrators only): any id gets the same 403.
-  tokenId: () => "brokertoken1",
+  // A team's provisioning token; broker tokens are the platform's (administrators only): any id
+  // gets the same 403 there.
+  tokenId: (side) => side.provisioningTokenId ?? "brokertoken1",
+  deviceId: (side) => side.deviceId,
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -86,6 +93,9 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   ownerId: (side) => side.instanceId,
   targetSnapshot: (side) => side.snapshotId,
   snapshot: (side) => side.snapshotId,
+  team: (side) => side.team.id,
+  application: (side) => side.applicationId,
+  instance: (side) => side.instanceId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -119,12 +129,19 @@ async function prepare(operations: DocumentOperation[]) {
     params.has("instanceId") ||
     params.has("snapshotId") ||
     bodies.includes("applicationId") ||
-    bodies.includes("ownerId")
+    bodies.includes("ownerId") ||
+    bodies.includes("application")
   ) {
     for (const side of [a, w]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
       side.instanceId = await createInstance(server, side.owner, side.team.id);
       side.snapshotId = await createSnapshot(server, side.owner, side.instanceId);
+    }
+  }
+  if (params.has("deviceId") || params.has("tokenId")) {
+    for (const side of [a, w]) {
+      side.deviceId = await createDevice(server, side.owner, side.team.id);
+      side.provisioningTokenId = await createProvisioningToken(server, side.owner, side.team.id);
     }
   }
   if (operations.some((o) => o.template.includes("/library/"))) {
@@ -200,6 +217,18 @@ async function snapshotA(operations: DocumentOperation[]) {
       .execute(),
     brokerClients: await db
       .selectFrom("team_broker_clients")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    devices: await db
+      .selectFrom("devices")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    provisioningTokens: await db
+      .selectFrom("device_provisioning_tokens")
       .selectAll()
       .where("team_id", "=", a.team.id)
       .orderBy("id")
@@ -285,7 +314,7 @@ function expectedForPath(operation: DocumentOperation, foreign: Set<string>): 40
   return 404;
 }
 
-test("the owner of another team gets 404 for team A's ids in every path, 400 for them in every body, and changes nothing", async () => {
+test("the owner of another team gets 404 for team A's ids in every path, 400 for them in every body (and for a required id left out), and changes nothing", async () => {
   const operations = operationsOf(server.document);
   expect(operations.length).toBeGreaterThan(5);
 
@@ -386,6 +415,32 @@ test("the owner of another team gets 404 for team A's ids in every path, 400 for
               if (expected === 403) return undefined;
               const paths = (reply.body?.errors ?? []).map((e: { path?: string }) => e.path);
               return paths.some((p: unknown) => p === field || String(p).startsWith(`${field}.`))
+                ? undefined
+                : `the 400's errors[].path ${JSON.stringify(paths)} does not name ${field}`;
+            },
+          ),
+        );
+      }
+    }
+
+    // A required id left out of the body: a bad request naming it, never a missing resource.
+    if (hasBody && rule.kind !== "admin") {
+      for (const field of idFields.filter((f) => body?.required?.includes(f))) {
+        walkedBodies++;
+        const { [field]: _left, ...without } = ownBody();
+        sent.push(
+          await send(
+            {
+              what: `${name} without body field ${field}`,
+              method,
+              path: pathWith(new Set()) + query,
+              body: without,
+              expected: `400 naming ${field}`,
+            },
+            (reply) => {
+              if (reply.status !== 400) return "expected 400";
+              const paths = (reply.body?.errors ?? []).map((e: { path?: string }) => e.path);
+              return paths.includes(field)
                 ? undefined
                 : `the 400's errors[].path ${JSON.stringify(paths)} does not name ${field}`;
             },

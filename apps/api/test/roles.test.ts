@@ -10,7 +10,9 @@ import { startServer } from "./harness";
 import {
   createApplication,
   createBrokerClient,
+  createDevice,
   createInstance,
+  createProvisioningToken,
   createSnapshot,
   createInvitation,
   createLibraryEntry,
@@ -58,6 +60,8 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   applicationId: async (world) => createApplication(server, world.founder, world.team.id),
   instanceId: async (world) => instanceOf(world),
   snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  deviceId: async (world) => createDevice(server, world.founder, world.team.id),
+  tokenId: async (world) => createProvisioningToken(server, world.founder, world.team.id),
 };
 
 /** Body fields that are ids, filled with the world's own resources. */
@@ -70,6 +74,9 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   ownerId: (world) => instanceOf(world),
   targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  team: (world) => world.team.id,
+  application: (world) => createApplication(server, world.founder, world.team.id),
+  instance: (world) => instanceOf(world),
 };
 
 interface CallerKind {

@@ -98,6 +98,21 @@ export const PERMISSIONS = {
   "template:create": { kind: "admin", access: "write" },
   "template:edit": { kind: "admin", access: "write" },
   "template:delete": { kind: "admin", access: "write" },
+  // Remote devices (FlowFuse's levels). A device's own token and provisioning tokens reach routes
+  // of their own, never these.
+  "team:device:list": { kind: "team", role: Role.viewer, access: "read" },
+  "device:create": { kind: "team", role: Role.owner, access: "write" },
+  "device:read": { kind: "team", role: Role.viewer, access: "read" },
+  "device:edit": { kind: "team", role: Role.owner, access: "write" },
+  /** A body with only `targetSnapshot`; anything else needs device:edit. */
+  "device:snapshot:set-target": { kind: "team", role: Role.member, access: "write" },
+  "device:edit-env": { kind: "team", role: Role.member, access: "write" },
+  "device:delete": { kind: "team", role: Role.owner, access: "write" },
+  "device:audit-log": { kind: "team", role: Role.viewer, access: "read" },
+  "team:device:provisioning-token:list": { kind: "team", role: Role.owner, access: "read" },
+  "team:device:provisioning-token:create": { kind: "team", role: Role.owner, access: "write" },
+  "team:device:provisioning-token:edit": { kind: "team", role: Role.owner, access: "write" },
+  "team:device:provisioning-token:delete": { kind: "team", role: Role.owner, access: "write" },
   /** The team library: FlowFuse's `library:entry:*` are members'; viewers read too, as the issue asks. */
   "library:entry:list": { kind: "team", role: Role.viewer, access: "read" },
   "library:entry:create": { kind: "team", role: Role.member, access: "write" },

@@ -11,3 +11,4 @@ export * from "./platform";
 export * from "./snapshots";
 export * from "./teams/index";
 export * from "./tokens";
+export * from "./devices";
