@@ -1,6 +1,7 @@
 // What a hosted instance's Node-RED calls (packages/runtime/src/local/node-red/platform.cjs), under
 // /storage/<instanceId>/ as FlowFuse's storage API: its flows, credentials, settings and library,
-// kept in the platform's database (never the editor's session tokens: they stay in Node-RED); and its editor's sign-in, decided here. Every
+// kept in the platform's database; and its editor's sign-in and every editor request, decided here
+// (the editor's sessions are the platform's, bound to the instance: see the sign-in below). Every
 // call needs the instance's own token (`fpi_…`, a new one for each start of its Node-RED), which
 // reaches this instance's routes and nothing else. Not in the OpenAPI document: not for people.
 import {
@@ -10,7 +11,7 @@ import {
   tokenDigest,
   tokenReachesTeam,
 } from "@flowplane/auth";
-import { Role } from "@flowplane/contract";
+import { ModuleName, Role } from "@flowplane/contract";
 import {
   type Db,
   findProjectByToken,
@@ -19,6 +20,7 @@ import {
   insertSession,
   readLibraryEntries,
   readProjectStorage,
+  setProjectPaletteModules,
   type StorageKind,
   writeLibraryEntry,
   writeProjectStorage,
@@ -58,6 +60,27 @@ const LibraryEntry = z.strictObject({
   meta: z.record(z.string(), z.unknown()),
   body: z.string().max(10 * 1024 * 1024),
 });
+
+/**
+ * The modules installed into the user directory by name (`{ name: version }`), from Node-RED's
+ * node list (its `nodes` runtime setting: `user` marks a module its package.json names). None
+ * when the list is not there (settings saved before the node registry has loaded).
+ */
+function paletteModules(nodes: unknown): Record<string, string> | undefined {
+  if (typeof nodes !== "object" || nodes === null) return undefined;
+  const modules: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(nodes as Record<string, unknown>)) {
+    const module = entry as { user?: unknown; version?: unknown } | null;
+    if (
+      module?.user === true &&
+      typeof module.version === "string" &&
+      ModuleName.safeParse(name).success
+    ) {
+      modules[name] = module.version;
+    }
+  }
+  return modules;
+}
 
 /** Who gets into the editor, with what: members and owners deploy, viewers read. */
 function editorRights(role: number | undefined, readOnly = false): "*" | "read" | undefined {
@@ -105,7 +128,13 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
     if (!project) return reply;
     const entry = KINDS[(request.params as { kind: string }).kind];
     if (!entry) throw new ApiError(404, "not_found", "Not Found");
-    await writeProjectStorage(opts.db, project.id, entry.kind, parse(entry.schema, request.body));
+    const value = parse(entry.schema, request.body);
+    await writeProjectStorage(opts.db, project.id, entry.kind, value);
+    // Node-RED's node list says what its palette installed: the platform keeps that list.
+    if (entry.kind === "settings") {
+      const modules = paletteModules((value as Record<string, unknown>).nodes);
+      if (modules) await setProjectPaletteModules(opts.db, project.id, modules);
+    }
     return reply.code(204).send();
   });
 
