@@ -13,6 +13,7 @@ import { openApiDocument } from "./core/openapi";
 import type { Context } from "./core/trpc";
 import { InstanceRuntime, instances } from "./instances/index";
 import { library } from "./library/index";
+import { Deploys, pipelines } from "./pipelines/index";
 import { authenticationPlugin } from "./plugins/authentication";
 import { csrfPlugin } from "./plugins/csrf";
 import { docsPlugin } from "./plugins/docs";
@@ -101,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     options.initialPasswordFile !== undefined
       ? new InitialPassword(options.initialPasswordFile)
       : undefined;
+  const deploys = new Deploys();
   const contextOf = (request: FastifyRequest): Context => ({
     db,
     auth: request.auth!,
@@ -114,6 +116,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     broker: teamBroker?.access,
     brokerEndpoint: teamBroker?.endpoint,
     instances: runtime,
+    deploys,
     initialPassword,
   });
 
@@ -133,6 +136,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (teamBroker) await app.register(broker.routes, { db, tokenSecret, access: teamBroker.access });
   await app.register(instances.routes, { db, tokenSecret, authenticator, signInLimits });
   await app.register(library.routes, { db, tokenSecret, authenticator, baseUrl, sessionCookie });
+  await app.register(pipelines.routes, { deploys });
   const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse);
   await app.register(docsPlugin, { document, baseUrl });
   await app.register(accounts.routes, account);

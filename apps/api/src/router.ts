@@ -7,6 +7,7 @@ import { catalogue } from "./catalogue/index";
 import { router } from "./core/trpc";
 import { instances } from "./instances/index";
 import { library } from "./library/index";
+import { pipelines } from "./pipelines/index";
 import { platform } from "./platform/index";
 import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
@@ -24,6 +25,7 @@ export const appRouter = router({
   ...snapshots.procedures,
   ...broker.procedures,
   ...library.procedures,
+  ...pipelines.procedures,
 });
 
 export type AppRouter = typeof appRouter;

@@ -12,6 +12,8 @@ import {
   createApplication,
   createBrokerClient,
   createInstance,
+  createOperation,
+  createPipeline,
   createSnapshot,
   createInvitation,
 } from "./team-fixtures";
@@ -265,6 +267,10 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       { token: server.adminToken },
       validIds.instanceId,
     );
+    const pipeline = await createPipeline(server, { token: server.adminToken }, team.body.id);
+    validIds.pipelineId = pipeline.pipelineId;
+    validIds.stageId = pipeline.stageId;
+    validIds.operationId = await createOperation(server, { token: server.adminToken }, pipeline);
     validIds.invitationId = await createInvitation(
       server,
       { id: "", token: server.adminToken, tokenId: "", username: "admin" },

@@ -12,11 +12,14 @@ import {
   createSnapshot,
   createInvitation,
   createLibraryEntry,
+  createOperation,
+  createPipeline,
   createTeam,
   createToken,
   GLOBAL_PATH_PARAMS,
   isIdField,
   makeUser,
+  type PipelineFixture,
   requiredQuery,
   type TestTeam,
   type TestUser,
@@ -54,6 +57,11 @@ interface Side {
   instanceId?: string;
   /** A snapshot of that instance, made on demand. */
   snapshotId?: string;
+  /** A pipeline of two stages (instances of an application of their own), made on demand. */
+  pipeline?: PipelineFixture;
+  /** A deploy of that pipeline, done; a snapshot of its first stage's instance. */
+  operationId?: string;
+  pipelineSnapshotId?: string;
 }
 
 /**
@@ -73,6 +81,9 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   applicationId: (side) => side.applicationId,
   instanceId: (side) => side.instanceId,
   snapshotId: (side) => side.snapshotId,
+  pipelineId: (side) => side.pipeline?.pipelineId,
+  stageId: (side) => side.pipeline?.stageId,
+  operationId: (side) => side.operationId,
   // Broker tokens are the platform's (administrators only): any id gets the same 403.
   tokenId: () => "brokertoken1",
 };
@@ -86,6 +97,8 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   ownerId: (side) => side.instanceId,
   targetSnapshot: (side) => side.snapshotId,
   snapshot: (side) => side.snapshotId,
+  instanceId: (side) => side.pipeline?.instanceIds[0],
+  sourceSnapshotId: (side) => side.pipelineSnapshotId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -125,6 +138,17 @@ async function prepare(operations: DocumentOperation[]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
       side.instanceId = await createInstance(server, side.owner, side.team.id);
       side.snapshotId = await createSnapshot(server, side.owner, side.instanceId);
+    }
+  }
+  if (params.has("pipelineId") || params.has("operationId")) {
+    for (const side of [a, w]) {
+      side.pipeline = await createPipeline(server, side.owner, side.team.id);
+      side.operationId = await createOperation(server, side.owner, side.pipeline);
+      side.pipelineSnapshotId = await createSnapshot(
+        server,
+        side.owner,
+        side.pipeline.instanceIds[0],
+      );
     }
   }
   if (operations.some((o) => o.template.includes("/library/"))) {
@@ -203,6 +227,19 @@ async function snapshotA(operations: DocumentOperation[]) {
       .selectAll()
       .where("team_id", "=", a.team.id)
       .orderBy("id")
+      .execute(),
+    pipelines: await db
+      .selectFrom("pipelines")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    stages: await db
+      .selectFrom("pipeline_stages as s")
+      .innerJoin("pipelines as p", "p.id", "s.pipeline_id")
+      .selectAll("s")
+      .where("p.team_id", "=", a.team.id)
+      .orderBy("s.id")
       .execute(),
     libraryEntries: await db
       .selectFrom("team_library_entries")

@@ -8,6 +8,8 @@ import {
   findTeamForUserBySlug,
   type TeamForUser,
   teamOfApplication,
+  teamOfOperation,
+  teamOfPipeline,
   teamOfProject,
   teamOfSnapshot,
   type UserTeamRow,
@@ -90,6 +92,9 @@ const OWNED_BY: {
   applies: (raw: Record<string, unknown>) => boolean;
   teamOf: (db: Db, id: string, raw: Record<string, unknown>) => Promise<string | undefined>;
 }[] = [
+  // Before instanceId: a stage's body names its instance, checked against the pipeline's.
+  { name: "pipelineId", applies: (raw) => "pipelineId" in raw, teamOf: teamOfPipeline },
+  { name: "operationId", applies: (raw) => "operationId" in raw, teamOf: teamOfOperation },
   { name: "instanceId", applies: (raw) => "instanceId" in raw, teamOf: teamOfProject },
   { name: "applicationId", applies: (raw) => "applicationId" in raw, teamOf: teamOfApplication },
   { name: "snapshotId", applies: (raw) => "snapshotId" in raw, teamOf: teamOfSnapshot },

@@ -9,6 +9,7 @@ import * as instances from "./2026-11-24T1300-instances";
 import * as noEditorSessions from "./2026-11-24T1400-no-editor-sessions";
 import * as snapshots from "./2026-11-25T1200-snapshots";
 import * as teamLibrary from "./2026-11-25T1400-team-library";
+import * as pipelines from "./2026-11-25T1410-pipelines";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-24T1400-no-editor-sessions": noEditorSessions,
   "2026-11-25T1200-snapshots": snapshots,
   "2026-11-25T1400-team-library": teamLibrary,
+  "2026-11-25T1410-pipelines": pipelines,
 };
