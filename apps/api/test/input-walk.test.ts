@@ -309,10 +309,14 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       const validBody = body
         ? (example(body, `${name} body`) as Record<string, unknown>)
         : undefined;
-      // Body fields that name what the caller owns (the team, the application) get real ids, so
-      // that the field under test is the one at fault.
-      for (const field of ["teamId", "applicationId"]) {
-        if (validBody && field in validBody) validBody[field] = validIds[field];
+      // Body fields that name what the caller owns (the team, the application, the instance a
+      // snapshot is imported into) get real ids, so that the field under test is the one at fault.
+      for (const [field, param] of [
+        ["teamId", "teamId"],
+        ["applicationId", "applicationId"],
+        ["ownerId", "instanceId"],
+      ] as const) {
+        if (validBody && field in validBody) validBody[field] = validIds[param];
       }
       const validBodyText = validBody ? JSON.stringify(validBody) : undefined;
 

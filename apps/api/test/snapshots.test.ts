@@ -2,7 +2,7 @@
 // part is snapshots-node-red.test.ts): taken from what an instance's Node-RED stored, listed
 // newest first in pages, read, their content without credentials, renamed, deleted; credentials
 // encrypted at rest; each role what the matrix says; another team sees nothing.
-import { encryptCredentials } from "@flowplane/auth";
+import { decryptCredentials, encryptCredentials } from "@flowplane/auth";
 import { Role } from "@flowplane/contract";
 import { auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -241,6 +241,249 @@ describe("instance snapshots", () => {
     expect(wrong.body.code).toBe("bad_request");
   });
 
+  it("rollback gives the instance the snapshot's flows, credentials under its own secret, variables", async () => {
+    const taken = await server.request("POST", snapshotsPath(), {
+      token: member.token,
+      body: { name: "Before" },
+    });
+    // The instance changes: other flows, another password, other variables.
+    await server.db
+      .updateTable("project_storage")
+      .set({
+        flows: JSON.stringify([{ id: "tab2", type: "tab" }]),
+        credentials: JSON.stringify(encryptCredentials(SECRET, { other: { password: "later" } })),
+      })
+      .where("project_id", "=", instanceId)
+      .execute();
+    await server.request("PUT", `/api/v1/projects/${instanceId}`, {
+      token: owner.token,
+      body: { settings: { env: [{ name: "GREETING", value: "changed" }] } },
+    });
+
+    const byViewer = await server.request(
+      "POST",
+      `/api/v1/projects/${instanceId}/actions/rollback`,
+      {
+        token: viewer.token,
+        body: { snapshot: taken.body.id },
+      },
+    );
+    expect(byViewer.status).toBe(403);
+    const rolled = await server.request("POST", `/api/v1/projects/${instanceId}/actions/rollback`, {
+      token: member.token,
+      body: { snapshot: taken.body.id },
+    });
+    expect(rolled.status, rolled.text).toBe(200);
+    const storage = await server.db
+      .selectFrom("project_storage")
+      .selectAll()
+      .where("project_id", "=", instanceId)
+      .executeTakeFirstOrThrow();
+    expect(storage.flows).toEqual(FLOWS);
+    expect(decryptCredentials(SECRET, storage.credentials as { $: string })).toEqual({
+      mqtt1: { user: "u", password: "first-password" },
+    });
+    const after = await server.request("GET", `/api/v1/projects/${instanceId}`, {
+      token: owner.token,
+    });
+    expect(after.body.settings.env.slice(0, 2)).toEqual([
+      { name: "GREETING", value: "hello", hidden: false },
+      { name: "API_KEY", value: "", hidden: true },
+    ]);
+    const row = await server.db
+      .selectFrom("projects")
+      .select("settings")
+      .where("id", "=", instanceId)
+      .executeTakeFirstOrThrow();
+    expect(row.settings.env?.find((v) => v.name === "API_KEY")?.value).toBe("hidden-value-42");
+    expect((await auditEntries(server.db, { event: "project.snapshot.rolled-back" })).length).toBe(
+      1,
+    );
+
+    const otherInstance = await createInstance(server, owner, teamId);
+    const foreign = await server.request("POST", snapshotsPath(otherInstance), {
+      token: owner.token,
+      body: { name: "not this one's" },
+    });
+    const refused = await server.request(
+      "POST",
+      `/api/v1/projects/${instanceId}/actions/rollback`,
+      {
+        token: member.token,
+        body: { snapshot: foreign.body.id },
+      },
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      code: "invalid_snapshot",
+      errors: [{ path: "snapshot" }],
+    });
+  });
+
+  it("export encrypts credentials and hidden values with the caller's secret; import opens them with it", async () => {
+    const taken = await server.request("POST", snapshotsPath(), {
+      token: member.token,
+      body: { name: "To move", description: "moved" },
+    });
+    const noSecret = await server.request("POST", `/api/v1/snapshots/${taken.body.id}/export`, {
+      token: member.token,
+      body: {},
+    });
+    expect(noSecret.status).toBe(400);
+    const exported = await server.request("POST", `/api/v1/snapshots/${taken.body.id}/export`, {
+      token: member.token,
+      body: { credentialSecret: "the caller's secret" },
+    });
+    expect(exported.status, exported.text).toBe(200);
+    expect(exported.text).not.toContain("first-password");
+    expect(exported.text).not.toContain("hidden-value-42");
+    expect(exported.body.exportedBy.id).toBeTruthy();
+    expect(decryptCredentials("the caller's secret", exported.body.flows.credentials)).toEqual({
+      mqtt1: { user: "u", password: "first-password" },
+    });
+    expect(decryptCredentials("the caller's secret", exported.body.settings.secretEnv)).toEqual({
+      API_KEY: "hidden-value-42",
+    });
+    const viaInstance = await server.request("POST", `${snapshotsPath()}/${taken.body.id}/export`, {
+      token: viewer.token,
+      body: { credentialSecret: "the caller's secret" },
+    });
+    expect(viaInstance.status).toBe(403);
+
+    const second = await createInstance(server, owner, teamId);
+    const { exportedBy: _by, id: _id, ...snapshot } = exported.body;
+    const body = (secret: string) => ({
+      ownerId: second,
+      ownerType: "instance",
+      snapshot: {
+        name: snapshot.name,
+        description: snapshot.description,
+        flows: snapshot.flows,
+        settings: {
+          settings: snapshot.settings.settings,
+          env: snapshot.settings.env,
+          hiddenEnv: snapshot.settings.hiddenEnv,
+          secretEnv: snapshot.settings.secretEnv,
+          modules: snapshot.settings.modules,
+        },
+      },
+      credentialSecret: secret,
+    });
+    const wrong = await server.request("POST", "/api/v1/snapshots/import", {
+      token: owner.token,
+      body: body("not the secret at all"),
+    });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.code).toBe("bad_request");
+    const byMember = await server.request("POST", "/api/v1/snapshots/import", {
+      token: member.token,
+      body: body("the caller's secret"),
+    });
+    expect(byMember.status).toBe(403);
+    const imported = await server.request("POST", "/api/v1/snapshots/import", {
+      token: owner.token,
+      body: body("the caller's secret"),
+    });
+    expect(imported.status, imported.text).toBe(200);
+    expect(imported.body).toMatchObject({ name: "To move", projectId: second });
+    expect((await auditEntries(server.db, { event: "project.snapshot.imported" })).length).toBe(1);
+
+    const rolled = await server.request("POST", `/api/v1/projects/${second}/actions/rollback`, {
+      token: owner.token,
+      body: { snapshot: imported.body.id },
+    });
+    expect(rolled.status, rolled.text).toBe(200);
+    const storage = await server.db
+      .selectFrom("project_storage")
+      .selectAll()
+      .where("project_id", "=", second)
+      .executeTakeFirstOrThrow();
+    const secondSecret = (storage.settings as { _credentialSecret: string })._credentialSecret;
+    expect(secondSecret).toMatch(/^[0-9a-f]{64}$/);
+    expect(decryptCredentials(secondSecret, storage.credentials as { $: string })).toEqual({
+      mqtt1: { user: "u", password: "first-password" },
+    });
+    const project = await server.db
+      .selectFrom("projects")
+      .select("settings")
+      .where("id", "=", second)
+      .executeTakeFirstOrThrow();
+    expect(project.settings.env).toEqual([
+      { name: "GREETING", value: "hello", hidden: false },
+      { name: "API_KEY", value: "hidden-value-42", hidden: true },
+    ]);
+  });
+
+  it("the device target is a snapshot of the instance's application; another's is 400 naming the field", async () => {
+    const taken = await server.request("POST", snapshotsPath(), {
+      token: member.token,
+      body: { name: "For devices" },
+    });
+    const none = await server.request("GET", `/api/v1/projects/${instanceId}/devices/settings`, {
+      token: viewer.token,
+    });
+    expect(none.body).toEqual({ targetSnapshot: null });
+    const set = await server.request("POST", `/api/v1/projects/${instanceId}/devices/settings`, {
+      token: member.token,
+      body: { targetSnapshot: taken.body.id },
+    });
+    expect(set.status, set.text).toBe(200);
+    const read = await server.request("GET", `/api/v1/projects/${instanceId}/devices/settings`, {
+      token: viewer.token,
+    });
+    expect(read.body).toEqual({ targetSnapshot: taken.body.id });
+    expect(
+      (await auditEntries(server.db, { event: "project.snapshot.device-target-set" })).at(-1)!.body
+        .snapshot,
+    ).toEqual({ id: taken.body.id, name: "For devices" });
+
+    // Another application of the team, and another team.
+    const otherApp = await createInstance(server, owner, teamId);
+    const inOtherApp = await server.request("POST", snapshotsPath(otherApp), {
+      token: owner.token,
+      body: { name: "other application" },
+    });
+    const outsiderInstance = await createInstance(
+      server,
+      outsider,
+      (await server.request("GET", "/api/v1/user/teams", { token: outsider.token })).body.teams[0]
+        .id,
+    );
+    const inOtherTeam = await server.request("POST", snapshotsPath(outsiderInstance), {
+      token: outsider.token,
+      body: { name: "other team" },
+    });
+    for (const id of [inOtherApp.body.id, inOtherTeam.body.id, "doesnotexist1"]) {
+      const refused = await server.request(
+        "POST",
+        `/api/v1/projects/${instanceId}/devices/settings`,
+        { token: member.token, body: { targetSnapshot: id } },
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({
+        code: "invalid_snapshot",
+        errors: [{ path: "targetSnapshot" }],
+      });
+    }
+    const cleared = await server.request(
+      "POST",
+      `/api/v1/projects/${instanceId}/devices/settings`,
+      {
+        token: member.token,
+        body: { targetSnapshot: null },
+      },
+    );
+    expect(cleared.status).toBe(200);
+    const setOnCreate = await server.request("POST", snapshotsPath(), {
+      token: member.token,
+      body: { name: "Target at once", setAsTarget: true },
+    });
+    const now = await server.request("GET", `/api/v1/projects/${instanceId}/devices/settings`, {
+      token: viewer.token,
+    });
+    expect(now.body).toEqual({ targetSnapshot: setOnCreate.body.id });
+  });
+
   it("another team's member gets 404 on every snapshot route", async () => {
     const taken = await server.request("POST", snapshotsPath(), {
       token: owner.token,
@@ -256,6 +499,11 @@ describe("instance snapshots", () => {
       ["GET", `/api/v1/snapshots/${id}/full`],
       ["PUT", `/api/v1/snapshots/${id}`, { name: "x" }],
       ["DELETE", `/api/v1/snapshots/${id}`],
+      ["POST", `/api/v1/snapshots/${id}/export`, { credentialSecret: "a long secret" }],
+      ["POST", `${snapshotsPath()}/${id}/export`, { credentialSecret: "a long secret" }],
+      ["POST", `/api/v1/projects/${instanceId}/actions/rollback`, { snapshot: id }],
+      ["GET", `/api/v1/projects/${instanceId}/devices/settings`],
+      ["POST", `/api/v1/projects/${instanceId}/devices/settings`, { targetSnapshot: id }],
     ];
     for (const [method, path, body] of calls) {
       const reply = await server.request(method, path, {
@@ -266,5 +514,16 @@ describe("instance snapshots", () => {
     }
     const still = await server.request("GET", `/api/v1/snapshots/${id}`, { token: owner.token });
     expect(still.body.name).toBe("Private");
+    // Importing into another team's instance: the body names it, so 400 naming the field.
+    const imported = await server.request("POST", "/api/v1/snapshots/import", {
+      token: outsider.token,
+      body: {
+        ownerId: instanceId,
+        ownerType: "instance",
+        snapshot: { name: "x", flows: { flows: [] }, settings: {} },
+      },
+    });
+    expect(imported.status).toBe(400);
+    expect(imported.body.errors).toEqual([expect.objectContaining({ path: "ownerId" })]);
   });
 });

@@ -102,8 +102,12 @@ const OWNED_BY: {
   {
     name: "ownerId",
     applies: (raw) => "ownerId" in raw,
-    teamOf: async (db, id, raw) =>
-      raw.ownerType === "instance" ? teamOfProject(db, id) : undefined,
+    teamOf: async (db, id, raw) => {
+      if (raw.ownerType === "instance") return teamOfProject(db, id);
+      throw invalidRequest("Invalid request: ownerType: not a type of owner", [
+        { path: "ownerType", message: "Must be `instance`" },
+      ]);
+    },
   },
 ];
 

@@ -127,6 +127,65 @@ export class InstanceRuntime {
     }
   }
 
+  /**
+   * Replaces what the instance runs (a rollback to a snapshot), as one action on the instance:
+   * a running Node-RED is stopped, `write` changes what is stored and returns how to undo it,
+   * and Node-RED starts again on the new content. When that start fails, the content is put
+   * back and Node-RED started on it again, and the failure is answered: nothing is lost.
+   * `record` writes the audit entry in the transaction that ends the action.
+   */
+  async replace(
+    id: string,
+    write: () => Promise<() => Promise<void>>,
+    record: (trx: Db) => Promise<void>,
+  ): Promise<void> {
+    const claimed = await this.claim(id, "restarting");
+    const running = claimed.state === "running";
+    try {
+      if (running) {
+        await setProjectToken(this.options.db, id, null);
+        await this.options.driver.stop(id);
+      }
+      const startAgain = () =>
+        this.run(id, "start").catch((again: unknown) => {
+          this.options.log.error(
+            { err: again, instanceId: id },
+            "an instance did not start again on the content it had before a rollback",
+          );
+        });
+      let undo: () => Promise<void>;
+      try {
+        undo = await write();
+      } catch (error) {
+        // Nothing was written (one transaction): the instance goes back to what it ran.
+        if (running) await startAgain();
+        throw error;
+      }
+      if (running) {
+        try {
+          await this.run(id, "start");
+        } catch (error) {
+          await undo();
+          await startAgain();
+          throw error;
+        }
+      }
+      await this.options.db.transaction().execute(async (trx) => {
+        await finishProjectAction(trx, id, claimed.state);
+        await record(trx);
+      });
+    } catch (error) {
+      await finishProjectAction(this.options.db, id, claimed.state);
+      if (error instanceof ApiError) throw error;
+      this.options.log.error({ err: error, instanceId: id }, "a rollback failed");
+      throw new ApiError(
+        500,
+        "unexpected_error",
+        `The instance could not start on the snapshot; it runs what it ran before: ${message(error)}`,
+      );
+    }
+  }
+
   /** A new instance: the runtime claims what it needs, then Node-RED starts in the background. */
   async created(id: string): Promise<void> {
     const project = await findProject(this.options.db, id);

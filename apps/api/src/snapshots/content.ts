@@ -125,8 +125,7 @@ export function sealSecrets(
 export function openSecrets(platformSecret: string, row: SnapshotRow): SnapshotSecrets {
   if (row.secrets === null) return { credentials: {}, env: {} };
   const value = decryptCredentials(snapshotSecret(platformSecret, row.id), { $: row.secrets }) as
-    | Partial<SnapshotSecrets>
-    | undefined;
+    Partial<SnapshotSecrets> | undefined;
   if (!value || typeof value !== "object") {
     // The platform's secret changed since the snapshot was taken.
     throw new ApiError(
@@ -175,28 +174,27 @@ export async function readInstanceState(db: Db, projectId: string): Promise<Inst
   };
 }
 
+/** Writes an instance's state; the caller gives the transaction it belongs to. */
 export async function writeInstanceState(
-  db: Db,
+  trx: Db,
   projectId: string,
   state: InstanceState,
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable("project_storage")
-      .set({
-        flows: JSON.stringify(state.flows),
-        credentials: JSON.stringify(state.credentials),
-        settings: JSON.stringify(state.runtimeSettings),
-        flows_updated_at: sql`now()`,
-      })
-      .where("project_id", "=", projectId)
-      .execute();
-    await trx
-      .updateTable("projects")
-      .set({ settings: JSON.stringify(state.settings), updated_at: sql`now()` })
-      .where("id", "=", projectId)
-      .execute();
-  });
+  await trx
+    .updateTable("project_storage")
+    .set({
+      flows: JSON.stringify(state.flows),
+      credentials: JSON.stringify(state.credentials),
+      settings: JSON.stringify(state.runtimeSettings),
+      flows_updated_at: sql`now()`,
+    })
+    .where("project_id", "=", projectId)
+    .execute();
+  await trx
+    .updateTable("projects")
+    .set({ settings: JSON.stringify(state.settings), updated_at: sql`now()` })
+    .where("id", "=", projectId)
+    .execute();
 }
 
 /**
@@ -204,10 +202,7 @@ export async function writeInstanceState(
  * encrypted with the instance's own Node-RED secret (one is made if it has none yet), its
  * variables and its modules. The instance's other settings stay.
  */
-export function deployedState(
-  before: InstanceState,
-  content: SnapshotContent,
-): InstanceState {
+export function deployedState(before: InstanceState, content: SnapshotContent): InstanceState {
   const runtimeSettings = { ...(before.runtimeSettings as Record<string, unknown>) };
   let secret = runtimeSettings[NODE_RED_SECRET];
   if (typeof secret !== "string" || secret === "") {
@@ -228,4 +223,26 @@ export function deployedState(
       palette: { ...before.settings.palette, modules },
     },
   };
+}
+
+/** A snapshot's content with its secrets opened (for a deploy or an export). */
+export function contentOf(platformSecret: string, row: SnapshotRow): SnapshotContent {
+  return { flows: row.flows, settings: row.settings, secrets: openSecrets(platformSecret, row) };
+}
+
+/** Variables given with content: FlowFuse's `{ NAME: value }`, or Flowplane's array. */
+export function givenEnv(
+  env: Record<string, string> | { name: string; value: string; hidden?: boolean }[],
+  hiddenNames: readonly string[] = [],
+): EnvVar[] {
+  const list = Array.isArray(env)
+    ? env
+    : Object.entries(env).map(([name, value]) => ({ name, value, hidden: undefined }));
+  return list
+    .filter((v) => !v.name.startsWith("FF_"))
+    .map((v) => ({
+      name: v.name,
+      value: v.value,
+      hidden: v.hidden ?? hiddenNames.includes(v.name),
+    }));
 }

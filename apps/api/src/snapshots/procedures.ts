@@ -3,7 +3,15 @@
 // them. A snapshot's content never changes once taken; its secrets are sealed under its own key.
 import {
   CreateInstanceSnapshotInput,
+  ExportedSnapshot,
+  ExportInstanceSnapshotInput,
+  ExportSnapshotInput,
   FullSnapshot,
+  ImportSnapshotInput,
+  InstanceDeviceSettings,
+  InstanceIdInput,
+  RollbackInput,
+  SetInstanceDeviceTargetInput,
   InstanceSnapshotIdInput,
   ListInstanceSnapshotsInput,
   Snapshot,
@@ -15,10 +23,10 @@ import {
 import {
   type Db,
   deleteSnapshot,
-  type EnvVar,
   findProject,
   findSnapshot,
   findSnapshotSummary,
+  findUser,
   insertSnapshot,
   listSnapshots,
   newId,
@@ -28,9 +36,20 @@ import {
   type SnapshotSummaryRow,
   updateSnapshot,
 } from "@flowplane/db";
-import { notFound } from "../core/errors";
+import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router } from "../core/trpc";
-import { contentOfInstance, openCredentials, sealSecrets, type SnapshotContent } from "./content";
+import {
+  contentOf,
+  contentOfInstance,
+  deployedState,
+  givenEnv,
+  openCredentials,
+  readInstanceState,
+  sealSecrets,
+  type SnapshotContent,
+  writeInstanceState,
+} from "./content";
+import { exportSnapshot, importedContent } from "./transfer";
 import { fullSnapshotView, snapshotView } from "./views";
 
 const TAG = "Snapshots";
@@ -69,7 +88,9 @@ export function snapshotEvent(
 }
 
 /** Where a snapshot's audit entry goes: its instance's log (devices: their own area). */
-export function snapshotAuditEntity(row: Pick<SnapshotSummaryRow, "project_id" | "application_id">) {
+export function snapshotAuditEntity(
+  row: Pick<SnapshotSummaryRow, "project_id" | "application_id">,
+) {
   return row.project_id !== null
     ? { type: "project" as const, id: row.project_id }
     : { type: "application" as const, id: row.application_id };
@@ -106,21 +127,54 @@ export async function storeInstanceSnapshot(
   return row;
 }
 
-/** Variables given with content: FlowFuse's `{ NAME: value }`, or Flowplane's array. */
-export function givenEnv(
-  env: Record<string, string> | { name: string; value: string; hidden?: boolean }[],
-  hiddenNames: readonly string[] = [],
-): EnvVar[] {
-  const list = Array.isArray(env)
-    ? env
-    : Object.entries(env).map(([name, value]) => ({ name, value, hidden: undefined }));
-  return list
-    .filter((v) => !v.name.startsWith("FF_"))
-    .map((v) => ({
-      name: v.name,
-      value: v.value,
-      hidden: v.hidden ?? hiddenNames.includes(v.name),
-    }));
+/** A snapshot named in a body that is not the one it must be: 400 naming the field. */
+const invalidSnapshot = (field: string, message: string) =>
+  new ApiError(400, "invalid_snapshot", message, [{ path: field, message }]);
+
+/** The caller as an export names them. */
+async function exportedBy(ctx: Context) {
+  const user = await findUser(ctx.db, ctx.auth.userId);
+  if (!user) throw notFound();
+  return {
+    id: user.id,
+    username: user.username,
+    name: user.name,
+    admin: user.admin,
+    suspended: user.suspended,
+    createdAt: user.created_at.toISOString(),
+  };
+}
+
+async function exportOf(
+  ctx: Context,
+  summary: SnapshotSummaryRow,
+  input: {
+    credentialSecret: string;
+    components?: Parameters<typeof exportSnapshot>[4]["components"];
+  },
+) {
+  const row = await findSnapshot(ctx.db, summary.id);
+  if (!row) throw notFound();
+  const exported = exportSnapshot(ctx.tokenSecret, summary, row, ctx.baseUrl, {
+    credentialSecret: input.credentialSecret,
+    components: input.components,
+    exportedBy: await exportedBy(ctx),
+  });
+  await ctx.db.transaction().execute((trx) =>
+    recordAudit(trx, {
+      event: snapshotEvent(summary, "exported"),
+      entity: snapshotAuditEntity(summary),
+      teamId: summary.team_id,
+      actor: actorOf(ctx),
+      body: {
+        ...(summary.project_id !== null && {
+          project: { id: summary.project_id, name: summary.project_name },
+        }),
+        snapshot: { id: summary.id, name: summary.name },
+      },
+    }),
+  );
+  return exported;
 }
 
 export const snapshotsRouter = router({
@@ -234,8 +288,7 @@ export const snapshotsRouter = router({
         path: "/api/v1/projects/{instanceId}/snapshots/{snapshotId}",
         tags: [TAG],
         summary: "Delete one of an instance's snapshots (owners)",
-        description:
-          "Devices that have it as their target keep running it, and get no new target.",
+        description: "Devices that have it as their target keep running it, and get no new target.",
       },
     })
     .input(InstanceSnapshotIdInput)
@@ -258,7 +311,9 @@ export const snapshotsRouter = router({
     })
     .input(SnapshotIdInput)
     .output(Snapshot)
-    .query(async ({ ctx, input }) => snapshotView(await snapshotOf(ctx, input.snapshotId), ctx.baseUrl)),
+    .query(async ({ ctx, input }) =>
+      snapshotView(await snapshotOf(ctx, input.snapshotId), ctx.baseUrl),
+    ),
 
   full: procedure
     .meta({
@@ -319,6 +374,183 @@ export const snapshotsRouter = router({
         });
       }
       return snapshotView(await snapshotOf(ctx, input.snapshotId), ctx.baseUrl);
+    }),
+
+  exportOfInstance: procedure
+    .meta({
+      permission: "project:snapshot:export",
+      openapi: {
+        method: "POST",
+        path: "/api/v1/projects/{instanceId}/snapshots/{snapshotId}/export",
+        tags: [TAG],
+        summary: "Export one of an instance's snapshots (members and owners)",
+        description:
+          "As `POST /snapshots/{snapshotId}/export`: the credentials (and hidden variables' values) encrypted with the `credentialSecret` given.",
+      },
+    })
+    .input(ExportInstanceSnapshotInput)
+    .output(ExportedSnapshot)
+    .mutation(async ({ ctx, input }) =>
+      exportOf(ctx, await instanceSnapshotOf(ctx, input.instanceId, input.snapshotId), input),
+    ),
+
+  export: procedure
+    .meta({
+      permission: "snapshot:export",
+      openapi: {
+        method: "POST",
+        path: "/api/v1/snapshots/{snapshotId}/export",
+        tags: [TAG],
+        summary:
+          "Export a snapshot, its credentials encrypted with your secret (members and owners)",
+        description:
+          "The whole snapshot: flows, settings, variables, modules, and `flows.credentials` encrypted with the `credentialSecret` given, in Node-RED's format. Hidden variables' values travel in `settings.secretEnv`, encrypted the same way (Flowplane's; FlowFuse exports them in the clear). `components` leaves out the flows, the credentials, or the variables' values (`envVars: \"keys\"`) or the variables (`false`). Import it with the same secret (`POST /snapshots/import`).",
+      },
+    })
+    .input(ExportSnapshotInput)
+    .output(ExportedSnapshot)
+    .mutation(async ({ ctx, input }) =>
+      exportOf(ctx, await snapshotOf(ctx, input.snapshotId), input),
+    ),
+
+  import: procedure
+    .meta({
+      permission: "snapshot:import",
+      openapi: {
+        method: "POST",
+        path: "/api/v1/snapshots/import",
+        tags: [TAG],
+        summary: "Import an exported snapshot into an instance of your team (owners)",
+        description:
+          "Makes a new snapshot of the instance named by `ownerId` (`ownerType` `instance`) from an export: its credentials (and hidden variables) opened with the `credentialSecret` it was exported with (a wrong one is 400 `bad_request`), and sealed anew. Roll the instance back to it to run it. An instance the caller cannot see is 400 naming `ownerId`.",
+      },
+    })
+    .input(ImportSnapshotInput)
+    .output(Snapshot)
+    .mutation(async ({ ctx, input }) => {
+      const project = await findProject(ctx.db, input.ownerId);
+      if (!project) throw invalidSnapshot("ownerId", "No such instance");
+      const content = importedContent(input.snapshot, input.credentialSecret, input.components);
+      const row = await ctx.db.transaction().execute((trx) =>
+        storeInstanceSnapshot(ctx, trx, project, content, {
+          name: input.snapshot.name,
+          description: input.snapshot.description,
+          event: "imported",
+        }),
+      );
+      return snapshotView((await findSnapshotSummary(ctx.db, row.id))!, ctx.baseUrl);
+    }),
+
+  rollback: procedure
+    .meta({
+      permission: "project:snapshot:rollback",
+      errors: [409, 503],
+      openapi: {
+        method: "POST",
+        path: "/api/v1/projects/{instanceId}/actions/rollback",
+        tags: [TAG],
+        summary: "Roll an instance back to one of its snapshots (members and owners)",
+        description:
+          "The instance gets the snapshot's flows, credentials, variables and modules; a running instance restarts on them (its modules installed first). If it does not start on them, it gets back what it had and starts on that, and the failure is answered: nothing is lost. Answers once done. A snapshot that is not the instance's is 400 `invalid_snapshot`.",
+      },
+    })
+    .input(RollbackInput)
+    .output(Status)
+    .mutation(async ({ ctx, input }) => {
+      const project = await projectOf(ctx, input.instanceId);
+      const summary = await findSnapshotSummary(ctx.db, input.snapshot);
+      if (!summary || summary.project_id !== project.id) {
+        throw invalidSnapshot("snapshot", "Not one of the instance's snapshots");
+      }
+      const row = await findSnapshot(ctx.db, summary.id);
+      if (!row) throw invalidSnapshot("snapshot", "Not one of the instance's snapshots");
+      const content = contentOf(ctx.tokenSecret, row);
+      const write = async () =>
+        ctx.db.transaction().execute(async (trx) => {
+          const before = await readInstanceState(trx, project.id);
+          await writeInstanceState(trx, project.id, deployedState(before, content));
+          return () =>
+            ctx.db.transaction().execute((undo) => writeInstanceState(undo, project.id, before));
+        });
+      const record = (trx: Db) =>
+        recordAudit(trx, {
+          event: "project.snapshot.rolled-back",
+          entity: { type: "project", id: project.id },
+          teamId: project.team_id,
+          actor: actorOf(ctx),
+          body: {
+            project: { id: project.id, name: project.name },
+            snapshot: { id: summary.id, name: summary.name },
+          },
+        });
+      if (ctx.instances) {
+        await ctx.instances.replace(project.id, write, record);
+      } else {
+        // No runtime here: the content changes, and Node-RED runs it when it next starts.
+        await write();
+        await ctx.db.transaction().execute(record);
+      }
+      return { status: "okay" as const };
+    }),
+
+  deviceSettings: procedure
+    .meta({
+      permission: "project:read",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/projects/{instanceId}/devices/settings",
+        tags: [TAG],
+        summary: "The snapshot an instance's devices run (viewers and up)",
+      },
+    })
+    .input(InstanceIdInput)
+    .output(InstanceDeviceSettings)
+    .query(async ({ ctx, input }) => {
+      const project = await projectOf(ctx, input.instanceId);
+      return { targetSnapshot: project.device_target_snapshot_id };
+    }),
+
+  setDeviceTarget: procedure
+    .meta({
+      permission: "project:snapshot:set-target",
+      openapi: {
+        method: "POST",
+        path: "/api/v1/projects/{instanceId}/devices/settings",
+        tags: [TAG],
+        summary: "Set the snapshot an instance's devices run (members and owners)",
+        description:
+          "`targetSnapshot`: a snapshot of the instance's application, or null to clear. A snapshot of another application, or of another team (FlowFuse accepts those), is 400 `invalid_snapshot` naming the field.",
+      },
+    })
+    .input(SetInstanceDeviceTargetInput)
+    .output(Status)
+    .mutation(async ({ ctx, input }) => {
+      const project = await projectOf(ctx, input.instanceId);
+      let target: SnapshotSummaryRow | undefined;
+      if (input.targetSnapshot !== null) {
+        target = await findSnapshotSummary(ctx.db, input.targetSnapshot);
+        if (
+          !target ||
+          target.team_id !== project.team_id ||
+          target.application_id !== project.application_id
+        ) {
+          throw invalidSnapshot("targetSnapshot", "Not a snapshot of the instance's application");
+        }
+      }
+      await ctx.db.transaction().execute(async (trx) => {
+        await setProjectDeviceTarget(trx, project.id, target?.id ?? null);
+        await recordAudit(trx, {
+          event: "project.snapshot.device-target-set",
+          entity: { type: "project", id: project.id },
+          teamId: project.team_id,
+          actor: actorOf(ctx),
+          body: {
+            project: { id: project.id, name: project.name },
+            snapshot: target ? { id: target.id, name: target.name } : null,
+          },
+        });
+      });
+      return { status: "okay" as const };
     }),
 
   delete: procedure
