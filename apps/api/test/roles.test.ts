@@ -69,8 +69,7 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   pipelineId: async (world) => (await pipelineOf(world)).pipelineId,
   stageId: async (world) => (await pipelineOf(world)).stageId,
-  operationId: async (world) =>
-    createOperation(server, world.founder, await pipelineOf(world)),
+  operationId: async (world) => createOperation(server, world.founder, await pipelineOf(world)),
 };
 
 /** Body fields that are ids, filled with the world's own resources. */

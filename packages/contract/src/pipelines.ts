@@ -97,7 +97,8 @@ export const DeployStageInput = z.strictObject({
   pipelineId: Id,
   stageId: Id,
   sourceSnapshotId: Id.optional().describe(
-    "The snapshot to deploy, one of the stage's instance's: required when the stage's action is `prompt`; given with another action, it is deployed instead of what the action would choose"),
+    "The snapshot to deploy, one of the stage's instance's: required when the stage's action is `prompt`; given with another action, it is deployed instead of what the action would choose",
+  ),
 });
 
 export const OperationStatus = z.enum(["pending", "succeeded", "failed"]);

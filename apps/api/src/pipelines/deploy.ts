@@ -73,7 +73,10 @@ interface Plan {
   snapshot?: SnapshotRow;
 }
 
-async function plan(ctx: Context, input: { pipelineId: string; stageId: string; sourceSnapshotId?: string }) {
+async function plan(
+  ctx: Context,
+  input: { pipelineId: string; stageId: string; sourceSnapshotId?: string },
+) {
   const pipeline = await findPipeline(ctx.db, input.pipelineId);
   if (!pipeline) throw notFound();
   const source = await findStage(ctx.db, pipeline.id, input.stageId);
@@ -84,11 +87,15 @@ async function plan(ctx: Context, input: { pipelineId: string; stageId: string; 
   // FlowFuse's answer for the last stage, before any snapshot is made.
   if (!target) throw notFound("Target stage not found");
   if (source.action === "none") return { none: true as const };
-  const sourceInstance = source.instance_id ? await findProject(ctx.db, source.instance_id) : undefined;
+  const sourceInstance = source.instance_id
+    ? await findProject(ctx.db, source.instance_id)
+    : undefined;
   if (!sourceInstance) {
     throw deployError(400, "invalid_source_instance", "The source stage has no instance");
   }
-  const targetInstance = target.instance_id ? await findProject(ctx.db, target.instance_id) : undefined;
+  const targetInstance = target.instance_id
+    ? await findProject(ctx.db, target.instance_id)
+    : undefined;
   if (!targetInstance) {
     throw deployError(400, "invalid_target_stage", "The target stage has no instance");
   }
@@ -127,7 +134,10 @@ async function plan(ctx: Context, input: { pipelineId: string; stageId: string; 
   } else if (source.action !== "create_snapshot") {
     throw deployError(400, "invalid_source_action", `A stage cannot deploy with ${source.action}`);
   }
-  return { none: false as const, plan: { pipeline, source, target, sourceInstance, targetInstance, snapshot } };
+  return {
+    none: false as const,
+    plan: { pipeline, source, target, sourceInstance, targetInstance, snapshot },
+  };
 }
 
 /**
@@ -143,10 +153,11 @@ export function pipelineState(before: InstanceState, content: SnapshotContent): 
     ...(before.settings.env ?? []),
     ...incoming.filter((variable) => !own.has(variable.name)),
   ];
-  const { env: _env, palette: _palette, ...settings } = content.settings.settings as Record<
-    string,
-    unknown
-  > & { env?: unknown; palette?: unknown };
+  const {
+    env: _env,
+    palette: _palette,
+    ...settings
+  } = content.settings.settings as Record<string, unknown> & { env?: unknown; palette?: unknown };
   return { ...state, settings: { ...state.settings, ...settings, env } };
 }
 
@@ -185,7 +196,8 @@ async function run(ctx: Context, operationId: string, deploy: Plan): Promise<voi
       const before = await readInstanceState(trx, targetInstance.id);
       await writeInstanceState(trx, targetInstance.id, pipelineState(before, content));
       if (target.deploy_to_devices) await setProjectDeviceTarget(trx, targetInstance.id, copy.id);
-      return () => db.transaction().execute((undo) => writeInstanceState(undo, targetInstance.id, before));
+      return () =>
+        db.transaction().execute((undo) => writeInstanceState(undo, targetInstance.id, before));
     });
   const record = async (trx: Db) => {
     await recordAudit(trx, {
@@ -248,7 +260,9 @@ export const deployProcedures = {
         pipeline: { id: deploy.pipeline.id, name: deploy.pipeline.name },
         sourceStage: { id: deploy.source.id, name: deploy.source.name },
         targetStage: { id: deploy.target.id, name: deploy.target.name },
-        ...(deploy.snapshot && { snapshot: { id: deploy.snapshot.id, name: deploy.snapshot.name } }),
+        ...(deploy.snapshot && {
+          snapshot: { id: deploy.snapshot.id, name: deploy.snapshot.name },
+        }),
       };
       const operation = await insertOperation(ctx.db, {
         teamId: deploy.pipeline.team_id,
@@ -269,7 +283,10 @@ export const deployProcedures = {
             code: known ? error.apiCode : "deploy_failed",
             message: known ? error.message : "The deploy failed",
           }).catch((failure: unknown) =>
-            ctx.log.error({ err: failure, operationId: operation.id }, "a deploy's outcome was not saved"),
+            ctx.log.error(
+              { err: failure, operationId: operation.id },
+              "a deploy's outcome was not saved",
+            ),
           );
         }
       };
@@ -287,7 +304,7 @@ export const deployProcedures = {
         tags: [TAG],
         summary: "What a deploy did: pending, succeeded or failed (viewers and up)",
         description:
-          "Flowplane's (FlowFuse answers a deploy with `{ status: \"importing\" }` and nothing to await). `status` is `pending` while the deploy runs, then `succeeded`, or `failed` with `error` (`code`, `error`). Poll it; `flowplane pipelines deploy --wait` does.",
+          'Flowplane\'s (FlowFuse answers a deploy with `{ status: "importing" }` and nothing to await). `status` is `pending` while the deploy runs, then `succeeded`, or `failed` with `error` (`code`, `error`). Poll it; `flowplane pipelines deploy --wait` does.',
       },
     })
     .input(OperationIdInput)
