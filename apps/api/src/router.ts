@@ -4,6 +4,7 @@ import { applications } from "./applications/index";
 import { auditLog } from "./audit-log/index";
 import { broker } from "./broker/index";
 import { catalogue } from "./catalogue/index";
+import { devices } from "./devices/index";
 import { router } from "./core/trpc";
 import { instances } from "./instances/index";
 import { library } from "./library/index";
@@ -24,6 +25,7 @@ export const appRouter = router({
   ...instances.procedures,
   ...snapshots.procedures,
   ...broker.procedures,
+  ...devices.procedures,
   ...library.procedures,
   ...pipelines.procedures,
 });

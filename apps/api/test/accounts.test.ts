@@ -148,6 +148,10 @@ describe("users, as administrators manage them", () => {
       expect(reply.status, JSON.stringify(body)).toBe(400);
       expect(reply.body.error).toMatch(/last platform administrator/);
     }
+    // Their own account too: DELETE /user declares its 400.
+    const own = await server.request("DELETE", "/api/v1/user");
+    expect(own.status).toBe(400);
+    expect(own.body.error).toMatch(/last platform administrator/);
     // With a second administrator, the first may step down.
     const second = await server.userWithPassword({ admin: true });
     const demoted = await server.request("PUT", `/api/v1/users/${me.id}`, {

@@ -62,5 +62,9 @@ export class InMemoryDriver implements Driver {
     };
   }
 
+  async ids() {
+    return [...this.states.keys()];
+  }
+
   async close() {}
 }

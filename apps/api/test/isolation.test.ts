@@ -1,14 +1,16 @@
 // Isolation between teams, walked over every operation of the served document: the owner of team B
 // names team A's resources (in the path, and in body fields that are ids) and gets 404 (path),
 // 400 (body) or, for administrators' operations, 403 — never a success — and team A is exactly as
-// it was. Operations are read from the document, so a new one is walked the moment it is declared;
+// it was; a body that leaves a required id out is 400 naming it. Operations are read from the document, so a new one is walked the moment it is declared;
 // a path parameter this file does not know fails the walk until the fixtures below learn it.
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type Reply, startServer, type TestServer } from "./harness";
 import {
   createApplication,
   createBrokerClient,
+  createDevice,
   createInstance,
+  createProvisioningToken,
   createSnapshot,
   createInvitation,
   createLibraryEntry,
@@ -62,6 +64,9 @@ interface Side {
   /** A deploy of that pipeline, done; a snapshot of its first stage's instance. */
   operationId?: string;
   pipelineSnapshotId?: string;
+  /** A device and a provisioning token, made on demand. */
+  deviceId?: string;
+  provisioningTokenId?: string;
 }
 
 /**
@@ -84,8 +89,10 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   pipelineId: (side) => side.pipeline?.pipelineId,
   stageId: (side) => side.pipeline?.stageId,
   operationId: (side) => side.operationId,
-  // Broker tokens are the platform's (administrators only): any id gets the same 403.
-  tokenId: () => "brokertoken1",
+  // A team's provisioning token; broker tokens are the platform's (administrators only): any id
+  // gets the same 403 there.
+  tokenId: (side) => side.provisioningTokenId ?? "brokertoken1",
+  deviceId: (side) => side.deviceId,
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -99,6 +106,9 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   snapshot: (side) => side.snapshotId,
   instanceId: (side) => side.pipeline?.instanceIds[0],
   sourceSnapshotId: (side) => side.pipelineSnapshotId,
+  team: (side) => side.team.id,
+  application: (side) => side.applicationId,
+  instance: (side) => side.instanceId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -132,7 +142,8 @@ async function prepare(operations: DocumentOperation[]) {
     params.has("instanceId") ||
     params.has("snapshotId") ||
     bodies.includes("applicationId") ||
-    bodies.includes("ownerId")
+    bodies.includes("ownerId") ||
+    bodies.includes("application")
   ) {
     for (const side of [a, w]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
@@ -149,6 +160,12 @@ async function prepare(operations: DocumentOperation[]) {
         side.owner,
         side.pipeline.instanceIds[0],
       );
+    }
+  }
+  if (params.has("deviceId") || params.has("tokenId")) {
+    for (const side of [a, w]) {
+      side.deviceId = await createDevice(server, side.owner, side.team.id);
+      side.provisioningTokenId = await createProvisioningToken(server, side.owner, side.team.id);
     }
   }
   if (operations.some((o) => o.template.includes("/library/"))) {
@@ -241,6 +258,18 @@ async function snapshotA(operations: DocumentOperation[]) {
       .where("p.team_id", "=", a.team.id)
       .orderBy("s.id")
       .execute(),
+    devices: await db
+      .selectFrom("devices")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    provisioningTokens: await db
+      .selectFrom("device_provisioning_tokens")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
     libraryEntries: await db
       .selectFrom("team_library_entries")
       .selectAll()
@@ -322,7 +351,7 @@ function expectedForPath(operation: DocumentOperation, foreign: Set<string>): 40
   return 404;
 }
 
-test("the owner of another team gets 404 for team A's ids in every path, 400 for them in every body, and changes nothing", async () => {
+test("the owner of another team gets 404 for team A's ids in every path, 400 for them in every body (and for a required id left out), and changes nothing", async () => {
   const operations = operationsOf(server.document);
   expect(operations.length).toBeGreaterThan(5);
 
@@ -423,6 +452,32 @@ test("the owner of another team gets 404 for team A's ids in every path, 400 for
               if (expected === 403) return undefined;
               const paths = (reply.body?.errors ?? []).map((e: { path?: string }) => e.path);
               return paths.some((p: unknown) => p === field || String(p).startsWith(`${field}.`))
+                ? undefined
+                : `the 400's errors[].path ${JSON.stringify(paths)} does not name ${field}`;
+            },
+          ),
+        );
+      }
+    }
+
+    // A required id left out of the body: a bad request naming it, never a missing resource.
+    if (hasBody && rule.kind !== "admin") {
+      for (const field of idFields.filter((f) => body?.required?.includes(f))) {
+        walkedBodies++;
+        const { [field]: _left, ...without } = ownBody();
+        sent.push(
+          await send(
+            {
+              what: `${name} without body field ${field}`,
+              method,
+              path: pathWith(new Set()) + query,
+              body: without,
+              expected: `400 naming ${field}`,
+            },
+            (reply) => {
+              if (reply.status !== 400) return "expected 400";
+              const paths = (reply.body?.errors ?? []).map((e: { path?: string }) => e.path);
+              return paths.includes(field)
                 ? undefined
                 : `the 400's errors[].path ${JSON.stringify(paths)} does not name ${field}`;
             },

@@ -4,6 +4,7 @@
 // save the new copy with `pnpm --filter @flowplane/api exec vitest run test/openapi-document.test.ts -u`
 // and review its diff.
 import { afterAll, describe, expect, it } from "vitest";
+import { documentChecker } from "./document-check";
 import { startServer, type TestServer } from "./harness";
 
 /** The document with every object's keys in order; arrays keep theirs (it can mean something). */
@@ -60,5 +61,30 @@ describe("the served OpenAPI document", () => {
         expect(others, `${method} ${path}`).toEqual(plainOthers);
       }
     }
+  });
+
+  it("holds every reply to it: a status an operation does not declare, a body not of its schema", async () => {
+    const server = await startServer();
+    servers.push(server);
+    const check = documentChecker(server.document);
+    const envelope = JSON.stringify({ code: "conflict", error: "x", requestId: "r" });
+    const reply = { method: "GET", url: "/api/v1/user", contentType: "application/json" };
+    expect(check({ ...reply, status: 409, text: envelope })).toEqual([
+      expect.stringContaining("status 409 is not in the document"),
+    ]);
+    expect(check({ ...reply, status: 200, text: "{}" })).toEqual([
+      expect.stringContaining("must have required property"),
+    ]);
+    expect(check({ ...reply, url: "/account/login", status: 400, text: "{}" })).toEqual([
+      expect.stringContaining("not the error envelope"),
+    ]);
+    // A reply to a client other than the harness's (here a bare fetch) is checked by the server's
+    // hook: the last administrator deleting their own account is a declared 400.
+    const own = await fetch(`${server.url}/api/v1/user`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${server.adminToken}` },
+    });
+    expect(own.status).toBe(400);
+    expect(check({ ...reply, method: "DELETE", status: 400, text: await own.text() })).toEqual([]);
   });
 });

@@ -10,7 +10,9 @@ import { startServer } from "./harness";
 import {
   createApplication,
   createBrokerClient,
+  createDevice,
   createInstance,
+  createProvisioningToken,
   createSnapshot,
   createInvitation,
   createLibraryEntry,
@@ -70,6 +72,8 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   pipelineId: async (world) => (await pipelineOf(world)).pipelineId,
   stageId: async (world) => (await pipelineOf(world)).stageId,
   operationId: async (world) => createOperation(server, world.founder, await pipelineOf(world)),
+  deviceId: async (world) => createDevice(server, world.founder, world.team.id),
+  tokenId: async (world) => createProvisioningToken(server, world.founder, world.team.id),
 };
 
 /** Body fields that are ids, filled with the world's own resources. */
@@ -87,6 +91,9 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   // A snapshot of the pipeline's first stage's instance, which a deploy from it may send.
   sourceSnapshotId: async (world) =>
     createSnapshot(server, world.founder, (await pipelineOf(world)).instanceIds[0]),
+  team: (world) => world.team.id,
+  application: (world) => createApplication(server, world.founder, world.team.id),
+  instance: (world) => instanceOf(world),
 };
 
 interface CallerKind {

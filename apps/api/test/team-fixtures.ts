@@ -87,7 +87,15 @@ export async function createInvitation(
 
 /** Body fields that name something by id: their names end in `Id`/`Ids`, or are listed here. */
 export const ID_LIKE_FIELD = /^ids?$|Ids?$/;
-export const ID_FIELDS_BY_NAME = new Set(["defaultTeam", "targetSnapshot", "snapshot"]);
+export const ID_FIELDS_BY_NAME = new Set([
+  "defaultTeam",
+  "targetSnapshot",
+  "snapshot",
+  // FlowFuse's names in device bodies.
+  "team",
+  "application",
+  "instance",
+]);
 export const isIdField = (field: string) =>
   ID_LIKE_FIELD.test(field) || ID_FIELDS_BY_NAME.has(field);
 
@@ -299,4 +307,33 @@ export function validBody(
     if (field in body) body[field] = value;
   }
   return body;
+}
+
+/** A device of the team, created by its owner through the API; its id. */
+export async function createDevice(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<string> {
+  const reply = await server.request("POST", "/api/v1/devices", {
+    token: owner.token,
+    body: { name: unique("device"), team: teamId },
+  });
+  expect(reply.status, `POST /api/v1/devices: ${reply.text}`).toBe(200);
+  return reply.body.id;
+}
+
+/** A provisioning token of the team, created by its owner through the API; its id. */
+export async function createProvisioningToken(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<string> {
+  const path = `/api/v1/teams/${teamId}/devices/provisioning`;
+  const reply = await server.request("POST", path, {
+    token: owner.token,
+    body: { name: unique("provisioning") },
+  });
+  expect(reply.status, `POST ${path}: ${reply.text}`).toBe(200);
+  return reply.body.id;
 }

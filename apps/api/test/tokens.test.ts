@@ -191,6 +191,42 @@ describe("scopes", () => {
     expect(teams.body.teams.map((t: { id: string }) => t.id)).toEqual([allowed.id]);
   });
 
+  test("a team-restricted token cannot delete the account or change its username, email or password (403)", async () => {
+    const person = await server.userWithPassword({ email: "reach@example.com" });
+    const sid = await server.signIn(person.username, person.password);
+    const full = (
+      await server.asSession(sid, "POST", "/api/v1/user/tokens", { body: { name: "full" } })
+    ).body.token as string;
+    const allowed = await createTeam(full, "Reachable");
+    const unreachable = await createTeam(full, "Unreachable");
+    const restricted = await createToken(full, { name: "r", teamIds: [allowed.id] });
+    const refusals = [
+      ["DELETE", "/api/v1/user", undefined],
+      ["PUT", "/api/v1/user", { username: "taken-over" }],
+      ["PUT", "/api/v1/user", { email: "attacker@example.com" }],
+      [
+        "PUT",
+        "/api/v1/user/change_password",
+        { old_password: person.password, password: "a new long phrase" },
+      ],
+    ] as const;
+    for (const [method, path, body] of refusals) {
+      const reply = await server.request(method, path, { token: restricted.token, body });
+      expect(reply.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(403);
+      expect(reply.body.error).toContain("restricted to teams");
+    }
+    // Nothing changed: the account, its email and the team the token could not even read.
+    const me = await server.request("GET", "/api/v1/user", { token: full });
+    expect(me.body).toMatchObject({ username: person.username, email: "reach@example.com" });
+    expect(await status(full, "GET", `/api/v1/teams/${unreachable.id}`)).toBe(200);
+    // It still reads the account, and works in its team; an unrestricted token may change it.
+    expect(await status(restricted.token, "GET", "/api/v1/user")).toBe(200);
+    expect(
+      await status(restricted.token, "PUT", `/api/v1/teams/${allowed.id}`, { name: "Renamed" }),
+    ).toBe(200);
+    expect(await status(full, "PUT", "/api/v1/user", { name: "Still mine" })).toBe(200);
+  });
+
   test("an administrator's token without admin opt-in has no admin rights", async () => {
     const admin = await server.user({ admin: true });
     expect(await status(admin.token, "GET", "/api/v1/teams")).toBe(403);

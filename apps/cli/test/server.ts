@@ -7,6 +7,7 @@ import {
   INITIAL_PASSWORD_FILE,
   INITIAL_TOKEN_FILE,
 } from "@flowplane/api";
+import { type OpenApiDocument, watchReplies } from "@flowplane/api/testing";
 import type { Db } from "@flowplane/db";
 import { createTestDb } from "@flowplane/db/testing";
 import { LocalDriver } from "@flowplane/runtime";
@@ -65,6 +66,8 @@ export async function startServer(
         },
       }),
     });
+    // Every reply the CLI gets is held to the served document (@flowplane/api/testing).
+    const watch = watchReplies(app);
     try {
       await app.listen({ host: "127.0.0.1", port });
     } catch (error) {
@@ -72,15 +75,23 @@ export async function startServer(
       if ((error as NodeJS.ErrnoException).code === "EADDRINUSE" && attempt < 5) continue;
       throw error;
     }
+    const served = await fetch(`${url}/api/json`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    watch.useDocument((await served.json()) as OpenApiDocument);
     return {
       url,
       db,
       adminToken,
       adminPassword,
       async close() {
+        const problems = watch.takeProblems();
         await app.close();
         await drop();
         await rm(dataDir, { recursive: true, force: true });
+        if (problems.length > 0) {
+          throw new Error(`Replies the served document does not describe:\n${problems.join("\n")}`);
+        }
       },
     };
   }

@@ -10,7 +10,9 @@ export function whoMay(rule: PermissionRule): string {
       return "orSelf" in rule ? `${role}, or any member on their own membership` : role;
     }
     case "self":
-      return "the caller, on their own account (another user's: administrators only)";
+      return "wholeAccount" in rule
+        ? "the caller, on their own account (another user's: administrators only), with a token not restricted to teams"
+        : "the caller, on their own account (another user's: administrators only)";
     case "admin":
       return "platform administrators (a token with admin opt-in)";
     case "user":

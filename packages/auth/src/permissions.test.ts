@@ -40,6 +40,16 @@ describe("authorize", () => {
     });
   });
 
+  test("a token restricted to teams cannot change or delete the account; it still reads it", () => {
+    const restricted = caller({}, { teamIds: ["t1"] });
+    for (const permission of ["user:edit", "user:delete"] as const) {
+      expect(authorize(permission, restricted)).toMatchObject({ allowed: false, status: 403 });
+      expect(authorize(permission, caller())).toEqual({ allowed: true });
+    }
+    expect(authorize("user:read", restricted)).toEqual({ allowed: true });
+    expect(authorize("user:token:edit", restricted)).toEqual({ allowed: true });
+  });
+
   test("read-only tokens fail every write and pass reads", () => {
     const ro = caller({}, { readOnly: true });
     expect(authorize("team:edit", ro, team(Role.owner))).toEqual({ allowed: false, status: 403 });

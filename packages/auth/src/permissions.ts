@@ -12,12 +12,17 @@ export type Access = "read" | "write";
 export type PermissionRule =
   /** `orSelf`: a member below the role may still act on their own membership (leaving a team). */
   | { kind: "team"; role: number; access: Access; orSelf?: true }
-  | { kind: "self" | "admin" | "user"; access: Access };
+  | { kind: "self" | "admin" | "user"; access: Access }
+  /**
+   * `wholeAccount`: a change to the account itself (its name, email, password, deletion, the
+   * teams it joins), beyond any one team: a token restricted to teams may not make it.
+   */
+  | { kind: "self"; access: Access; wholeAccount: true };
 
 export const PERMISSIONS = {
   "user:read": { kind: "self", access: "read" },
-  "user:edit": { kind: "self", access: "write" },
-  "user:delete": { kind: "self", access: "write" },
+  "user:edit": { kind: "self", access: "write", wholeAccount: true },
+  "user:delete": { kind: "self", access: "write", wholeAccount: true },
   "user:list": { kind: "admin", access: "read" },
   "user:create": { kind: "admin", access: "write" },
   "user:team:list": { kind: "self", access: "read" },
@@ -93,6 +98,21 @@ export const PERMISSIONS = {
   "template:create": { kind: "admin", access: "write" },
   "template:edit": { kind: "admin", access: "write" },
   "template:delete": { kind: "admin", access: "write" },
+  // Remote devices (FlowFuse's levels). A device's own token and provisioning tokens reach routes
+  // of their own, never these.
+  "team:device:list": { kind: "team", role: Role.viewer, access: "read" },
+  "device:create": { kind: "team", role: Role.owner, access: "write" },
+  "device:read": { kind: "team", role: Role.viewer, access: "read" },
+  "device:edit": { kind: "team", role: Role.owner, access: "write" },
+  /** A body with only `targetSnapshot`; anything else needs device:edit. */
+  "device:snapshot:set-target": { kind: "team", role: Role.member, access: "write" },
+  "device:edit-env": { kind: "team", role: Role.member, access: "write" },
+  "device:delete": { kind: "team", role: Role.owner, access: "write" },
+  "device:audit-log": { kind: "team", role: Role.viewer, access: "read" },
+  "team:device:provisioning-token:list": { kind: "team", role: Role.owner, access: "read" },
+  "team:device:provisioning-token:create": { kind: "team", role: Role.owner, access: "write" },
+  "team:device:provisioning-token:edit": { kind: "team", role: Role.owner, access: "write" },
+  "team:device:provisioning-token:delete": { kind: "team", role: Role.owner, access: "write" },
   /** The team library: FlowFuse's `library:entry:*` are members'; viewers read too, as the issue asks. */
   "library:entry:list": { kind: "team", role: Role.viewer, access: "read" },
   "library:entry:create": { kind: "team", role: Role.member, access: "write" },
@@ -135,7 +155,10 @@ export function tokenReachesTeam(scope: TokenScope, teamId: string): boolean {
   return scope.teamIds === null || scope.teamIds.includes(teamId);
 }
 
-export type Decision = { allowed: true } | { allowed: false; status: 403 | 404 };
+export type Decision =
+  | { allowed: true }
+  /** `message`: why, where the status alone would not tell the caller what to do. */
+  | { allowed: false; status: 403 | 404; message?: string };
 
 /**
  * Decide a request. `membershipRole` is the caller's role in the request's team (undefined when
@@ -159,6 +182,14 @@ export function authorize(
     if (team.membershipRole === undefined && !admin) return { allowed: false, status: 404 };
   }
   if (rule.access === "write" && caller.scope.readOnly) return { allowed: false, status: 403 };
+  if ("wholeAccount" in rule && caller.scope.teamIds !== null) {
+    return {
+      allowed: false,
+      status: 403,
+      message:
+        "This token is restricted to teams: changes to the whole account need a token that is not",
+    };
+  }
 
   switch (rule.kind) {
     case "user":

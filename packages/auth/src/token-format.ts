@@ -17,6 +17,10 @@ export const TOKEN_PREFIX = {
   instance: "fpi",
   /** An external MQTT broker's token: reaches only the broker callbacks under /api/comms/. */
   broker: "fpb",
+  /** A remote device's token: reaches only that device's live routes (/api/v1/devices/<id>/live/…). */
+  device: "fpd",
+  /** A team's provisioning token: creates devices in its team (POST /api/v1/devices) and no more. */
+  provisioning: "fpv",
 } as const;
 export type TokenKind = keyof typeof TOKEN_PREFIX;
 

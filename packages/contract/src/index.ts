@@ -12,3 +12,4 @@ export * from "./platform";
 export * from "./snapshots";
 export * from "./teams/index";
 export * from "./tokens";
+export * from "./devices";

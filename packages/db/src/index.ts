@@ -20,3 +20,4 @@ export {
   DEFAULT_STACK_ID,
   DEFAULT_TEMPLATE_ID,
 } from "./migrations/2026-11-24T1300-instances";
+export * from "./devices";

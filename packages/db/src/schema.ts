@@ -258,6 +258,30 @@ export interface SnapshotsTable {
   updated_at: Timestamp;
 }
 
+export interface DevicesTable {
+  id: string;
+  team_id: string;
+  application_id: string | null;
+  project_id: string | null;
+  name: string;
+  type: Generated<string>;
+  token_digest: string;
+  otc_digest: string | null;
+  credential_secret: string;
+  settings: Json<{ env?: EnvVar[] }>;
+  settings_hash: string;
+  target_snapshot_id: string | null;
+  active_snapshot_id: string | null;
+  state: string | null;
+  last_seen_at: Date | null;
+  agent_version: string | null;
+  node_red_version: string | null;
+  nodejs_version: string | null;
+  mode: Generated<string>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export interface TeamLibraryEntriesTable {
   team_id: string;
   type: string;
@@ -266,6 +290,17 @@ export interface TeamLibraryEntriesTable {
   body: string;
   created_at: CreatedAt;
   updated_at: Timestamp;
+}
+
+export interface DeviceProvisioningTokensTable {
+  id: string;
+  team_id: string;
+  name: string;
+  digest: string;
+  application_id: string | null;
+  project_id: string | null;
+  expires_at: Date | null;
+  created_at: CreatedAt;
 }
 
 export interface PipelinesTable {
@@ -329,6 +364,8 @@ export interface Database {
   projects: ProjectsTable;
   project_storage: ProjectStorageTable;
   snapshots: SnapshotsTable;
+  devices: DevicesTable;
+  device_provisioning_tokens: DeviceProvisioningTokensTable;
   team_library_entries: TeamLibraryEntriesTable;
   pipelines: PipelinesTable;
   pipeline_stages: PipelineStagesTable;
@@ -352,6 +389,8 @@ export type ProjectTemplateRow = Selectable<ProjectTemplatesTable>;
 export type ApplicationRow = Selectable<ApplicationsTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
 export type SnapshotRow = Selectable<SnapshotsTable>;
+export type DeviceRow = Selectable<DevicesTable>;
+export type ProvisioningTokenRow = Selectable<DeviceProvisioningTokensTable>;
 export type TeamLibraryEntryRow = Selectable<TeamLibraryEntriesTable>;
 export type PipelineRow = Selectable<PipelinesTable>;
 export type PipelineStageRow = Selectable<PipelineStagesTable>;

@@ -87,6 +87,10 @@ export interface Driver {
   onStateChange(listener: (id: string, status: RuntimeStatus) => void): void;
   /** How instances are isolated from the machine and from each other (found once, then kept). */
   isolation(): Promise<InstanceIsolation>;
-  /** Stop every instance this driver runs (the platform is shutting down). Files are kept. */
+  /** The ids of every instance the driver holds anything for (a process, files), so that the
+   *  platform can remove what no instance of its own owns any more (a deletion cut short). */
+  ids(): Promise<string[]>;
+  /** Stop every instance this driver runs (the platform is shutting down), and start none after:
+   *  `create`, `start` and `restart` are refused from then on. Files are kept. */
   close(): Promise<void>;
 }

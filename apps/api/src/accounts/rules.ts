@@ -13,6 +13,7 @@ import {
   findUserByLogin,
   isUniqueViolation,
   listProjects,
+  lockTeam,
   memberTeamIds,
   recordAudit,
   soleOwnedTeams,
@@ -22,6 +23,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context } from "../core/trpc";
+import { recordTeamDeleted } from "../teams/events";
 
 export const usernameTaken = () =>
   new ApiError(400, "invalid_username", "Username is not available", [
@@ -159,6 +161,8 @@ export async function deleteAccount(ctx: Context, userId: string): Promise<void>
         `The user is the only owner of teams with other members (${shared.map((t) => t.name).join(", ")}): make someone else an owner, or remove the members, first`,
       );
     }
+    // Each team's row first, as a team's deletion does: no instance is created meanwhile.
+    for (const team of owned) await lockTeam(trx, team.id);
     const instances = (
       await Promise.all(owned.map((team) => listProjects(trx, { teamId: team.id })))
     ).flatMap((projects) => projects.map((project) => project.id));
@@ -166,6 +170,7 @@ export async function deleteAccount(ctx: Context, userId: string): Promise<void>
       trx,
       owned.map((team) => team.id),
     );
+    for (const team of owned) await recordTeamDeleted(trx, actorOf(ctx), team);
     await deleteUser(trx, userId);
     const self = userId === ctx.auth.userId;
     await recordAudit(trx, {

@@ -137,6 +137,8 @@ export const userRouter = router({
   delete: procedure
     .meta({
       permission: "user:delete",
+      // The last active administrator; the only owner of a team with other members.
+      errors: [400],
       openapi: {
         method: "DELETE",
         path: "/api/v1/user",

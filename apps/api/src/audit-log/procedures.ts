@@ -32,7 +32,7 @@ export function auditLogEntryView(row: AuditLogRow): AuditLogEntry {
   };
 }
 
-async function readLog(db: Db, of: AuditLogOf, input: AuditLogInput): Promise<AuditLog> {
+export async function readLog(db: Db, of: AuditLogOf, input: AuditLogInput): Promise<AuditLog> {
   const { event, ...rest } = input;
   const page = await listAuditLog(
     db,

@@ -16,6 +16,7 @@ import {
   deleteToken,
   findSessionByDigest,
   findTokenAndTeam,
+  findProvisioningTokenByDigest,
   findTokenAndUserTeams,
   findTokenByDigest,
   type TeamForUser,
@@ -28,7 +29,7 @@ import { LRUCache } from "lru-cache";
 
 /** Who is calling: a token's owner narrowed by its scope, or a signed-in user (no scope limits). */
 export interface Identity extends Caller {
-  kind: "token" | "session";
+  kind: "token" | "session" | "provisioning";
   /** The token's or the session's id. */
   id: string;
   /** The token used; null in a signed-in browser. */
@@ -36,6 +37,16 @@ export interface Identity extends Caller {
   username: string;
   /** Sessions only: the user must choose a new password before anything else. */
   passwordExpired: boolean;
+  /** A team's provisioning token (no user): it may create devices in its team, nothing else. */
+  provisioning?: ProvisioningIdentity;
+}
+
+export interface ProvisioningIdentity {
+  tokenId: string;
+  name: string;
+  teamId: string;
+  applicationId: string | null;
+  projectId: string | null;
 }
 
 export interface Authenticated {
@@ -129,6 +140,45 @@ export class Authenticator {
       },
       team: found.team,
       userTeams: found.userTeams,
+    };
+  }
+
+  /**
+   * A provisioning token (`fpv_…`), only where the caller accepts one (POST /api/v1/devices). An
+   * expired one is refused (and kept: its owners see it expired in their list).
+   */
+  async authenticateProvisioning(header: string | undefined): Promise<Identity | undefined> {
+    const token = bearerToken(header);
+    if (!token || parseToken(token) !== "provisioning") return undefined;
+    const digest = tokenDigest(this.secret, token);
+    if (this.unknown.has(digest)) return undefined;
+    const row = await findProvisioningTokenByDigest(this.db, digest);
+    if (!row) {
+      this.unknown.set(digest, true);
+      return undefined;
+    }
+    if (row.expires_at && row.expires_at.getTime() <= Date.now()) return undefined;
+    return {
+      kind: "provisioning",
+      id: row.id,
+      tokenId: null,
+      userId: "",
+      username: `provisioning:${row.name}`,
+      admin: false,
+      scope: {
+        readOnly: false,
+        adminOptIn: false,
+        teamIds: [row.team_id],
+        expiresAt: row.expires_at,
+      },
+      passwordExpired: false,
+      provisioning: {
+        tokenId: row.id,
+        name: row.name,
+        teamId: row.team_id,
+        applicationId: row.application_id,
+        projectId: row.project_id,
+      },
     };
   }
 

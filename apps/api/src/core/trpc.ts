@@ -8,6 +8,7 @@ import {
   findTeamForUserBySlug,
   type TeamForUser,
   teamOfApplication,
+  teamOfDevice,
   teamOfOperation,
   teamOfPipeline,
   teamOfProject,
@@ -26,6 +27,7 @@ import {
   notFound,
   toErrorResponse,
   trpcErrorEnvelope,
+  unauthorized,
   validationError,
 } from "./errors";
 
@@ -63,6 +65,11 @@ export type Meta = OpenApiMeta<{
    */
   contentType?: "text/csv";
   /**
+   * Also open to a provisioning token (`fpv_…`, only POST /api/v1/devices): the team the input
+   * names must be the token's own.
+   */
+  provisioning?: boolean;
+  /**
    * Data the REST route's authentication reads in the same query as the token, so that the
    * procedure needs no second round trip: `userTeams`, every team of the caller (GET /user/teams).
    */
@@ -96,6 +103,7 @@ const OWNED_BY: {
   { name: "pipelineId", applies: (raw) => "pipelineId" in raw, teamOf: teamOfPipeline },
   { name: "operationId", applies: (raw) => "operationId" in raw, teamOf: teamOfOperation },
   { name: "instanceId", applies: (raw) => "instanceId" in raw, teamOf: teamOfProject },
+  { name: "deviceId", applies: (raw) => "deviceId" in raw, teamOf: teamOfDevice },
   { name: "applicationId", applies: (raw) => "applicationId" in raw, teamOf: teamOfApplication },
   { name: "snapshotId", applies: (raw) => "snapshotId" in raw, teamOf: teamOfSnapshot },
   // POST /snapshots/import: the owner it goes to, of the type `ownerType` names.
@@ -104,8 +112,9 @@ const OWNED_BY: {
     applies: (raw) => "ownerId" in raw,
     teamOf: async (db, id, raw) => {
       if (raw.ownerType === "instance") return teamOfProject(db, id);
+      if (raw.ownerType === "device") return teamOfDevice(db, id);
       throw invalidRequest("Invalid request: ownerType: not a type of owner", [
-        { path: "ownerType", message: "Must be `instance`" },
+        { path: "ownerType", message: "Must be `instance` or `device`" },
       ]);
     },
   },
@@ -138,7 +147,9 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
 
   if (PERMISSIONS[permission].kind !== "team") {
     const decision = authorize(permission, caller, undefined, subject);
-    if (!decision.allowed) throw decision.status === 404 ? notFound() : forbidden();
+    if (!decision.allowed) {
+      throw decision.status === 404 ? notFound() : forbidden(decision.message);
+    }
     return next({ ctx: { team: undefined } });
   }
 
@@ -146,12 +157,24 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   // caller cannot see is a bad field (400 naming it), not a missing resource.
   let namedBy: string | undefined;
   let teamId: string | undefined;
-  if (typeof raw === "object" && raw !== null && "teamId" in raw) {
-    namedBy = "teamId";
+  // `team` is FlowFuse's name for it in a device's body (POST /devices).
+  const teamField =
+    typeof raw === "object" && raw !== null
+      ? "teamId" in raw
+        ? "teamId"
+        : "team" in raw
+          ? "team"
+          : undefined
+      : undefined;
+  if (teamField !== undefined) {
+    namedBy = teamField;
     // Checked before the lookup: a value the database cannot hold must not reach a query.
-    const parsed = TeamIdInput.pick({ teamId: true }).safeParse({ teamId: raw.teamId });
+    const value = (raw as Record<string, unknown>)[teamField];
+    const parsed = z.object({ [teamField]: TeamIdInput.shape.teamId }).safeParse({
+      [teamField]: value,
+    });
     if (!parsed.success) throw validationError(parsed.error);
-    teamId = parsed.data.teamId;
+    teamId = value as string;
   }
   // Applications, instances and snapshots belong to a team: the check is the team's (404 when
   // none). The first field of OWNED_BY that the input has names the resource.
@@ -172,6 +195,13 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
       owned = true;
     }
   }
+  const named = namedBy !== undefined || (typeof raw === "object" && raw !== null && "slug" in raw);
+  if (!named) {
+    // Nothing names a team (`POST /applications {}`): nothing about any team can leak, so the
+    // input's schema says which field is missing (400), and a handler asking for the team
+    // (`teamOf`) refuses a schema that let it through.
+    return next({ ctx: { team: undefined } });
+  }
   let found: TeamForUser | undefined;
   if (owned && teamId === undefined) {
     found = undefined;
@@ -185,6 +215,16 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     const parsed = TeamSlugInput.safeParse({ slug: raw.slug });
     if (!parsed.success) throw validationError(parsed.error);
     found = await findTeamForUserBySlug(ctx.db, parsed.data.slug, ctx.auth.userId);
+  }
+  if (ctx.auth.provisioning) {
+    // A provisioning token acts in its own team, on the operations that say so, and nowhere else.
+    if (!meta.provisioning) throw unauthorized();
+    if (found?.team.id !== ctx.auth.provisioning.teamId) {
+      throw invalidRequest(`Invalid request: ${namedBy ?? "team"}: not the token's team`, [
+        { path: namedBy ?? "team", message: "Not the provisioning token's team" },
+      ]);
+    }
+    return next({ ctx: { team: found } });
   }
   const decision = authorize(
     permission,
@@ -220,11 +260,13 @@ export const procedure = t.procedure.use(authorized).use(rateLimited);
 
 /** Who acted, for the audit log: the user, with the token they used (null in a browser). */
 export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {
+  // A provisioning token has no user: the platform acted, on the token's behalf.
+  if (ctx.auth.provisioning) return "system";
   return { userId: ctx.auth.userId, tokenId: ctx.auth.tokenId };
 }
 
 /** The team a team procedure's middleware loaded. */
 export function teamOf(ctx: { team: TeamForUser | undefined }) {
-  if (!ctx.team) throw new Error("team procedure without a team");
+  if (!ctx.team) throw invalidRequest("Invalid request: no team, application or instance named");
   return ctx.team;
 }

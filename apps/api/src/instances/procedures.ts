@@ -306,17 +306,18 @@ export const instancesRouter = router({
     .output(Status)
     .mutation(async ({ ctx, input }) => {
       const project = await projectOf(ctx, input.instanceId);
-      await ctx.instances?.remove(project.id);
-      await ctx.db.transaction().execute(async (trx) => {
-        if (!(await deleteProject(trx, project.id))) throw notFound();
-        await recordAudit(trx, {
-          event: "project.deleted",
-          entity: { type: "project", id: project.id },
-          teamId: project.team_id,
-          actor: actorOf(ctx),
-          body: { project: { id: project.id, name: project.name } },
+      const deleteRow = () =>
+        ctx.db.transaction().execute(async (trx) => {
+          if (!(await deleteProject(trx, project.id))) throw notFound();
+          await recordAudit(trx, {
+            event: "project.deleted",
+            entity: { type: "project", id: project.id },
+            teamId: project.team_id,
+            actor: actorOf(ctx),
+            body: { project: { id: project.id, name: project.name } },
+          });
         });
-      });
+      await (ctx.instances ? ctx.instances.remove(project.id, deleteRow) : deleteRow());
       return { status: "okay" as const };
     }),
 

@@ -66,6 +66,9 @@ export interface RuntimeOptions {
 }
 
 export class InstanceRuntime {
+  /** Set by `close`: what fails from then on is the shutdown, not the instance. */
+  private closing = false;
+
   constructor(private readonly options: RuntimeOptions) {
     options.driver.onStateChange((id, status) => {
       if (status.state === "crashed") {
@@ -100,6 +103,8 @@ export class InstanceRuntime {
     try {
       if (action !== "start" && state === "suspended") throw suspendedError();
       await this.run(id, action);
+      // Deleted meanwhile (with its team, or its owner's account): its Node-RED goes too.
+      if (!(await this.stillThere(id))) throw notFound();
       state = DESIRED[action];
       await this.options.db.transaction().execute(async (trx) => {
         await finishProjectAction(trx, id, state);
@@ -116,8 +121,28 @@ export class InstanceRuntime {
       // instance then shows what the runtime reports, `crashed` with its log); a refusal changes
       // nothing.
       const refused = error instanceof ApiError;
-      await finishProjectAction(this.options.db, id, refused ? claimed.state : DESIRED[action]);
-      if (refused) throw error;
+      if (refused) {
+        await finishProjectAction(this.options.db, id, claimed.state);
+        throw error;
+      }
+      // The instance was deleted under the action (with its team): nothing to start any more.
+      if (!(await this.stillThere(id))) throw notFound();
+      if (this.closing) {
+        await finishProjectAction(this.options.db, id, DESIRED[action]);
+        throw new ApiError(
+          503,
+          "runtime_unavailable",
+          `The platform is shutting down: the instance did not ${action}; it is ${DESIRED[action]} again when the platform starts`,
+        );
+      }
+      await this.options.db.transaction().execute(async (trx) => {
+        await finishProjectAction(trx, id, DESIRED[action]);
+        // FlowFuse's event for a Node-RED that would not start (a stop that failed has none,
+        // and neither has a start the platform's shutdown refused).
+        if (DESIRED[action] === "running" && !this.closing) {
+          await startFailed(trx, claimed, actor, error);
+        }
+      });
       this.options.log.error({ err: error, instanceId: id, action }, "instance action failed");
       throw new ApiError(
         500,
@@ -202,18 +227,38 @@ export class InstanceRuntime {
       return;
     }
     void this.run(id, "start")
-      .then(() => finishProjectAction(this.options.db, id, "running"))
+      .then(async () => {
+        if (await this.stillThere(id)) await finishProjectAction(this.options.db, id, "running");
+      })
       .catch(async (error: unknown) => {
-        this.options.log.error({ err: error, instanceId: id }, "a new instance did not start");
-        await finishProjectAction(this.options.db, id, "running").catch(() => {});
+        if (!this.closing) {
+          this.options.log.error({ err: error, instanceId: id }, "a new instance did not start");
+        }
+        await this.options.db
+          .transaction()
+          .execute(async (trx) => {
+            await finishProjectAction(trx, id, "running");
+            if (!this.closing) await startFailed(trx, project, "system", error);
+          })
+          .catch(() => {});
       });
   }
 
-  /** Removes everything the runtime holds for the instance, after any action under way. */
-  async remove(id: string): Promise<void> {
-    await this.claim(id, "stopping");
-    await setProjectToken(this.options.db, id, null);
-    await this.options.driver.remove(id);
+  /**
+   * Deletes an instance: after any action under way on it, `deleteRow` (its row and audit entry,
+   * in one transaction), then its Node-RED and files. In that order, so that no row is ever left
+   * whose Node-RED is gone: what a stop or a crash leaves of the runtime's side is removed at the
+   * next start (`resume`).
+   */
+  async remove(id: string, deleteRow: () => Promise<void>): Promise<void> {
+    const claimed = await this.claim(id, "stopping");
+    try {
+      await deleteRow();
+    } catch (error) {
+      await finishProjectAction(this.options.db, id, claimed.state).catch(() => {});
+      throw error;
+    }
+    await this.discard([id]);
   }
 
   /**
@@ -228,8 +273,28 @@ export class InstanceRuntime {
     }
   }
 
-  /** The platform started: instances whose desired state is running come back. */
+  /**
+   * The platform started: what the runtime holds of instances deleted while it was stopping or
+   * down goes, and instances whose desired state is running come back.
+   */
   async resume(): Promise<void> {
+    const held = await this.options.driver.ids();
+    const known = new Set(
+      held.length === 0
+        ? []
+        : (
+            await this.options.db
+              .selectFrom("projects")
+              .select("id")
+              .where("id", "in", held)
+              .execute()
+          ).map((row) => row.id),
+    );
+    const orphans = held.filter((id) => !known.has(id));
+    if (orphans.length > 0) {
+      this.options.log.info({ instances: orphans }, "removing what deleted instances left");
+      await this.discard(orphans);
+    }
     // Actions under way when the platform stopped never finished: with a local driver this
     // process is the only one running instances, so none is under way now.
     await this.options.db
@@ -239,6 +304,7 @@ export class InstanceRuntime {
       .execute();
     const running = await listProjects(this.options.db, { state: "running" });
     for (const project of running) {
+      if (this.closing) return;
       try {
         await this.act(project.id, "start", "system");
       } catch (error) {
@@ -251,7 +317,15 @@ export class InstanceRuntime {
   }
 
   close(): Promise<void> {
+    this.closing = true;
     return this.options.driver.close();
+  }
+
+  /** Whether the instance still exists; if not, whatever the runtime holds of it goes now. */
+  private async stillThere(id: string): Promise<boolean> {
+    if (await findProject(this.options.db, id)) return true;
+    await this.discard([id]);
+    return false;
   }
 
   private async claim(id: string, inFlight: NonNullable<ProjectRow["in_flight"]>) {
@@ -335,6 +409,22 @@ export function metaState(
     default:
       return "unknown";
   }
+}
+
+/** `project.start-failed`, with why (the driver's words: never a secret). */
+function startFailed(
+  trx: Db,
+  project: { id: string; name: string; team_id: string },
+  actor: Actor | "system",
+  error: unknown,
+): Promise<void> {
+  return recordAudit(trx, {
+    event: "project.start-failed",
+    entity: { type: "project", id: project.id },
+    teamId: project.team_id,
+    actor,
+    body: { project: { id: project.id, name: project.name }, error: { message: message(error) } },
+  });
 }
 
 function message(error: unknown): string {

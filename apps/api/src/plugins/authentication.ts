@@ -24,6 +24,8 @@ export const GUARDED = /^\/api(\/|\?|$)/;
 /** Sign-in and sign-out: a session is read when there is one, but none is needed. */
 export const ACCOUNT = /^\/account\//;
 const TRPC = /^\/trpc\//;
+/** Where a provisioning token is taken: POST /api/v1/devices (the agent's first start). */
+const PROVISIONING = /^\/api\/v1\/devices\/?(\?|$)/;
 
 /** The session cookie's value, parsed from the request's Cookie header (undefined: none). */
 export function sessionCookieOf(
@@ -75,7 +77,19 @@ export const authenticationPlugin = fp(
         request.auth = authenticated.identity;
         request.preloadedTeam = authenticated.team;
         request.preloadedUserTeams = authenticated.userTeams;
-      } else if (guarded) {
+        return;
+      }
+      // A device registering itself: its team's provisioning token, on this one route only.
+      if (request.method === "POST" && PROVISIONING.test(request.url)) {
+        const provisioning = await authenticator.authenticateProvisioning(
+          request.headers.authorization,
+        );
+        if (provisioning) {
+          request.auth = provisioning;
+          return;
+        }
+      }
+      if (guarded) {
         // A person's browser goes to the sign-in page; scripts get the bare 401.
         const accept = request.headers.accept;
         const wantsPage =

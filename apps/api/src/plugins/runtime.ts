@@ -1,6 +1,6 @@
 // The instance runtime's lifecycle (instances/runtime.ts): once the server answers, instances
-// whose desired state is running are started again; when it closes, the driver stops them (their
-// files are kept).
+// whose desired state is running are started again; when it starts closing, the driver stops them
+// (their files are kept) and starts none after.
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
 import type { InstanceRuntime } from "../instances/runtime";
@@ -20,6 +20,9 @@ export const runtimePlugin = fp(
         app.log.error({ err: error }, "resuming instances failed");
       });
     });
-    app.addHook("onClose", () => opts.runtime.close());
+    // Before the server stops answering (preClose, not onClose): a Node-RED starting now reads
+    // its flows from this server, so a start under way would otherwise wait out its timeout.
+    // Requests still under way then get 503 for a start, and anything else as usual.
+    app.addHook("preClose", () => opts.runtime.close());
   },
 );

@@ -14,11 +14,12 @@ import {
   brokerClientUsernames,
   deleteTeam,
   listProjects,
-  recordAudit,
+  lockTeam,
   slugExists,
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, procedure, teamOf } from "../core/trpc";
+import { recordTeamDeleted } from "./events";
 import { teamView } from "./views";
 
 /** The team permissions a role grants, from the matrix (in its order). */
@@ -102,19 +103,16 @@ export const teamLifecycleProcedures = {
     .output(Status)
     .mutation(async ({ ctx }) => {
       const { team } = teamOf(ctx);
-      const instances = (await listProjects(ctx.db, { teamId: team.id })).map((p) => p.id);
-      const brokerClients = await ctx.db.transaction().execute(async (trx) => {
+      const { brokerClients, instances } = await ctx.db.transaction().execute(async (trx) => {
+        // The team's row first: an instance being created (which locks it too) is either in the
+        // list below or finds no team, so none is left running without a row.
+        if (!(await lockTeam(trx, team.id))) throw notFound();
+        const instances = (await listProjects(trx, { teamId: team.id })).map((p) => p.id);
         const usernames = await brokerClientUsernames(trx, team.id);
         const deleted = await deleteTeam(trx, team.id);
         if (!deleted) throw notFound();
-        await recordAudit(trx, {
-          event: "team.deleted",
-          entity: { type: "team", id: deleted.id },
-          teamId: deleted.id,
-          actor: actorOf(ctx),
-          body: { team: { id: deleted.id, name: deleted.name, slug: deleted.slug } },
-        });
-        return usernames;
+        await recordTeamDeleted(trx, actorOf(ctx), deleted);
+        return { brokerClients: usernames, instances };
       });
       for (const username of brokerClients) {
         ctx.broker?.changed({ teamId: team.id, username, disconnect: true });

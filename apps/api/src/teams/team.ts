@@ -19,13 +19,13 @@ import {
   isForeignKeyViolation,
   isUniqueViolation,
   listTeams,
-  recordAudit,
   slugExists,
   updateTeam,
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, procedure, router, teamOf } from "../core/trpc";
 import { teamLifecycleProcedures } from "./lifecycle";
+import { recordTeamCreated } from "./events";
 import { teamView } from "./views";
 
 const slugTaken = () => new ApiError(409, "invalid_slug", "Slug is already in use");
@@ -87,16 +87,7 @@ export const teamRouter = router({
             ownerRole: Role.owner,
             typeId: type.id,
           });
-          await recordAudit(trx, {
-            event: "team.created",
-            entity: { type: "team", id: team.id },
-            teamId: team.id,
-            actor: actorOf(ctx),
-            body: {
-              team: { id: team.id, name: team.name, slug: team.slug },
-              type: { id: type.id, name: type.name },
-            },
-          });
+          await recordTeamCreated(trx, actorOf(ctx), team, { id: type.id, name: type.name });
           return team;
         });
         return teamView(team, ctx.baseUrl);

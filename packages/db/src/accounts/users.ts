@@ -144,13 +144,14 @@ export async function listUsers(
 export async function soleOwnedTeams(
   db: Kysely<Database>,
   userId: string,
-): Promise<{ id: string; name: string; others: number }[]> {
+): Promise<{ id: string; name: string; slug: string; others: number }[]> {
   return db
     .selectFrom("team_members as m")
     .innerJoin("teams as t", "t.id", "m.team_id")
     .select([
       "t.id",
       "t.name",
+      "t.slug",
       sql<number>`(select count(*)::int from team_members o where o.team_id = t.id and o.user_id <> ${userId})`.as(
         "others",
       ),

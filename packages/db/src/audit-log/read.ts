@@ -12,7 +12,9 @@ export type AuditLogOf =
   /** Platform and account events, for administrators. */
   | { platform: true }
   /** Entries about the user's account, and changes the user made to accounts. */
-  | { userId: string };
+  | { userId: string }
+  /** Entries about one entity (a device's log). */
+  | { entity: { type: string; id: string } };
 
 export interface AuditLogQuery {
   limit: number;
@@ -56,6 +58,14 @@ function ranges(of: AuditLogOf): Where[][] {
   }
   // Literal SQL, not parameters: the partial indexes' predicates must match in any plan.
   if ("platform" in of) return [[sql<SqlBool>`a.entity_type in ('platform', 'user')`]];
+  if ("entity" in of) {
+    return [
+      [
+        sql<SqlBool>`a.entity_type = ${of.entity.type}`,
+        sql<SqlBool>`a.entity_id = ${of.entity.id}`,
+      ],
+    ];
+  }
   return [
     [sql<SqlBool>`a.entity_type = 'user'`, sql<SqlBool>`a.entity_id = ${of.userId}`],
     [sql<SqlBool>`a.entity_type = 'user'`, sql<SqlBool>`a.actor_id = ${of.userId}`],

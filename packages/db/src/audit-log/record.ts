@@ -6,7 +6,10 @@ import type { AuditLogTable, Database } from "../schema";
 
 export interface AuditEntry {
   event: string;
-  entity: { type: "platform" | "user" | "team" | "application" | "project"; id: string | null };
+  entity: {
+    type: "platform" | "user" | "team" | "application" | "project" | "device";
+    id: string | null;
+  };
   teamId?: string | null;
   /** Who acted: a user with the token they used (null: a signed-in session), or the platform. */
   actor: { userId: string; tokenId: string | null } | "system";

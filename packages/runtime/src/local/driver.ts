@@ -129,6 +129,9 @@ interface Instance {
   queue: Promise<unknown>;
 }
 
+/** What an instance's id may be: it names its directory. */
+const INSTANCE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
 export class LocalDriver implements Driver {
   readonly name = "local";
   private readonly instances = new Map<string, Instance>();
@@ -146,6 +149,8 @@ export class LocalDriver implements Driver {
   /** What the sandbox binds read-only: Node.js (outside /usr), Node-RED's modules, settings. */
   private readonly readOnly: string[];
   private isolationFound: Promise<InstanceIsolation> | undefined;
+  /** Set by `close`: nothing starts after it (a start queued behind the stops would outlive it). */
+  private closed = false;
   /** Serializes the choice of user ids, so that two new instances never get the same one. */
   private userIdQueue: Promise<unknown> = Promise.resolve();
 
@@ -182,6 +187,7 @@ export class LocalDriver implements Driver {
 
   create(spec: InstanceSpec): Promise<void> {
     return this.serialized(spec.id, async (instance) => {
+      this.checkOpen();
       this.checkVersion(spec);
       await this.prepareFiles(instance, await this.isolation());
       // The port is the editor's address: given now, so that the instance has its URL at once.
@@ -215,6 +221,10 @@ export class LocalDriver implements Driver {
   }
 
   remove(id: string): Promise<void> {
+    // A start under way is ended now rather than waited for: the instance's platform side is
+    // going, so its Node-RED would wait out its timeout for flows it cannot have.
+    const starting = this.instances.get(id);
+    if (starting?.state === "starting") void this.stopNow(starting).catch(() => {});
     return this.serialized(id, async (instance) => {
       await this.stopNow(instance);
       instance.output?.end();
@@ -245,9 +255,30 @@ export class LocalDriver implements Driver {
     return { entries: log.slice(start, start + limit) };
   }
 
+  async ids(): Promise<string[]> {
+    const entries = await readdir(this.root, { withFileTypes: true }).catch(() => []);
+    const onDisk = entries
+      .filter((entry) => entry.isDirectory() && INSTANCE_ID.test(entry.name))
+      .map((entry) => entry.name);
+    const running = [...this.instances.values()]
+      .filter((instance) => instance.state !== "absent")
+      .map((instance) => instance.id);
+    return [...new Set([...onDisk, ...running])];
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
+    // A start under way waits for an editor that reads its flows from a platform that is closing:
+    // it is ended now, outside the queue, so that the stops below do not wait out its timeout.
+    for (const instance of this.instances.values()) {
+      if (instance.state === "starting") void this.stopNow(instance).catch(() => {});
+    }
     await Promise.all([...this.instances.keys()].map((id) => this.stop(id).catch(() => {})));
     for (const instance of this.instances.values()) instance.output?.end();
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new Error("the platform is shutting down: no instance starts now");
   }
 
   private checkVersion(spec: InstanceSpec): void {
@@ -271,7 +302,7 @@ export class LocalDriver implements Driver {
 
   /** The instance as known in memory or on disk (after a restart of the platform). */
   private async load(id: string): Promise<Instance> {
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new Error(`not an instance id: ${id}`);
+    if (!INSTANCE_ID.test(id)) throw new Error(`not an instance id: ${id}`);
     let instance = this.instances.get(id);
     if (instance) return instance;
     const dir = join(this.root, id);
@@ -309,6 +340,7 @@ export class LocalDriver implements Driver {
   }
 
   private async startNow(instance: Instance, spec: InstanceSpec): Promise<void> {
+    this.checkOpen();
     this.checkVersion(spec);
     if (instance.state === "running" || instance.state === "starting") return;
     if (instance.state === "absent") throw new Error(`instance ${instance.id} was not created`);

@@ -1,0 +1,501 @@
+// Remote devices: created by a team's owners (or by a provisioning token of the team), read by
+// viewers and up, renamed and assigned by owners, their target snapshot and variables changed by
+// members; new credentials, the device's audit log, and the team's and an application's lists.
+import { generateToken, tokenDigest } from "@flowplane/auth";
+import {
+  ApplicationDevicesInput,
+  AuditLog,
+  CreateDeviceInput,
+  CreatedDevice,
+  Device,
+  DeviceAuditLogInput,
+  DeviceCredentials,
+  DeviceIdInput,
+  DeviceList,
+  type DeviceListQuery,
+  DeviceSettings,
+  Role,
+  Status,
+  TeamDevicesInput,
+  UpdateDeviceInput,
+  UpdateDeviceSettingsInput,
+} from "@flowplane/contract";
+import {
+  countTeamDevices,
+  type Db,
+  deleteDevice,
+  type DeviceDetail,
+  findApplication,
+  findDevice,
+  findProject,
+  insertDevice,
+  listDevices,
+  lockTeam,
+  recordAudit,
+  setDeviceCredentials,
+  teamLimits,
+  updateDevice,
+} from "@flowplane/db";
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { auditLogCsv, readLog } from "../audit-log/procedures";
+import { ApiError, forbidden, notFound } from "../core/errors";
+import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { VERSION } from "../version";
+import { deviceView, envToStore, settingsHash, visibleDeviceEnv } from "./views";
+
+const TAG = "Devices";
+
+/** A body field naming something the caller's team does not have: 400 naming the field. */
+export const invalidField = (field: string, code: string, message: string) =>
+  new ApiError(400, code, message, [{ path: field, message }]);
+
+export async function deviceOf(db: Db, deviceId: string): Promise<DeviceDetail> {
+  const device = await findDevice(db, deviceId);
+  if (!device) throw notFound();
+  return device;
+}
+
+/** New credentials: the token and its digest, the secret Node-RED decrypts with. */
+function newCredentials(secret: string) {
+  const token = generateToken("device");
+  return {
+    token,
+    tokenDigest: tokenDigest(secret, token),
+    credentialSecret: randomBytes(32).toString("hex"),
+  };
+}
+
+/**
+ * The application or instance a device is assigned to, checked to be the team's: exactly one of
+ * them, or neither (400 naming the field otherwise).
+ */
+async function ownerOf(
+  db: Db,
+  teamId: string,
+  wanted: { application?: string | null; instance?: string | null },
+): Promise<{ applicationId: string | null; projectId: string | null }> {
+  if (wanted.application && wanted.instance) {
+    throw invalidField(
+      "instance",
+      "invalid_request",
+      "A device is assigned to an application or an instance, not both",
+    );
+  }
+  if (wanted.application) {
+    const application = await findApplication(db, wanted.application);
+    if (!application || application.team_id !== teamId) {
+      throw invalidField("application", "invalid_application", "No such application in the team");
+    }
+    return { applicationId: application.id, projectId: null };
+  }
+  if (wanted.instance) {
+    const project = await findProject(db, wanted.instance);
+    if (!project || project.team_id !== teamId) {
+      throw invalidField("instance", "invalid_instance", "No such instance in the team");
+    }
+    // An instance's device belongs to the instance's application too, as in FlowFuse.
+    return { applicationId: null, projectId: project.id };
+  }
+  return { applicationId: null, projectId: null };
+}
+
+export function listQuery(input: DeviceListQuery) {
+  return {
+    limit: input.limit,
+    cursor: input.cursor,
+    query: input.query,
+    sort: input.sort,
+    dir: input.dir ?? input.order,
+  };
+}
+
+export function deviceListView(
+  page: Awaited<ReturnType<typeof listDevices>>,
+  ctx: Pick<Context, "baseUrl">,
+) {
+  const now = Date.now();
+  return {
+    meta: page.nextCursor ? { next_cursor: page.nextCursor } : {},
+    count: page.total,
+    devices: page.rows.map((row) => deviceView(row, ctx.baseUrl, now)),
+  };
+}
+
+const LIST_DESCRIPTION =
+  "A page of devices (at most 100, as FlowFuse), ordered by `sort` (`name` by default; `lastSeenAt`, `state`, `type`, `createdAt`) in `dir` order, ties by id; `meta.next_cursor` is the next page's `cursor` (present when there are more), `count` every match. `query` matches the name or type in any case. FlowFuse's `page` (offset) paging, `filters` and `statusOnly` are not offered.";
+
+export const devicesRouter = router({
+  create: procedure
+    .meta({
+      permission: "device:create",
+      provisioning: true,
+      openapi: {
+        method: "POST",
+        path: "/api/v1/devices",
+        tags: [TAG],
+        summary: "Create a device (owners, or a provisioning token of the team)",
+        description:
+          "The reply's `credentials` (the device's token and credential secret) are shown once and never again: they go into the agent's `device.yml` with the device's `id` and the platform's URL as `forgeURL`. `application` or `instance` assigns the device at once. With a provisioning token (`fpv_…`), `team` must be the token's team, and the device is assigned to the token's application or instance (the body's are ignored). No `credentials.broker`: devices talk to the platform over HTTP. Past the team type's `devices` limit, 400 `device_limit_reached`.",
+      },
+    })
+    .input(CreateDeviceInput)
+    .output(CreatedDevice)
+    .mutation(async ({ ctx, input }) => {
+      const teamId = teamOf(ctx).team.id;
+      const provisioning = ctx.auth.provisioning;
+      const credentials = newCredentials(ctx.tokenSecret);
+      const id = await ctx.db.transaction().execute(async (trx) => {
+        // The team row is the lock: two creations cannot both take the last place.
+        if (!(await lockTeam(trx, teamId))) throw notFound();
+        const owner = provisioning
+          ? { applicationId: provisioning.applicationId, projectId: provisioning.projectId }
+          : await ownerOf(trx, teamId, input);
+        const limit = (await teamLimits(trx, teamId))?.devices?.limit ?? null;
+        if (limit !== null && (await countTeamDevices(trx, teamId)) >= limit) {
+          throw new ApiError(
+            400,
+            "device_limit_reached",
+            `The team's type allows ${limit} device${limit === 1 ? "" : "s"}`,
+          );
+        }
+        const row = await insertDevice(trx, {
+          teamId,
+          name: input.name,
+          type: input.type ?? "",
+          ...owner,
+          tokenDigest: credentials.tokenDigest,
+          otcDigest: null,
+          credentialSecret: credentials.credentialSecret,
+          settingsHash: settingsHash([]),
+        });
+        await recordAudit(trx, {
+          event: "team.device.created",
+          entity: { type: "device", id: row.id },
+          teamId,
+          actor: actorOf(ctx),
+          body: {
+            device: { id: row.id, name: row.name },
+            ...(provisioning && {
+              provisioningToken: { id: provisioning.tokenId, name: provisioning.name },
+            }),
+          },
+        });
+        return row.id;
+      });
+      return {
+        ...deviceView(await deviceOf(ctx.db, id), ctx.baseUrl),
+        credentials: { token: credentials.token, credentialSecret: credentials.credentialSecret },
+        meta: { ffVersion: VERSION },
+      };
+    }),
+
+  byId: procedure
+    .meta({
+      permission: "device:read",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/devices/{deviceId}",
+        tags: [TAG],
+        summary: "A device",
+        description:
+          "`status` is the state the agent last reported; `onlineStatus` is `online` when it checked in within 30 minutes, `offline` after that, `not-seen` before its first check-in.",
+      },
+    })
+    .input(DeviceIdInput)
+    .output(Device)
+    .query(async ({ ctx, input }) =>
+      deviceView(await deviceOf(ctx.db, input.deviceId), ctx.baseUrl),
+    ),
+
+  update: procedure
+    .meta({
+      permission: "device:snapshot:set-target",
+      openapi: {
+        method: "PUT",
+        path: "/api/v1/devices/{deviceId}",
+        tags: [TAG],
+        summary: "Rename a device, assign it, or set its target snapshot",
+        description:
+          "Owners rename (`name`, `type`) and assign the device to an application or a hosted instance of its team (`application`, `instance`; null unassigns, which also clears its target snapshot). Members may send `targetSnapshot` alone: a snapshot of the device's application or instance (400 `invalid_snapshot` otherwise).",
+      },
+    })
+    .input(UpdateDeviceInput)
+    .output(Device)
+    .mutation(async ({ ctx, input }) => {
+      const { role } = teamOf(ctx);
+      const { deviceId, targetSnapshot, ...owned } = input;
+      if (Object.keys(owned).length > 0 && (role ?? 0) < Role.owner && !ctx.auth.admin) {
+        throw forbidden("Only owners may rename or assign a device; members set its target");
+      }
+      await ctx.db.transaction().execute(async (trx) => {
+        const before = await findDevice(trx, deviceId);
+        if (!before) throw notFound();
+        const assigning = input.application !== undefined || input.instance !== undefined;
+        const owner = assigning
+          ? await ownerOf(trx, before.team_id, {
+              application: input.application,
+              instance: input.instance,
+            })
+          : undefined;
+        const ownerChanged =
+          owner !== undefined &&
+          (owner.applicationId !== before.application_id || owner.projectId !== before.project_id);
+        if (targetSnapshot !== undefined && targetSnapshot !== null) {
+          throw invalidField(
+            "targetSnapshot",
+            "invalid_snapshot",
+            "No such snapshot of the device's application or instance",
+          );
+        }
+        await updateDevice(trx, deviceId, {
+          name: input.name,
+          type: input.type,
+          ...(ownerChanged && { ...owner, targetSnapshotId: null }),
+          ...(targetSnapshot !== undefined && { targetSnapshotId: targetSnapshot }),
+        });
+        const actor = actorOf(ctx);
+        const entity = { type: "device" as const, id: deviceId };
+        const device = { id: deviceId, name: input.name ?? before.name };
+        if (
+          (input.name !== undefined && input.name !== before.name) ||
+          (input.type !== undefined && input.type !== before.type)
+        ) {
+          await recordAudit(trx, {
+            event: "team.device.updated",
+            entity,
+            teamId: before.team_id,
+            actor,
+            body: {
+              device,
+              ...(input.name !== undefined && { name: { old: before.name, new: input.name } }),
+              ...(input.type !== undefined && { type: { old: before.type, new: input.type } }),
+            },
+          });
+        }
+        if (ownerChanged) {
+          const assigned = owner.applicationId !== null || owner.projectId !== null;
+          await recordAudit(trx, {
+            event: assigned ? "device.assigned" : "device.unassigned",
+            entity,
+            teamId: before.team_id,
+            actor,
+            body: {
+              device,
+              ...(owner.applicationId && { application: { id: owner.applicationId } }),
+              ...(owner.projectId && { project: { id: owner.projectId } }),
+            },
+          });
+        }
+        if (targetSnapshot !== undefined && targetSnapshot !== before.target_snapshot_id) {
+          await recordAudit(trx, {
+            event: "device.snapshot.target-set",
+            entity,
+            teamId: before.team_id,
+            actor,
+            body: { device, snapshot: targetSnapshot && { id: targetSnapshot } },
+          });
+        }
+      });
+      return deviceView(await deviceOf(ctx.db, deviceId), ctx.baseUrl);
+    }),
+
+  delete: procedure
+    .meta({
+      permission: "device:delete",
+      openapi: {
+        method: "DELETE",
+        path: "/api/v1/devices/{deviceId}",
+        tags: [TAG],
+        summary: "Delete a device (owners)",
+        description:
+          "Its token stops working at once: the agent's next check-in is 401 (or 404), and the agent stops Node-RED and forgets what it ran.",
+      },
+    })
+    .input(DeviceIdInput)
+    .output(Status)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.db.transaction().execute(async (trx) => {
+        const device = await deleteDevice(trx, input.deviceId);
+        if (!device) throw notFound();
+        await recordAudit(trx, {
+          event: "team.device.deleted",
+          entity: { type: "device", id: device.id },
+          teamId: device.team_id,
+          actor: actorOf(ctx),
+          body: { device: { id: device.id, name: device.name } },
+        });
+      });
+      return { status: "okay" as const };
+    }),
+
+  generateCredentials: procedure
+    .meta({
+      permission: "device:edit",
+      openapi: {
+        method: "POST",
+        path: "/api/v1/devices/{deviceId}/generate_credentials",
+        tags: [TAG],
+        summary: "New credentials for a device (owners)",
+        description:
+          "A new token and credential secret, shown once: the old token stops working at once (write the new ones into the agent's `device.yml`).",
+      },
+    })
+    .input(DeviceIdInput)
+    .output(DeviceCredentials)
+    .mutation(async ({ ctx, input }) => {
+      const credentials = newCredentials(ctx.tokenSecret);
+      await ctx.db.transaction().execute(async (trx) => {
+        const device = await setDeviceCredentials(trx, input.deviceId, {
+          tokenDigest: credentials.tokenDigest,
+          otcDigest: null,
+          credentialSecret: credentials.credentialSecret,
+        });
+        if (!device) throw notFound();
+        await recordAudit(trx, {
+          event: "device.credential.generated",
+          entity: { type: "device", id: device.id },
+          teamId: device.team_id,
+          actor: actorOf(ctx),
+          body: { device: { id: device.id, name: device.name } },
+        });
+      });
+      return { token: credentials.token, credentialSecret: credentials.credentialSecret };
+    }),
+
+  settings: procedure
+    .meta({
+      permission: "device:read",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/devices/{deviceId}/settings",
+        tags: [TAG],
+        summary: "A device's settings (its environment variables)",
+        description:
+          "`env`: the device's own variables, hidden values blank. The platform's `FF_*` variables are added when the device downloads its snapshot.",
+      },
+    })
+    .input(DeviceIdInput)
+    .output(DeviceSettings)
+    .query(async ({ ctx, input }) => {
+      const device = await deviceOf(ctx.db, input.deviceId);
+      return { env: visibleDeviceEnv(device.settings.env) };
+    }),
+
+  updateSettings: procedure
+    .meta({
+      permission: "device:edit-env",
+      openapi: {
+        method: "PUT",
+        path: "/api/v1/devices/{deviceId}/settings",
+        tags: [TAG],
+        summary: "Change a device's environment variables (members)",
+        description:
+          "`env` replaces the device's variables. A hidden variable sent with an empty value keeps its value; `FF_*` variables are the platform's and are dropped. The device picks the change up at its next check-in (its settings hash changes) and restarts Node-RED with them.",
+      },
+    })
+    .input(UpdateDeviceSettingsInput)
+    .output(Status)
+    .mutation(async ({ ctx, input }) => {
+      if (input.env === undefined) return { status: "okay" as const };
+      const sent = input.env;
+      await ctx.db.transaction().execute(async (trx) => {
+        const before = await findDevice(trx, input.deviceId);
+        if (!before) throw notFound();
+        const env = envToStore(sent, before.settings.env ?? []);
+        await updateDevice(trx, before.id, { env, settingsHash: settingsHash(env) });
+        await recordAudit(trx, {
+          event: "device.settings.updated",
+          entity: { type: "device", id: before.id },
+          teamId: before.team_id,
+          actor: actorOf(ctx),
+          // Never the values: names only.
+          body: {
+            device: { id: before.id, name: before.name },
+            env: {
+              old: (before.settings.env ?? []).map((v) => v.name),
+              new: env.map((v) => v.name),
+            },
+          },
+        });
+      });
+      return { status: "okay" as const };
+    }),
+
+  auditLog: procedure
+    .meta({
+      permission: "device:audit-log",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/devices/{deviceId}/audit-log",
+        tags: [TAG],
+        summary: "A device's audit log",
+        description:
+          "Entries about the device: its creation, changes, credentials, targets, and what its agent and Node-RED report (`stopped`, `crashed`, `flows.set` …). Newest first, paged and filtered as the team's log.",
+      },
+    })
+    .input(DeviceAuditLogInput)
+    .output(AuditLog)
+    .query(async ({ ctx, input }) => {
+      const { deviceId, ...filters } = input;
+      return readLog(ctx.db, { entity: { type: "device", id: deviceId } }, filters);
+    }),
+
+  auditLogExport: procedure
+    .meta({
+      permission: "device:audit-log",
+      contentType: "text/csv",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/devices/{deviceId}/audit-log/export",
+        tags: [TAG],
+        summary: "A device's audit log as CSV",
+        description:
+          "The same entries as the list with the same parameters, as CSV: header `id,event,body,scope,trigger,createdAt`, CRLF line ends, each cell the JSON of the field.",
+      },
+    })
+    .input(DeviceAuditLogInput)
+    .output(z.string())
+    .query(async ({ ctx, input }) => {
+      const { deviceId, ...filters } = input;
+      const log = await readLog(ctx.db, { entity: { type: "device", id: deviceId } }, filters);
+      return auditLogCsv(log.log);
+    }),
+
+  ofTeam: procedure
+    .meta({
+      permission: "team:device:list",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/teams/{teamId}/devices",
+        tags: [TAG],
+        summary: "The team's devices",
+        description: LIST_DESCRIPTION,
+      },
+    })
+    .input(TeamDevicesInput)
+    .output(DeviceList)
+    .query(async ({ ctx, input }) =>
+      deviceListView(await listDevices(ctx.db, { teamId: input.teamId }, listQuery(input)), ctx),
+    ),
+
+  ofApplication: procedure
+    .meta({
+      permission: "team:device:list",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/applications/{applicationId}/devices",
+        tags: [TAG],
+        summary: "The devices assigned to an application",
+        description: LIST_DESCRIPTION,
+      },
+    })
+    .input(ApplicationDevicesInput)
+    .output(DeviceList)
+    .query(async ({ ctx, input }) =>
+      deviceListView(
+        await listDevices(ctx.db, { applicationId: input.applicationId }, listQuery(input)),
+        ctx,
+      ),
+    ),
+});

@@ -1,0 +1,332 @@
+// Remote devices: their rows, the one query that loads a device with what its view shows, lists by
+// team or application with FlowFuse's search, sort and paging, credentials, and the team's
+// provisioning tokens.
+import { type Kysely, sql } from "kysely";
+import { newId } from "./ids";
+import type { Database, DeviceRow, EnvVar, ProvisioningTokenRow } from "./schema";
+
+type Db = Kysely<Database>;
+
+/** The team a device belongs to (for the permission check). */
+export async function teamOfDevice(db: Db, id: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("devices")
+    .select("team_id")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row?.team_id;
+}
+
+/** A device with what its view shows: team, application, instance. */
+export interface DeviceDetail extends DeviceRow {
+  team_name: string;
+  team_slug: string;
+  application_name: string | null;
+  application_description: string | null;
+  project_name: string | null;
+  project_created_at: Date | null;
+  project_updated_at: Date | null;
+}
+
+function detailQuery(db: Db) {
+  return db
+    .selectFrom("devices as d")
+    .innerJoin("teams as t", "t.id", "d.team_id")
+    .leftJoin("applications as a", "a.id", "d.application_id")
+    .leftJoin("projects as p", "p.id", "d.project_id")
+    .selectAll("d")
+    .select([
+      "t.name as team_name",
+      "t.slug as team_slug",
+      "a.name as application_name",
+      "a.description as application_description",
+      "p.name as project_name",
+      "p.created_at as project_created_at",
+      "p.updated_at as project_updated_at",
+    ]);
+}
+
+export async function findDevice(db: Db, id: string): Promise<DeviceDetail | undefined> {
+  return detailQuery(db).where("d.id", "=", id).executeTakeFirst() as Promise<
+    DeviceDetail | undefined
+  >;
+}
+
+export interface NewDevice {
+  teamId: string;
+  name: string;
+  type: string;
+  applicationId: string | null;
+  projectId: string | null;
+  tokenDigest: string;
+  otcDigest: string | null;
+  credentialSecret: string;
+  settingsHash: string;
+}
+
+export async function insertDevice(db: Db, values: NewDevice): Promise<DeviceRow> {
+  return db
+    .insertInto("devices")
+    .values({
+      id: newId(),
+      team_id: values.teamId,
+      name: values.name,
+      type: values.type,
+      application_id: values.applicationId,
+      project_id: values.projectId,
+      token_digest: values.tokenDigest,
+      otc_digest: values.otcDigest,
+      credential_secret: values.credentialSecret,
+      settings: JSON.stringify({ env: [] }),
+      settings_hash: values.settingsHash,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export interface DeviceChange {
+  name?: string;
+  type?: string;
+  applicationId?: string | null;
+  projectId?: string | null;
+  targetSnapshotId?: string | null;
+  env?: EnvVar[];
+  settingsHash?: string;
+}
+
+export async function updateDevice(
+  db: Db,
+  id: string,
+  change: DeviceChange,
+): Promise<DeviceRow | undefined> {
+  return db
+    .updateTable("devices")
+    .set({
+      ...(change.name !== undefined && { name: change.name }),
+      ...(change.type !== undefined && { type: change.type }),
+      ...(change.applicationId !== undefined && { application_id: change.applicationId }),
+      ...(change.projectId !== undefined && { project_id: change.projectId }),
+      ...(change.targetSnapshotId !== undefined && {
+        target_snapshot_id: change.targetSnapshotId,
+      }),
+      ...(change.env !== undefined && {
+        settings: sql`jsonb_set(settings, '{env}', ${JSON.stringify(change.env)}::jsonb)`,
+      }),
+      ...(change.settingsHash !== undefined && { settings_hash: change.settingsHash }),
+      updated_at: sql`now()`,
+    })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** New credentials: the old token and one-time code stop working at once. */
+export async function setDeviceCredentials(
+  db: Db,
+  id: string,
+  credentials: { tokenDigest: string; otcDigest: string | null; credentialSecret: string },
+): Promise<DeviceRow | undefined> {
+  return db
+    .updateTable("devices")
+    .set({
+      token_digest: credentials.tokenDigest,
+      otc_digest: credentials.otcDigest,
+      credential_secret: credentials.credentialSecret,
+      updated_at: sql`now()`,
+    })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The device whose one-time code this is, which it uses up (null: unknown or used). */
+export async function useDeviceOtc(db: Db, otcDigest: string): Promise<DeviceRow | undefined> {
+  return db
+    .updateTable("devices")
+    .set({ otc_digest: null })
+    .where("otc_digest", "=", otcDigest)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteDevice(db: Db, id: string): Promise<DeviceRow | undefined> {
+  return db.deleteFrom("devices").where("id", "=", id).returningAll().executeTakeFirst();
+}
+
+export async function countTeamDevices(db: Db, teamId: string): Promise<number> {
+  const row = await db
+    .selectFrom("devices")
+    .select(sql<number>`count(*)::int`.as("n"))
+    .where("team_id", "=", teamId)
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+export type DeviceSort = "name" | "type" | "lastSeenAt" | "state" | "createdAt";
+
+export interface DeviceListRequest {
+  limit: number;
+  cursor?: string;
+  query?: string;
+  sort?: DeviceSort;
+  dir?: "asc" | "desc";
+}
+
+/** The sort key as a non-null expression over alias `x`, so that the row comparison is total. */
+function sortKey(sort: DeviceSort, alias: string) {
+  const column = sql.ref(
+    `${alias}.${{ name: "name", type: "type", lastSeenAt: "last_seen_at", state: "state", createdAt: "created_at" }[sort]}`,
+  );
+  if (sort === "lastSeenAt") return sql`coalesce(${column}, '-infinity'::timestamptz)`;
+  if (sort === "state") return sql`coalesce(${column}, '')`;
+  return sql`${column}`;
+}
+
+/**
+ * A page of a team's (or an application's, or an instance's) devices in the order asked, after
+ * the cursor's device (its key read in the same statement), with the count of every match.
+ */
+export async function listDevices(
+  db: Db,
+  of: { teamId: string } | { applicationId: string } | { projectId: string },
+  request: DeviceListRequest,
+): Promise<{ rows: DeviceDetail[]; total: number; nextCursor?: string }> {
+  const sort = request.sort ?? "name";
+  const desc = request.dir === "desc";
+  const key = sortKey(sort, "d");
+  let rows = detailQuery(db);
+  let count = db.selectFrom("devices as d").select(sql<number>`count(*)::int`.as("n"));
+  const scope =
+    "teamId" in of
+      ? (["d.team_id", of.teamId] as const)
+      : "applicationId" in of
+        ? (["d.application_id", of.applicationId] as const)
+        : (["d.project_id", of.projectId] as const);
+  rows = rows.where(scope[0], "=", scope[1]);
+  count = count.where(scope[0], "=", scope[1]);
+  if (request.query !== undefined) {
+    const pattern = `%${request.query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    rows = rows.where((eb) =>
+      eb.or([eb("d.name", "ilike", pattern), eb("d.type", "ilike", pattern)]),
+    );
+    count = count.where((eb) =>
+      eb.or([eb("d.name", "ilike", pattern), eb("d.type", "ilike", pattern)]),
+    );
+  }
+  if (request.cursor !== undefined) {
+    const cursorKey = sortKey(sort, "c");
+    rows = rows.where(
+      sql<boolean>`(${key}, d.id) ${sql.raw(desc ? "<" : ">")} (select ${cursorKey}, c.id from devices c where c.id = ${request.cursor})`,
+    );
+  }
+  const ordered = rows
+    .orderBy(key, desc ? "desc" : "asc")
+    .orderBy("d.id", desc ? "desc" : "asc")
+    .limit(request.limit + 1);
+  const [found, total] = await Promise.all([ordered.execute(), count.executeTakeFirstOrThrow()]);
+  const more = found.length > request.limit;
+  const page = (more ? found.slice(0, request.limit) : found) as DeviceDetail[];
+  return { rows: page, total: total.n, nextCursor: more ? page.at(-1)!.id : undefined };
+}
+
+// ---- Provisioning tokens ----
+
+export interface NewProvisioningToken {
+  teamId: string;
+  name: string;
+  digest: string;
+  applicationId: string | null;
+  projectId: string | null;
+  expiresAt: Date | null;
+}
+
+export async function insertProvisioningToken(
+  db: Db,
+  values: NewProvisioningToken,
+): Promise<ProvisioningTokenRow> {
+  return db
+    .insertInto("device_provisioning_tokens")
+    .values({
+      id: newId(),
+      team_id: values.teamId,
+      name: values.name,
+      digest: values.digest,
+      application_id: values.applicationId,
+      project_id: values.projectId,
+      expires_at: values.expiresAt,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function listProvisioningTokens(
+  db: Db,
+  teamId: string,
+): Promise<ProvisioningTokenRow[]> {
+  return db
+    .selectFrom("device_provisioning_tokens")
+    .selectAll()
+    .where("team_id", "=", teamId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
+
+export async function findProvisioningToken(
+  db: Db,
+  teamId: string,
+  id: string,
+): Promise<ProvisioningTokenRow | undefined> {
+  return db
+    .selectFrom("device_provisioning_tokens")
+    .selectAll()
+    .where("team_id", "=", teamId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+export async function findProvisioningTokenByDigest(
+  db: Db,
+  digest: string,
+): Promise<ProvisioningTokenRow | undefined> {
+  return db
+    .selectFrom("device_provisioning_tokens")
+    .selectAll()
+    .where("digest", "=", digest)
+    .executeTakeFirst();
+}
+
+export async function updateProvisioningToken(
+  db: Db,
+  teamId: string,
+  id: string,
+  change: { applicationId?: string | null; projectId?: string | null; expiresAt?: Date | null },
+): Promise<ProvisioningTokenRow | undefined> {
+  if (Object.values(change).every((value) => value === undefined)) {
+    return findProvisioningToken(db, teamId, id);
+  }
+  return db
+    .updateTable("device_provisioning_tokens")
+    .set({
+      ...(change.applicationId !== undefined && { application_id: change.applicationId }),
+      ...(change.projectId !== undefined && { project_id: change.projectId }),
+      ...(change.expiresAt !== undefined && { expires_at: change.expiresAt }),
+    })
+    .where("team_id", "=", teamId)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteProvisioningToken(
+  db: Db,
+  teamId: string,
+  id: string,
+): Promise<ProvisioningTokenRow | undefined> {
+  return db
+    .deleteFrom("device_provisioning_tokens")
+    .where("team_id", "=", teamId)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}
