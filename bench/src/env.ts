@@ -44,7 +44,8 @@ const USAGE = `Usage: pnpm bench [-- options]
   --scale=on|off        also run on the large data set (BENCH_SCALE, default on)
   --only=<id,...>       only these scenarios (BENCH_ONLY): teams-list, team-get, team-put,
                         team-members, audit-log, session-teams, login, token-pair,
-                        token-malformed, token-unknown, token-unknown-fresh, instances-list,
+                        users-list, teams-all, token-malformed, token-unknown,
+                        token-unknown-fresh, instances-list,
                         instance-status
   --cpu-prof            run the server with --cpu-prof (BENCH_CPU_PROF=1); see README
   --skip-build          do not build apps/api first (BENCH_SKIP_BUILD=1)

@@ -161,10 +161,14 @@ export async function waitReady(
   throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
 }
 
+/** The processes of hosted instances (`comm`): Node-RED, and bubblewrap around it. */
+const HOSTED = new Set(["node-red", "bwrap"]);
+
 /**
- * The process and its child processes (the server's cluster workers, with WORKERS > 1), but not
- * the hosted instances' Node-RED processes it runs (they name themselves `node-red`): they are the
- * instances' own cost, not the server's.
+ * The process and every process below it (the server's cluster workers with WORKERS > 1, a
+ * database server it starts and that server's backends), but not the hosted instances' processes
+ * (Node-RED names itself `node-red`, in its bubblewrap sandbox): they are the instances' own
+ * cost, not the platform's.
  */
 async function withChildren(pid: number): Promise<number[]> {
   try {
@@ -176,7 +180,11 @@ async function withChildren(pid: number): Promise<number[]> {
     const comms = await Promise.all(
       children.map((child) => readFile(`/proc/${child}/comm`, "utf8").catch(() => "")),
     );
-    return [pid, ...children.filter((_, i) => comms[i]!.trim() !== "node-red")];
+    // Every process the platform starts (a database server and its backends included), but not
+    // the hosted instances: Node-RED and its sandbox are the users' workload, not the platform's.
+    const own = children.filter((_, i) => !HOSTED.has(comms[i]!.trim()));
+    const below = await Promise.all(own.map(withChildren));
+    return [pid, ...below.flat()];
   } catch {
     return [pid];
   }

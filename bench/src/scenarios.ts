@@ -100,6 +100,22 @@ export const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    id: "users-list",
+    title: "GET /api/v1/users (administrator, first page of 20)",
+    note: "every user of the platform, oldest first, with `count` (counted up to 1000): at scale the table has 100,000 more users after the first page",
+    steps: (f) => [
+      { method: "GET", path: "/api/v1/users?limit=20", headers: bearer(f.adminToken), expect: 200 },
+    ],
+  },
+  {
+    id: "teams-all",
+    title: "GET /api/v1/teams (administrator, first page of 20)",
+    note: "every team of the platform, oldest first, with `count` (counted up to 1000): at scale the table has 10,000 more teams after the first page",
+    steps: (f) => [
+      { method: "GET", path: "/api/v1/teams?limit=20", headers: bearer(f.adminToken), expect: 200 },
+    ],
+  },
+  {
     id: "token-pair",
     title: "POST /api/v1/user/tokens + DELETE /api/v1/user/tokens/{id}",
     note: "one cycle is two requests (create, then revoke the token just created, its id taken from the create response); req/s counts requests, so pairs/s is half of it",

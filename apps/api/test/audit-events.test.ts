@@ -9,10 +9,12 @@ import {
   awaitOperation,
   createApplication,
   createBrokerClient,
+  createDevice,
   createInstance,
   createInvitation,
   createLibraryEntry,
   createPipeline,
+  createProvisioningToken,
   createSnapshot,
   createTeam,
   createToken,
@@ -96,6 +98,19 @@ const EVENTS: Record<string, string[]> = {
   "PUT /api/v1/snapshots/{snapshotId}": ["project.snapshot.updated"],
   "DELETE /api/v1/snapshots/{snapshotId}": ["project.snapshot.deleted"],
   "POST /api/v1/snapshots/{snapshotId}/export": ["project.snapshot.exported"],
+  "POST /api/v1/devices": ["team.device.created"],
+  "PUT /api/v1/devices/{deviceId}": ["team.device.updated"],
+  "DELETE /api/v1/devices/{deviceId}": ["team.device.deleted"],
+  "POST /api/v1/devices/{deviceId}/generate_credentials": [
+    "team.device.credentials-generated",
+    "device.credential.generated",
+  ],
+  "PUT /api/v1/devices/{deviceId}/settings": ["device.settings.updated"],
+  "POST /api/v1/teams/{teamId}/devices/provisioning": ["team.device.provisioning.created"],
+  "PUT /api/v1/teams/{teamId}/devices/provisioning/{tokenId}": ["team.device.provisioning.updated"],
+  "DELETE /api/v1/teams/{teamId}/devices/provisioning/{tokenId}": [
+    "team.device.provisioning.deleted",
+  ],
   // FlowFuse's team library lives in its file server and logs nothing; Flowplane's own.
   "PUT /api/v1/teams/{teamId}/library/entry": ["team.library.entry.saved"],
   "DELETE /api/v1/teams/{teamId}/library/entry": ["team.library.entry.deleted"],
@@ -161,7 +176,7 @@ async function catalogueEntry(collection: string): Promise<string> {
 }
 
 /** Path parameters, each a resource of the world's made through the API. */
-const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
+const PATH_VALUES: Record<string, (world: World, template: string) => Promise<string>> = {
   teamId: async (world) => world.team.id,
   userId: async (world) => world.member.id,
   invitationId: async (world) =>
@@ -171,7 +186,11 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   instanceId: async (world) => instanceOf(world),
   snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   id: async (world) => createToken(server, world.founder),
-  tokenId: async () => {
+  deviceId: async (world) => createDevice(server, world.founder, world.team.id),
+  tokenId: async (world, template) => {
+    if (template.includes("/devices/provisioning/")) {
+      return createProvisioningToken(server, world.founder, world.team.id);
+    }
     const reply = await server.request("POST", "/api/v1/broker/tokens", { body: { name: "walk" } });
     expect(reply.status, reply.text).toBeLessThan(300);
     return reply.body.id;
@@ -190,6 +209,8 @@ const BODY_VALUES: Record<string, (world: World) => unknown> = {
   teamIds: (world) => [world.team.id],
   defaultTeam: (world) => world.team.id,
   ownerId: (world) => instanceOf(world),
+  // A new device's team.
+  team: (world) => world.team.id,
   targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   // A stage's instance: one of the pipeline's application.
@@ -253,6 +274,10 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
     ...call,
     body: { ...call.body, source: (await pipelineOf(world)).lastStageId },
   }),
+  "PUT /api/v1/devices/{deviceId}/settings": async (_world, call) => ({
+    ...call,
+    body: { env: [{ name: "WALKED", value: "yes" }] },
+  }),
   "PUT /api/v1/teams/{teamId}/broker/client/{username}": async (_world, call) => ({
     ...call,
     body: { password: "another-walked-client-secret" },
@@ -279,7 +304,7 @@ async function prepare(operation: DocumentOperation, world: World): Promise<Call
   for (const param of operation.pathParams) {
     const fill = PATH_VALUES[param];
     if (!fill) throw new Error(`${operation.name}: add {${param}} to PATH_VALUES`);
-    values[param] = await fill(world);
+    values[param] = await fill(world, operation.template);
   }
   const body = validBody(walker, operation);
   // A change must change something: a new name where the operation takes one.
@@ -288,7 +313,9 @@ async function prepare(operation: DocumentOperation, world: World): Promise<Call
     body.name = `renamed-${Math.random().toString(36).slice(2, 8)}`;
   }
   if (body) {
-    for (const field of Object.keys(body).filter(isIdField)) {
+    for (const field of Object.keys(body).filter(
+      (field) => isIdField(field) || field in BODY_VALUES,
+    )) {
       if (field in BODY_VALUES) body[field] = await BODY_VALUES[field]!(world);
     }
   }

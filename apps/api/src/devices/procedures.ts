@@ -352,13 +352,16 @@ export const devicesRouter = router({
           credentialSecret: credentials.credentialSecret,
         });
         if (!device) throw notFound();
-        await recordAudit(trx, {
-          event: "device.credential.generated",
-          entity: { type: "device", id: device.id },
-          teamId: device.team_id,
-          actor: actorOf(ctx),
-          body: { device: { id: device.id, name: device.name } },
-        });
+        // FlowFuse logs it twice: in the team's log and in the device's own.
+        for (const event of ["team.device.credentials-generated", "device.credential.generated"]) {
+          await recordAudit(trx, {
+            event,
+            entity: { type: "device", id: device.id },
+            teamId: device.team_id,
+            actor: actorOf(ctx),
+            body: { device: { id: device.id, name: device.name } },
+          });
+        }
       });
       return { token: credentials.token, credentialSecret: credentials.credentialSecret };
     }),
