@@ -12,6 +12,7 @@ import {
   createApplication,
   createBrokerClient,
   createInstance,
+  createDevice,
   createOperation,
   createPipeline,
   createSnapshot,
@@ -271,6 +272,7 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
     validIds.pipelineId = pipeline.pipelineId;
     validIds.stageId = pipeline.stageId;
     validIds.operationId = await createOperation(server, { token: server.adminToken }, pipeline);
+    validIds.deviceId = await createDevice(server, { token: server.adminToken }, team.body.id);
     validIds.invitationId = await createInvitation(
       server,
       { id: "", token: server.adminToken, tokenId: "", username: "admin" },
