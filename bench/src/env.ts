@@ -49,7 +49,8 @@ const USAGE = `Usage: pnpm bench [-- options]
                         instance-status
   --cpu-prof            run the server with --cpu-prof (BENCH_CPU_PROF=1); see README
   --skip-build          do not build apps/api first (BENCH_SKIP_BUILD=1)
-  --server-log-level=l  the server's LOG_LEVEL (BENCH_SERVER_LOG_LEVEL, default warn)
+  --server-log-level=l  the server's LOG_LEVEL (BENCH_SERVER_LOG_LEVEL, default info: the
+                        server's own default, so what is measured is what \`pnpm start\` runs)
   --server-workers=n    the server's WORKERS, processes sharing the port (BENCH_SERVER_WORKERS,
                         default 1; PostgreSQL only). CPU and RSS then cover them all
   --server-preload=f    start the server with \`node --import f\` (BENCH_SERVER_PRELOAD), for
@@ -174,7 +175,7 @@ export function loadConfig(
     skipBuild: flag("--skip-build", values["skip-build"] ?? env.BENCH_SKIP_BUILD, false),
     serverPreload,
     serverNodeOptions,
-    serverLogLevel: values["server-log-level"] ?? (env.BENCH_SERVER_LOG_LEVEL || "warn"),
+    serverLogLevel: values["server-log-level"] ?? (env.BENCH_SERVER_LOG_LEVEL || "info"),
     serverWorkers: number(
       "--server-workers",
       values["server-workers"] ?? env.BENCH_SERVER_WORKERS,

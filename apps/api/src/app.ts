@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { accounts, InitialPassword } from "./accounts/index";
 import { applications } from "./applications/index";
+import { devices } from "./devices/index";
 import { broker, type BrokerOptions, startTeamBroker } from "./broker/index";
 import { Authenticator } from "./core/authenticator";
 import { openApiDocument } from "./core/openapi";
@@ -120,9 +121,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     initialPassword,
   });
 
-  // The broker's callbacks, the instances' storage API and the team library's check their own
-  // tokens.
-  const checkedByTheirRoutes = [broker.ownPaths, instances.ownPaths, library.ownPaths];
+  // The broker's callbacks, the instances' storage API, the team library's and the devices' live
+  // routes check their own tokens.
+  const checkedByTheirRoutes = [
+    broker.ownPaths,
+    instances.ownPaths,
+    library.ownPaths,
+    devices.ownPaths,
+  ];
   await app.register(requestLogPlugin);
   await app.register(requestParsingPlugin, { checkedByTheirRoutes });
   const sessionCookie = accounts.sessionCookie;
@@ -135,6 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthPlugin, { db });
   if (teamBroker) await app.register(broker.routes, { db, tokenSecret, access: teamBroker.access });
   await app.register(instances.routes, { db, tokenSecret, authenticator, signInLimits });
+  await app.register(devices.routes, { db, tokenSecret });
   await app.register(library.routes, { db, tokenSecret, authenticator, baseUrl, sessionCookie });
   await app.register(pipelines.routes, { deploys });
   const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse);

@@ -156,7 +156,8 @@ export async function startServer(
     db,
     tokenSecret: TOKEN_SECRET,
     baseUrl,
-    logger: createLogger("info", stream),
+    // `debug`: the request lines too (input-walk reads them).
+    logger: createLogger("debug", stream),
     corsOrigins: options.corsOrigins,
     sessionMaxAgeMs: options.sessionMaxAgeMs,
     sessionIdleMs: options.sessionIdleMs,

@@ -16,6 +16,7 @@ import {
   createOperation,
   createPipeline,
   createSnapshot,
+  createDevice,
   createInvitation,
 } from "./team-fixtures";
 import { accepts, type Operation, schemaWalker, type SchemaWalker } from "./walk";
@@ -263,6 +264,7 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       team.body.id,
     );
     validIds.instanceId = await createInstance(server, { token: server.adminToken }, team.body.id);
+    validIds.deviceId = await createDevice(server, { token: server.adminToken }, team.body.id);
     validIds.snapshotId = await createSnapshot(
       server,
       { token: server.adminToken },
@@ -315,6 +317,7 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       // snapshot is imported into) get real ids, so that the field under test is the one at fault.
       for (const [field, param] of [
         ["teamId", "teamId"],
+        ["team", "teamId"],
         ["applicationId", "applicationId"],
         ["ownerId", "instanceId"],
       ] as const) {

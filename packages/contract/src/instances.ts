@@ -112,7 +112,18 @@ export const InstanceStatus = z
 export type InstanceStatus = z.infer<typeof InstanceStatus>;
 
 export const InstanceSettings = z
-  .object({ env: z.array(EnvVar.required({ hidden: true })) })
+  .object({
+    env: z.array(EnvVar.required({ hidden: true })),
+    palette: z
+      .object({
+        modules: z
+          .record(z.string(), z.string())
+          .describe(
+            "What the instance's palette installed (`{ package: version }`): installed again at every start, carried by its snapshots",
+          ),
+      })
+      .optional(),
+  })
   .catchall(z.unknown())
   .meta({ id: "InstanceSettings" });
 
@@ -139,7 +150,7 @@ export const Instance = InstanceSummary.extend({
     links: Links,
   }),
   settings: InstanceSettings.describe(
-    "`env`: the instance's variables (hidden values blank) and the platform's read-only `FF_*`",
+    "`env`: the instance's variables (hidden values blank) and the platform's read-only `FF_*`; `palette.modules`: the modules its palette installed",
   ),
   launcherSettings: z.object({ healthCheckInterval: z.number(), disableAutoSafeMode: z.boolean() }),
   meta: InstanceMeta,

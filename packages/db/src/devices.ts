@@ -17,13 +17,29 @@ export async function teamOfDevice(db: Db, id: string): Promise<string | undefin
   return row?.team_id;
 }
 
-/** A device with what its view shows: team, application, instance. */
+/**
+ * The snapshot a device should run, over a `devices` row aliased `d`: an instance's device follows
+ * the instance's device target when it has one, else (and for any other device) its own.
+ */
+export const effectiveTarget = sql<string | null>`coalesce(
+  (select p2.device_target_snapshot_id from projects p2 where p2.id = d.project_id),
+  d.target_snapshot_id)`;
+
+/** A device with what its view shows: team, application, instance, target and active snapshot. */
 export interface DeviceDetail extends DeviceRow {
+  target_id: string | null;
+  target_name: string | null;
+  target_description: string | null;
+  target_created_at: Date | null;
+  active_name: string | null;
+  active_description: string | null;
+  active_created_at: Date | null;
   team_name: string;
   team_slug: string;
   application_name: string | null;
   application_description: string | null;
   project_name: string | null;
+  project_application_id: string | null;
   project_created_at: Date | null;
   project_updated_at: Date | null;
 }
@@ -34,13 +50,23 @@ function detailQuery(db: Db) {
     .innerJoin("teams as t", "t.id", "d.team_id")
     .leftJoin("applications as a", "a.id", "d.application_id")
     .leftJoin("projects as p", "p.id", "d.project_id")
+    .leftJoin("snapshots as ts", (join) => join.on(sql<boolean>`ts.id = ${effectiveTarget}`))
+    .leftJoin("snapshots as acs", "acs.id", "d.active_snapshot_id")
     .selectAll("d")
     .select([
+      "ts.id as target_id",
+      "ts.name as target_name",
+      "ts.description as target_description",
+      "ts.created_at as target_created_at",
+      "acs.name as active_name",
+      "acs.description as active_description",
+      "acs.created_at as active_created_at",
       "t.name as team_name",
       "t.slug as team_slug",
       "a.name as application_name",
       "a.description as application_description",
       "p.name as project_name",
+      "p.application_id as project_application_id",
       "p.created_at as project_created_at",
       "p.updated_at as project_updated_at",
     ]);
@@ -329,4 +355,60 @@ export async function deleteProvisioningToken(
     .where("id", "=", id)
     .returningAll()
     .executeTakeFirst();
+}
+
+// ---- The live protocol ----
+
+/** What a device reports at check-in. */
+export interface CheckIn {
+  state: string | null;
+  agentVersion: string | null;
+  nodeRedVersion: string | null;
+  nodejsVersion: string | null;
+  /** The snapshot it runs; null (or FlowFuse's '0', the starter flows) for none. */
+  snapshot: string | null;
+}
+
+/** What the platform wants of a device, as its check-in compares it. */
+export interface DeviceTarget {
+  application_id: string | null;
+  project_id: string | null;
+  settings_hash: string;
+  target: string | null;
+}
+
+/**
+ * A check-in: records what the device reports and answers what it should run, in one statement —
+ * found by its id and its token's digest together, so a wrong token changes nothing.
+ */
+export async function checkInDevice(
+  db: Db,
+  id: string,
+  tokenDigest: string,
+  report: CheckIn,
+): Promise<DeviceTarget | undefined> {
+  const result = await sql<DeviceTarget>`update devices d set
+      last_seen_at = now(),
+      state = ${report.state},
+      agent_version = ${report.agentVersion},
+      node_red_version = ${report.nodeRedVersion},
+      nodejs_version = ${report.nodejsVersion},
+      active_snapshot_id = ${report.snapshot}
+    where d.id = ${id} and d.token_digest = ${tokenDigest}
+    returning d.application_id, d.project_id, d.settings_hash, ${effectiveTarget} as target`.execute(
+    db,
+  );
+  return result.rows[0];
+}
+
+/** The device a live request's token belongs to, when it is the device the path names. */
+export async function findDeviceByToken(
+  db: Db,
+  id: string,
+  tokenDigest: string,
+): Promise<DeviceDetail | undefined> {
+  return detailQuery(db)
+    .where("d.id", "=", id)
+    .where("d.token_digest", "=", tokenDigest)
+    .executeTakeFirst() as Promise<DeviceDetail | undefined>;
 }

@@ -35,6 +35,8 @@ export interface ProjectDetail extends ProjectRow {
   team_name: string;
   team_slug: string;
   project_type_name: string;
+  /** The instance type's properties (`palette.allowInstall: false` turns the palette off). */
+  project_type_properties: Record<string, unknown>;
   stack_name: string;
   stack_label: string | null;
   stack_properties: Record<string, unknown>;
@@ -62,6 +64,7 @@ function detailQuery(db: Kysely<Database>) {
       "t.name as team_name",
       "t.slug as team_slug",
       "pt.name as project_type_name",
+      "pt.properties as project_type_properties",
       "s.name as stack_name",
       "s.label as stack_label",
       "s.properties as stack_properties",
@@ -281,6 +284,27 @@ export async function writeProjectStorage(
       ...(kind === "flows" && { flows_updated_at: sql<Date>`now()` }),
     })
     .where("project_id", "=", id)
+    .execute();
+}
+
+/**
+ * The modules the instance's palette installed, as its Node-RED reported them: kept in its
+ * settings (`palette.modules`), installed again at every start, carried by its snapshots.
+ */
+export async function setProjectPaletteModules(
+  db: Kysely<Database>,
+  id: string,
+  modules: Record<string, string>,
+): Promise<void> {
+  await db
+    .updateTable("projects")
+    .set({
+      settings: sql`jsonb_set(settings, '{palette}', coalesce(settings -> 'palette', '{}'::jsonb) || jsonb_build_object('modules', ${JSON.stringify(modules)}::jsonb))`,
+    })
+    .where("id", "=", id)
+    .where(
+      sql<boolean>`coalesce(settings #> '{palette,modules}', '{}'::jsonb) <> ${JSON.stringify(modules)}::jsonb`,
+    )
     .execute();
 }
 

@@ -21,6 +21,14 @@ export interface InstanceSpec {
   platformUrl: string;
   /** The instance's own token (`fpi_…`): reaches only this instance's storage routes. */
   token: string;
+  /**
+   * The modules its flows use beyond Node-RED's own, `{ "<package>": "<version>" }` (installed
+   * from the palette, or carried by a snapshot): installed before Node-RED starts. A start whose
+   * modules cannot be installed rejects with a ModuleInstallError and leaves Node-RED stopped.
+   */
+  modules?: Record<string, string>;
+  /** Whether the editor's palette may install and remove modules (default: yes). */
+  paletteInstall?: boolean;
 }
 
 /** What the runtime reports: the process's own state, not the platform's desired state. */
@@ -93,4 +101,15 @@ export interface Driver {
   /** Stop every instance this driver runs (the platform is shutting down), and start none after:
    *  `create`, `start` and `restart` are refused from then on. Files are kept. */
   close(): Promise<void>;
+}
+
+/** Why an instance's modules could not be installed: npm's last words included. */
+export class ModuleInstallError extends Error {
+  constructor(
+    message: string,
+    readonly output: string,
+  ) {
+    super(message);
+    this.name = "ModuleInstallError";
+  }
 }

@@ -8,6 +8,7 @@ export type {
   RuntimeState,
   RuntimeStatus,
 } from "./driver";
+export { ModuleInstallError } from "./driver";
 export {
   DEFAULT_INSTANCE_USER_IDS,
   LocalDriver,

@@ -28,6 +28,7 @@ import {
   findApplication,
   findDevice,
   findProject,
+  findSnapshotSummary,
   insertDevice,
   listDevices,
   lockTeam,
@@ -42,7 +43,8 @@ import { auditLogCsv, readLog } from "../audit-log/procedures";
 import { ApiError, forbidden, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
 import { VERSION } from "../version";
-import { deviceView, envToStore, settingsHash, visibleDeviceEnv } from "./views";
+import { applicationOfDevice, deviceView, envToStore, visibleDeviceEnv } from "./views";
+import { settingsHash } from "./settings";
 
 const TAG = "Devices";
 
@@ -242,11 +244,25 @@ export const devicesRouter = router({
           owner !== undefined &&
           (owner.applicationId !== before.application_id || owner.projectId !== before.project_id);
         if (targetSnapshot !== undefined && targetSnapshot !== null) {
-          throw invalidField(
-            "targetSnapshot",
-            "invalid_snapshot",
-            "No such snapshot of the device's application or instance",
-          );
+          // Checked against the device as it will be (an assignment in the same request first).
+          const applicationId = ownerChanged
+            ? (owner.applicationId ??
+              (owner.projectId && (await findProject(trx, owner.projectId))?.application_id) ??
+              null)
+            : applicationOfDevice(before);
+          const snapshot = await findSnapshotSummary(trx, targetSnapshot);
+          if (
+            !snapshot ||
+            snapshot.team_id !== before.team_id ||
+            applicationId === null ||
+            snapshot.application_id !== applicationId
+          ) {
+            throw invalidField(
+              "targetSnapshot",
+              "invalid_snapshot",
+              "No such snapshot in the device's application",
+            );
+          }
         }
         await updateDevice(trx, deviceId, {
           name: input.name,

@@ -7,7 +7,6 @@ import {
   PLATFORM_ENV_PREFIX,
 } from "@flowplane/contract";
 import type { DeviceDetail, EnvVar as StoredEnvVar } from "@flowplane/db";
-import { createHash } from "node:crypto";
 import { teamSummary } from "../teams/views";
 
 export const devicePath = (baseUrl: string, id: string) => `${baseUrl}/api/v1/devices/${id}`;
@@ -39,8 +38,24 @@ export function deviceView(device: DeviceDetail, baseUrl: string, now = Date.now
     agentVersion: device.agent_version,
     nodeRedVersion: device.node_red_version,
     nodejsVersion: device.nodejs_version,
-    activeSnapshot: null,
-    targetSnapshot: null,
+    activeSnapshot:
+      device.active_snapshot_id !== null && device.active_created_at !== null
+        ? {
+            id: device.active_snapshot_id,
+            name: device.active_name!,
+            description: device.active_description!,
+            createdAt: device.active_created_at.toISOString(),
+          }
+        : null,
+    targetSnapshot:
+      device.target_id !== null && device.target_created_at !== null
+        ? {
+            id: device.target_id,
+            name: device.target_name!,
+            description: device.target_description!,
+            createdAt: device.target_created_at.toISOString(),
+          }
+        : null,
     team: teamSummary(
       { id: device.team_id, name: device.team_name, slug: device.team_slug },
       baseUrl,
@@ -90,11 +105,6 @@ export function envToStore(sent: EnvVar[], before: StoredEnvVar[]): StoredEnvVar
     });
 }
 
-/**
- * The hash of the settings a device runs (the variables it is given, in order): the check-in
- * compares it with what the agent reports, and GET …/live/settings answers it, so both agree.
- */
-export function settingsHash(env: readonly { name: string; value: string }[]): string {
-  const pairs = env.map((variable) => [variable.name, variable.value]);
-  return createHash("sha256").update(JSON.stringify(pairs)).digest("hex");
-}
+/** The application a device runs snapshots of: its own, or its instance's. */
+export const applicationOfDevice = (device: DeviceDetail) =>
+  device.application_id ?? device.project_application_id;

@@ -17,7 +17,12 @@ import {
   recordAudit,
   setProjectToken,
 } from "@flowplane/db";
-import type { Driver, InstanceSpec, RuntimeStatus } from "@flowplane/runtime";
+import {
+  type Driver,
+  type InstanceSpec,
+  ModuleInstallError,
+  type RuntimeStatus,
+} from "@flowplane/runtime";
 import type { FastifyBaseLogger } from "fastify";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError, notFound } from "../core/errors";
@@ -143,6 +148,8 @@ export class InstanceRuntime {
           await startFailed(trx, claimed, actor, error);
         }
       });
+      // The instance's log says what npm said; its state is `crashed` until the modules change.
+      if (error instanceof ModuleInstallError) throw moduleInstallFailed(error);
       this.options.log.error({ err: error, instanceId: id, action }, "instance action failed");
       throw new ApiError(
         500,
@@ -202,6 +209,13 @@ export class InstanceRuntime {
     } catch (error) {
       await finishProjectAction(this.options.db, id, claimed.state);
       if (error instanceof ApiError) throw error;
+      if (error instanceof ModuleInstallError) {
+        throw new ApiError(
+          400,
+          "module_install_failed",
+          `${error.message}; the instance runs what it ran before the rollback`,
+        );
+      }
       this.options.log.error({ err: error, instanceId: id }, "a rollback failed");
       throw new ApiError(
         500,
@@ -375,9 +389,21 @@ export class InstanceRuntime {
       env: Object.fromEntries(env.map((variable) => [variable.name, variable.value])),
       platformUrl: this.options.platformUrl(),
       token,
+      modules: project.settings.palette?.modules ?? {},
+      paletteInstall: paletteInstall(project),
     };
   }
 }
+
+/** Whether the instance's palette may install modules: yes, unless its type says no. */
+export function paletteInstall(project: Pick<ProjectDetail, "project_type_properties">): boolean {
+  const palette = project.project_type_properties.palette as { allowInstall?: unknown } | undefined;
+  return palette?.allowInstall !== false;
+}
+
+/** A failed install of the instance's modules, as the API answers it. */
+export const moduleInstallFailed = (error: ModuleInstallError) =>
+  new ApiError(400, "module_install_failed", error.message);
 
 /** The platform's variables (`FF_*`), read-only, set on every start. */
 export function platformEnv(

@@ -4,7 +4,7 @@
 // call needs the instance's own token (`fpi_…`, a new one for each start of its Node-RED), which
 // reaches this instance's routes and nothing else. Not in the OpenAPI document: not for people.
 import { bearerToken, parseToken, tokenDigest, tokenReachesTeam } from "@flowplane/auth";
-import { Role } from "@flowplane/contract";
+import { ModuleName, Role } from "@flowplane/contract";
 import {
   type Db,
   findProjectByToken,
@@ -12,6 +12,7 @@ import {
   findUserByLogin,
   readLibraryEntries,
   readProjectStorage,
+  setProjectPaletteModules,
   type StorageKind,
   writeLibraryEntry,
   writeProjectStorage,
@@ -49,6 +50,27 @@ const LibraryEntry = z.strictObject({
   meta: z.record(z.string(), z.unknown()),
   body: z.string().max(10 * 1024 * 1024),
 });
+
+/**
+ * The modules installed into the user directory by name (`{ name: version }`), from Node-RED's
+ * node list (its `nodes` runtime setting: `user` marks a module its package.json names). None
+ * when the list is not there (settings saved before the node registry has loaded).
+ */
+function paletteModules(nodes: unknown): Record<string, string> | undefined {
+  if (typeof nodes !== "object" || nodes === null) return undefined;
+  const modules: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(nodes as Record<string, unknown>)) {
+    const module = entry as { user?: unknown; version?: unknown } | null;
+    if (
+      module?.user === true &&
+      typeof module.version === "string" &&
+      ModuleName.safeParse(name).success
+    ) {
+      modules[name] = module.version;
+    }
+  }
+  return modules;
+}
 
 /** Who gets into the editor, with what: members and owners deploy, viewers read. */
 function editorRights(role: number | undefined, readOnly = false): "*" | "read" | undefined {
@@ -96,7 +118,13 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
     if (!project) return reply;
     const entry = KINDS[(request.params as { kind: string }).kind];
     if (!entry) throw new ApiError(404, "not_found", "Not Found");
-    await writeProjectStorage(opts.db, project.id, entry.kind, parse(entry.schema, request.body));
+    const value = parse(entry.schema, request.body);
+    await writeProjectStorage(opts.db, project.id, entry.kind, value);
+    // Node-RED's node list says what its palette installed: the platform keeps that list.
+    if (entry.kind === "settings") {
+      const modules = paletteModules((value as Record<string, unknown>).nodes);
+      if (modules) await setProjectPaletteModules(opts.db, project.id, modules);
+    }
     return reply.code(204).send();
   });
 

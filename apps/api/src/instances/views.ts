@@ -103,7 +103,10 @@ export async function instanceView(
       policy: project.template_policy,
       links: { self: `${base}/api/v1/templates/${project.template_id}` },
     },
-    settings: { env: visibleEnv(project, url) },
+    settings: {
+      env: visibleEnv(project, url),
+      palette: { modules: project.settings.palette?.modules ?? {} },
+    },
     launcherSettings: { healthCheckInterval: 7500, disableAutoSafeMode: false },
     meta: {
       ...meta,

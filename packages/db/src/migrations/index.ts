@@ -9,6 +9,7 @@ import * as instances from "./2026-11-24T1300-instances";
 import * as noEditorSessions from "./2026-11-24T1400-no-editor-sessions";
 import * as snapshots from "./2026-11-25T1200-snapshots";
 import * as devices from "./2026-11-25T1300-devices";
+import * as deviceSnapshots from "./2026-11-25T1310-device-snapshots";
 import * as teamLibrary from "./2026-11-25T1400-team-library";
 import * as pipelines from "./2026-11-25T1410-pipelines";
 
@@ -22,6 +23,7 @@ export const migrations: Record<string, Migration> = {
   "2026-11-24T1400-no-editor-sessions": noEditorSessions,
   "2026-11-25T1200-snapshots": snapshots,
   "2026-11-25T1300-devices": devices,
+  "2026-11-25T1310-device-snapshots": deviceSnapshots,
   "2026-11-25T1400-team-library": teamLibrary,
   "2026-11-25T1410-pipelines": pipelines,
 };

@@ -42,16 +42,18 @@ import { createServer } from "node:net";
 import { constants } from "node:os";
 import { dirname, join, parse, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
-import type {
-  Driver,
-  InstanceIsolation,
-  InstanceSpec,
-  LogEntry,
-  LogPage,
-  LogQuery,
-  RuntimeState,
-  RuntimeStatus,
+import {
+  type Driver,
+  type InstanceIsolation,
+  type InstanceSpec,
+  type LogEntry,
+  type LogPage,
+  type LogQuery,
+  ModuleInstallError,
+  type RuntimeState,
+  type RuntimeStatus,
 } from "../driver";
+import { installModules, type NpmRunner } from "./modules";
 import { type IsolationSetting, probeSandbox, SANDBOX_USER_DIR, startSandboxed } from "./sandbox";
 
 export interface LocalDriverOptions {
@@ -82,6 +84,8 @@ export interface LocalDriverOptions {
   userIds?: { min: number; max: number } | false;
   /** The bubblewrap executable (default `bwrap`, found on `baseEnv`'s PATH). */
   bwrap?: string;
+  /** How long installing an instance's modules may take before it is given up. */
+  installTimeoutMs?: number;
 }
 
 /** Where executables are looked for when `baseEnv` has no PATH. */
@@ -153,6 +157,8 @@ export class LocalDriver implements Driver {
   private closed = false;
   /** Serializes the choice of user ids, so that two new instances never get the same one. */
   private userIdQueue: Promise<unknown> = Promise.resolve();
+  /** npm's own script (npm-cli.js), once found (none: not installed). */
+  private npmCli: Promise<string | undefined> | undefined;
 
   constructor(private readonly options: LocalDriverOptions) {
     if (
@@ -371,6 +377,7 @@ export class LocalDriver implements Driver {
     }
 
     const userDir = sandboxed ? SANDBOX_USER_DIR : join(instance.dir, "userDir");
+    await this.installModulesOf(instance, spec, sandboxed);
     const env: NodeJS.ProcessEnv = {
       // Never the platform's own environment (its secrets): only what it chose to pass on.
       ...this.options.baseEnv,
@@ -381,6 +388,7 @@ export class LocalDriver implements Driver {
       FLOWPLANE_NODE_RED_HOST: this.host,
       FLOWPLANE_NODE_RED_PORT: String(port),
       FLOWPLANE_STOP_ON_STDIN_END: "1",
+      FLOWPLANE_PALETTE_INSTALL: spec.paletteInstall === false ? "0" : "1",
       ...(spec.platformUrl && {
         FLOWPLANE_PLATFORM_URL: spec.platformUrl,
         FLOWPLANE_INSTANCE_ID: spec.id,
@@ -454,6 +462,114 @@ export class LocalDriver implements Driver {
       throw new Error(`Node-RED did not answer within ${this.startTimeoutMs / 1000} s`);
     }
     throw new Error(`Node-RED exited while starting (${instance.detail ?? "unknown"})`);
+  }
+
+  /**
+   * Installs the modules the instance's flows use, in its sandbox as its own user, before its
+   * Node-RED starts. A failure is the instance's log and its state (`crashed`, with why), and
+   * the start's rejection: Node-RED is not started, and nothing retries it by itself.
+   */
+  private async installModulesOf(
+    instance: Instance,
+    spec: InstanceSpec,
+    sandboxed: boolean,
+  ): Promise<void> {
+    try {
+      await installModules({
+        userDir: join(instance.dir, "userDir"),
+        modules: spec.modules ?? {},
+        npm: (args) => this.runNpm(instance, spec, sandboxed, args),
+        log: (message) => this.system(instance, message),
+        ...(instance.uid !== undefined && {
+          owner: { uid: instance.uid, gid: this.instanceGroup() },
+        }),
+      });
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      this.system(instance, `Not started: ${why}`);
+      instance.detail = why;
+      instance.state = "crashed";
+      this.emit(instance.id, this.statusOf(instance));
+      throw error instanceof ModuleInstallError ? error : new ModuleInstallError(why, "");
+    }
+  }
+
+  /** npm, run in the instance's user directory as its Node-RED would run it (sandboxed or not). */
+  private async runNpm(
+    instance: Instance,
+    spec: InstanceSpec,
+    sandboxed: boolean,
+    args: readonly string[],
+  ): ReturnType<NpmRunner> {
+    this.npmCli ??= findNpm(this.options.baseEnv?.PATH ?? DEFAULT_PATH);
+    const npmCli = await this.npmCli;
+    if (!npmCli) throw new ModuleInstallError("npm was not found on the platform's PATH", "");
+    const userDir = sandboxed ? SANDBOX_USER_DIR : join(instance.dir, "userDir");
+    const env: NodeJS.ProcessEnv = {
+      ...this.options.baseEnv,
+      HOME: userDir,
+      npm_config_update_notifier: "false",
+      npm_config_fund: "false",
+      npm_config_audit: "false",
+    };
+    const command = [process.execPath, npmCli, ...args];
+    let child: ChildProcess;
+    let initPid: Promise<number | undefined> | undefined;
+    if (sandboxed) {
+      const sandbox = startSandboxed({
+        bwrap: this.bwrap!,
+        hostname: spec.name.slice(0, 63) || "node-red",
+        readOnly: [...this.readOnly, ...npmReadOnly(npmCli, this.readOnly)],
+        userDir: { path: join(instance.dir, "userDir"), writable: true },
+        tmpDir: join(instance.dir, "tmp"),
+        command,
+        ...(instance.uid !== undefined && { uid: instance.uid, gid: this.instanceGroup() }),
+        env,
+        output: "pipe",
+      });
+      child = sandbox.child;
+      initPid = sandbox.initPid;
+      (child.stdio[3] as NodeJS.WritableStream | null)?.end();
+    } else {
+      child = spawn(command[0]!, command.slice(1), {
+        cwd: userDir,
+        env,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      for (const stream of child.stdio) stream?.on("error", () => {});
+    }
+    (child.stdio[0] as NodeJS.WritableStream | null)?.end();
+    let output = "";
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-64 * 1024);
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    const timeoutMs = this.options.installTimeoutMs ?? 300_000;
+    const code = await new Promise<number | null>((resolveCode) => {
+      const timer = setTimeout(() => {
+        output += `\nnpm ERR! gave up after ${timeoutMs / 1000} s`;
+        void (async () => {
+          const pid = await initPid;
+          try {
+            if (pid !== undefined) process.kill(pid, "SIGKILL");
+          } catch {
+            // Already gone.
+          }
+          child.kill("SIGKILL");
+        })();
+      }, timeoutMs);
+      child.once("error", (error) => {
+        clearTimeout(timer);
+        output += `\n${error.message}`;
+        resolveCode(null);
+      });
+      child.once("exit", (exitCode) => {
+        clearTimeout(timer);
+        resolveCode(exitCode);
+      });
+    });
+    return { code, output };
   }
 
   private async stopNow(instance: Instance): Promise<void> {
@@ -792,6 +908,30 @@ async function findExecutable(name: string, path: string): Promise<string | unde
     }
   }
   return undefined;
+}
+
+/** npm's script, found on `path` (the `npm` there is a link to it, or a wrapper beside it). */
+async function findNpm(path: string): Promise<string | undefined> {
+  const npm = await findExecutable("npm", path);
+  if (!npm) return undefined;
+  const real = realpathSync(npm);
+  if (real.endsWith(".js")) return real;
+  // A wrapper script (a Node.js tarball's bin/npm): its npm-cli.js is in lib/node_modules.
+  const beside = join(dirname(dirname(real)), "lib", "node_modules", "npm", "bin", "npm-cli.js");
+  return (await access(beside).then(
+    () => true,
+    () => false,
+  ))
+    ? beside
+    : undefined;
+}
+
+/** npm's own directory, when the sandbox does not already see it (under /usr or beside Node.js). */
+function npmReadOnly(npmCli: string, readOnly: readonly string[]): string[] {
+  const npmDir = dirname(dirname(npmCli));
+  return [...readOnly, "/usr"].some((outer) => npmDir === outer || npmDir.startsWith(outer + sep))
+    ? []
+    : [npmDir];
 }
 
 function signalName(number: number): NodeJS.Signals | undefined {

@@ -1,8 +1,8 @@
 // Node-RED's settings for an instance the local driver runs (node-red's red.js loads this with
 // require, before any flow exists). Everything instance-specific comes from the driver: the
 // address to bind (always loopback) and the port in the environment, the instance's token on a
-// descriptor of its own. Nothing is installed at run time: the palette manager and automatic
-// module installation are off, so an instance runs what the platform ships.
+// descriptor of its own. The palette manager installs nodes from the npm registry (unless the
+// instance's type turns it off); function nodes' own modules and automatic installs stay off.
 //
 // This directory (settings.cjs and platform.cjs) is all of the platform's code a sandboxed
 // instance sees: the driver binds it read-only into the sandbox.
@@ -75,7 +75,10 @@ module.exports = {
   logging: { console: { level: "info", metrics: false, audit: false } },
   externalModules: {
     autoInstall: false,
-    palette: { allowInstall: false, allowUpload: false },
+    // The palette installs from the npm registry, in this sandbox (the platform turns it off
+    // where the instance type says so); what it installs, the platform keeps and installs again
+    // at every start. Uploads are off: a module the registry does not have could not be.
+    palette: { allowInstall: process.env.FLOWPLANE_PALETTE_INSTALL !== "0", allowUpload: false },
     modules: { allowInstall: false },
   },
   diagnostics: { enabled: false, ui: false },

@@ -1,0 +1,227 @@
+// What the FlowFuse device agent calls (HTTP mode), as FlowFuse's deviceLive routes: its check-in
+// (`POST /api/v1/devices/<id>/live/state`: 200 `{}` in step, else 409 naming what it should run),
+// the snapshot and settings it then downloads, and the audit events it and its Node-RED post
+// (`POST /logging/device/<id>/audit`). Every call needs the device's own token (`fpd_…`), which
+// reaches these routes of this device and nothing else; no other token reaches them. Not in the
+// OpenAPI document: not for people.
+import { bearerToken, encryptCredentials, parseToken, tokenDigest } from "@flowplane/auth";
+import {
+  checkInDevice,
+  type Db,
+  type DeviceDetail,
+  findDeviceByToken,
+  findSnapshot,
+  recordAudit,
+} from "@flowplane/db";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { toErrorResponse, unauthorized, validationError } from "../core/errors";
+import { contentOf, envOf } from "../snapshots/content";
+import { deviceEnv } from "./settings";
+
+export interface DeviceLiveOptions {
+  db: Db;
+  tokenSecret: string;
+}
+
+/** The paths these routes guard themselves. */
+export const DEVICE_LIVE = /^\/(api\/v1\/devices\/[^/?]+\/live|logging\/device)(\/|\?|$)/;
+
+/** Node-RED 5 needs Node 22.9; agents on Node 20 run 4.x: what a snapshot without one gets. */
+export const DEFAULT_DEVICE_NODE_RED = "4.1.15";
+
+const Reported = z.string().max(256).nullable().optional();
+
+/** The agent's check-in body (`getState()`); unknown fields are the agent's, and ignored. */
+const CheckInBody = z
+  .object({
+    state: Reported,
+    agentVersion: Reported,
+    nodeRedVersion: Reported,
+    nodejsVersion: Reported,
+    snapshot: Reported,
+    settings: Reported,
+    project: Reported,
+    application: Reported,
+  })
+  .nullable()
+  .optional();
+
+const AuditBody = z
+  .object({ event: z.string().min(1).max(128) })
+  .catchall(z.unknown())
+  .refine((body) => JSON.stringify(body).length <= 64 * 1024, "At most 64 KiB");
+
+/** FlowFuse's '0' is its starter flows: a device reporting it runs no snapshot of ours. */
+const snapshotOf = (value: string | null | undefined) =>
+  value === undefined || value === null || value === "0" ? null : value;
+
+export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOptions) {
+  const { db } = opts;
+
+  /** The token's digest when it is a device token (no I/O), else a 401 sent. */
+  async function digestOf(request: FastifyRequest, reply: FastifyReply) {
+    const token = bearerToken(request.headers.authorization);
+    if (token && parseToken(token) === "device") return tokenDigest(opts.tokenSecret, token);
+    await refuse(request, reply);
+    return undefined;
+  }
+
+  async function refuse(request: FastifyRequest, reply: FastifyReply) {
+    const { status, body } = toErrorResponse(unauthorized(), request.id);
+    await reply.code(status).send(body);
+  }
+
+  /** The device the token belongs to, when it is the one the path names; or a 401 sent. */
+  async function guard(request: FastifyRequest, reply: FastifyReply) {
+    const digest = await digestOf(request, reply);
+    if (!digest) return undefined;
+    const { deviceId } = request.params as { deviceId: string };
+    const device = await findDeviceByToken(db, deviceId, digest);
+    if (!device) await refuse(request, reply);
+    return device;
+  }
+
+  // The agent's own calls: not counted against people's limits.
+  const config = { rateLimit: false as const };
+
+  // The hot path: one statement records the check-in and reads the target.
+  app.post("/api/v1/devices/:deviceId/live/state", { config }, async (request, reply) => {
+    const digest = await digestOf(request, reply);
+    if (!digest) return reply;
+    const parsed = CheckInBody.safeParse(request.body);
+    if (!parsed.success) throw validationError(parsed.error);
+    const body = parsed.data ?? {};
+    const { deviceId } = request.params as { deviceId: string };
+    const target = await checkInDevice(db, deviceId, digest, {
+      // A null body is the agent updating (FlowFuse's reading).
+      state: parsed.data === null ? "updating" : (body.state ?? null),
+      agentVersion: body.agentVersion ?? null,
+      nodeRedVersion: body.nodeRedVersion ?? null,
+      nodejsVersion: body.nodejsVersion ?? null,
+      snapshot: snapshotOf(body.snapshot),
+    });
+    // A wrong token, or a device deleted: the agent stops and forgets what it ran.
+    if (!target) return refuse(request, reply);
+    const wanted = {
+      project: target.project_id,
+      application: target.application_id,
+      snapshot: target.target,
+      settings: target.settings_hash,
+    };
+    const error =
+      "project" in body && (body.project ?? null) !== target.project_id
+        ? "incorrect-project"
+        : "application" in body && (body.application ?? null) !== target.application_id
+          ? "incorrect-application"
+          : snapshotOf(body.snapshot) !== target.target
+            ? "incorrect-snapshot"
+            : // Settings matter only with a snapshot to run (the agent fetches none without one).
+              target.target !== null && (body.settings ?? null) !== target.settings_hash
+              ? "incorrect-settings"
+              : undefined;
+    // Every key, every time: a key left out reads as a change, and the agent deploys again.
+    // FlowFuse's body inside the platform's error envelope (`code`, `requestId`): the agent
+    // takes the four keys and ignores the rest.
+    if (error)
+      return reply.code(409).send({ code: error, error, requestId: request.id, ...wanted });
+    return reply.send({});
+  });
+
+  app.get("/api/v1/devices/:deviceId/live/state", { config }, async (request, reply) => {
+    const device = await guard(request, reply);
+    if (!device) return reply;
+    return reply.send({
+      project: device.project_id,
+      application: device.application_id,
+      snapshot: device.target_id,
+      settings: device.settings_hash,
+      mode: "autonomous",
+      licensed: false,
+    });
+  });
+
+  app.get("/api/v1/devices/:deviceId/live/snapshot", { config }, async (request, reply) => {
+    const device = await guard(request, reply);
+    if (!device) return reply;
+    const row = device.target_id ? await findSnapshot(db, device.target_id) : undefined;
+    // Nothing to run: the agent reads `{}` as "no snapshot".
+    if (!row) return reply.send({});
+    const content = contentOf(opts.tokenSecret, row);
+    const env = Object.fromEntries(
+      envOf(content.settings, content.secrets).map((v) => [v.name, v.value]),
+    );
+    const modules = { ...content.settings.modules };
+    if (typeof modules["node-red"] !== "string") modules["node-red"] = DEFAULT_DEVICE_NODE_RED;
+    return reply.send({
+      id: row.id,
+      name: row.name,
+      description: row.description,
+      settings: content.settings.settings,
+      flows: content.flows,
+      // Node-RED on the device decrypts them with the secret the device was given.
+      credentials: encryptCredentials(device.credential_secret, content.secrets.credentials),
+      modules,
+      env: { ...env, ...platformEnv(device, row) },
+    });
+  });
+
+  app.get("/api/v1/devices/:deviceId/live/settings", { config }, async (request, reply) => {
+    const device = await guard(request, reply);
+    if (!device) return reply;
+    const env = deviceEnv(device);
+    return reply.send({
+      // The hash the check-in compares: the same stored value.
+      hash: device.settings_hash,
+      env: Object.fromEntries(env.map((v) => [v.name, v.value])),
+      features: {
+        "shared-library": false,
+        projectComms: false,
+        teamBroker: false,
+        tables: false,
+      },
+      assistant: { enabled: false },
+    });
+  });
+
+  // The agent's events (stopped, crashed …) and its Node-RED's (flows.set …): the device's log.
+  app.post("/logging/device/:deviceId/audit", { config }, async (request, reply) => {
+    const device = await guard(request, reply);
+    if (!device) return reply;
+    const parsed = AuditBody.safeParse(request.body);
+    if (!parsed.success) throw validationError(parsed.error);
+    const { event, ...rest } = parsed.data;
+    await recordAudit(db, {
+      event,
+      entity: { type: "device", id: device.id },
+      teamId: device.team_id,
+      actor: "system",
+      body: { device: { id: device.id, name: device.name }, ...rest },
+    });
+    return reply.send({});
+  });
+}
+
+/** FlowFuse's `FF_*` variables of a device, for the snapshot it runs. */
+export function platformEnv(
+  device: DeviceDetail,
+  snapshot: { id: string; name: string },
+): Record<string, string> {
+  return {
+    FF_DEVICE_ID: device.id,
+    FF_DEVICE_NAME: device.name,
+    FF_DEVICE_TYPE: device.type,
+    FF_SNAPSHOT_ID: snapshot.id,
+    FF_SNAPSHOT_NAME: snapshot.name,
+    ...(device.application_id &&
+      device.application_name !== null && {
+        FF_APPLICATION_ID: device.application_id,
+        FF_APPLICATION_NAME: device.application_name,
+      }),
+    ...(device.project_id &&
+      device.project_name !== null && {
+        FF_PROJECT_ID: device.project_id,
+        FF_PROJECT_NAME: device.project_name,
+      }),
+  };
+}
