@@ -16,7 +16,6 @@ import {
   createOperation,
   createPipeline,
   createSnapshot,
-  createDevice,
   createInvitation,
 } from "./team-fixtures";
 import { accepts, type Operation, schemaWalker, type SchemaWalker } from "./walk";
@@ -264,7 +263,6 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       team.body.id,
     );
     validIds.instanceId = await createInstance(server, { token: server.adminToken }, team.body.id);
-    validIds.deviceId = await createDevice(server, { token: server.adminToken }, team.body.id);
     validIds.snapshotId = await createSnapshot(
       server,
       { token: server.adminToken },
