@@ -116,6 +116,33 @@ export const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    id: "snapshot-create",
+    title: "POST /api/v1/projects/{id}/snapshots",
+    note: "takes a snapshot of a running hosted instance: reads its stored flows, credentials and settings, seals the secrets (AES-256-CTR under a key derived per snapshot), inserts the row and its audit entry in one transaction, then reads it back for the reply; every request adds a snapshot, so the list below has thousands",
+    steps: (f, connection, tag) => [
+      {
+        method: "POST",
+        path: `/api/v1/projects/${f.instanceId}/snapshots`,
+        headers: { ...bearer(f.adminToken), ...json },
+        body: JSON.stringify({ name: `Bench ${tag} ${connection}` }),
+        expect: 200,
+      },
+    ],
+  },
+  {
+    id: "snapshot-list",
+    title: "GET /api/v1/projects/{id}/snapshots (first page of 20)",
+    note: "an instance's snapshots, newest first, with `count`; run after snapshot-create, the instance has every snapshot that scenario took (thousands) below the first page",
+    steps: (f) => [
+      {
+        method: "GET",
+        path: `/api/v1/projects/${f.instanceId}/snapshots?limit=20`,
+        headers: bearer(f.adminToken),
+        expect: 200,
+      },
+    ],
+  },
+  {
     id: "token-pair",
     title: "POST /api/v1/user/tokens + DELETE /api/v1/user/tokens/{id}",
     note: "one cycle is two requests (create, then revoke the token just created, its id taken from the create response); req/s counts requests, so pairs/s is half of it",

@@ -8,6 +8,7 @@ import { addBrokerCommands } from "./commands/broker";
 import { addAppsCommands, addInstancesCommands } from "./commands/instances";
 import { showExamples } from "./commands/examples";
 import { addLibraryCommands } from "./commands/library";
+import { addSnapshotsCommands } from "./commands/snapshots";
 import { addInvitationsCommands } from "./commands/teams/invitations";
 import { addLoginCommand } from "./commands/accounts/login";
 import { addLogoutCommand } from "./commands/accounts/logout";
@@ -24,8 +25,8 @@ export function createProgram(context: Context, io: Io): Command {
   // Settings before subcommands: `command()` copies them to each subcommand it creates.
   const program = new Command("flowplane")
     .description(
-      "Manage Flowplane users, teams and team types, tokens, applications, hosted instances, team\n" +
-        "MQTT clients and the team library.\n" +
+      "Manage Flowplane users, teams and team types, tokens, applications, hosted instances and\n" +
+        "their snapshots, team MQTT clients and the team library.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -48,6 +49,7 @@ export function createProgram(context: Context, io: Io): Command {
   addAuditLogCommand(program, context);
   addAppsCommands(program, context);
   addInstancesCommands(program, context);
+  addSnapshotsCommands(program, context);
   addBrokerCommands(program, context);
   addLibraryCommands(program, context);
   showExamples(program);

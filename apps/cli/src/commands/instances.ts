@@ -36,7 +36,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * The id of the instance named by id or name: in the team given (an id of another team's instance
  * is not found there either), else among all the caller's teams' instances.
  */
-async function instanceIdOf(client: Client, instance: string, team?: string): Promise<string> {
+export async function instanceIdOf(
+  client: Client,
+  instance: string,
+  team?: string,
+): Promise<string> {
   if (team === undefined && UUID.test(instance)) return instance;
   const teamIds =
     team === undefined
@@ -59,7 +63,11 @@ async function instanceIdOf(client: Client, instance: string, team?: string): Pr
 }
 
 /** A command on one instance: `<instance>`, and `--team` to look it up in. */
-function instanceCommand(group: Command, name: string, examples: readonly Example[]): Command {
+export function instanceCommand(
+  group: Command,
+  name: string,
+  examples: readonly Example[],
+): Command {
   return withTeam(
     withExamples(group.command(name), examples).argument("<instance>", "the instance's id or name"),
     {

@@ -1,0 +1,277 @@
+// The real FlowFuse device agent (4.2.1, from ../shared/clients/, installed outside the
+// repository) against the real server: a device created through the API and its device.yml
+// written as an operator would, a target snapshot of a hosted instance set, and the device's own
+// Node-RED answering an HTTP endpoint of that flow with a credential and variables decrypted; a
+// second snapshot replacing it and the device reporting it; and a provisioning-token start doing
+// the same. The agent installs node-red with npm on its first snapshot (~20 s): slow, so CI runs
+// it and a machine without the agent's package skips it (CI fails instead).
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { deviceAgentPackage, inCI, inheritedEnv } from "./env";
+import { freePort, startServer, type TestServer } from "./harness";
+import {
+  createInstance,
+  createTeam,
+  makeUser,
+  type TestTeam,
+  type TestUser,
+} from "./team-fixtures";
+
+const repository = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const PACKAGE = "flowfuse-device-agent-4.2.1.tgz";
+const agentPackage = [
+  deviceAgentPackage,
+  join(repository, "..", "shared", "clients", PACKAGE),
+  join("/work/shared/clients", PACKAGE),
+].find((path): path is string => path !== undefined && existsSync(path));
+
+if (!agentPackage && inCI) {
+  throw new Error(`the device agent's package (${PACKAGE}) is not found: set DEVICE_AGENT_TGZ`);
+}
+
+const run = promisify(execFile);
+
+/** Node-RED's flow: GET /hello answers what the device was given. */
+function flows(label: string) {
+  const tab = "tab1";
+  return [
+    { id: tab, type: "tab", label },
+    {
+      id: "cfg1",
+      type: "global-config",
+      env: [{ name: "SECRET", value: "", type: "cred" }],
+    },
+    {
+      id: "in1",
+      type: "http in",
+      z: tab,
+      url: "/hello",
+      method: "get",
+      wires: [["chg1"]],
+    },
+    {
+      id: "chg1",
+      type: "change",
+      z: tab,
+      rules: [
+        {
+          t: "set",
+          p: "payload",
+          pt: "msg",
+          to: `{"flows":"${label}","device":$env("FF_DEVICE_NAME"),"snapshot":$env("FF_SNAPSHOT_ID"),"snapEnv":$env("FROM_SNAPSHOT"),"settingsEnv":$env("FROM_SETTINGS"),"secret":$env("SECRET")}`,
+          tot: "jsonata",
+        },
+      ],
+      wires: [["out1"]],
+    },
+    { id: "out1", type: "http response", z: tab, statusCode: "", headers: {}, wires: [] },
+  ];
+}
+
+interface Agent {
+  process: ChildProcess;
+  port: number;
+  dir: string;
+  output: string[];
+}
+
+let server: TestServer;
+let owner: TestUser;
+let team: TestTeam;
+let instanceId: string;
+let installDir: string;
+const agents: Agent[] = [];
+
+async function startAgent(config: Record<string, unknown>): Promise<Agent> {
+  const dir = await mkdtemp(join(tmpdir(), "flowplane-device-"));
+  const yaml = Object.entries(config)
+    .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
+    .join("\n");
+  await writeFile(join(dir, "device.yml"), `${yaml}\n`, { mode: 0o600 });
+  const port = await freePort();
+  const entry = join(installDir, "node_modules/@flowfuse/device-agent/index.js");
+  const child = spawn(
+    process.execPath,
+    [entry, "--dir", dir, "--port", String(port), "-i", "1", "--no-interactive"],
+    {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...inheritedEnv, npm_config_cache: join(installDir, "npm-cache") },
+    },
+  );
+  const agent = { process: child, port, dir, output: [] as string[] };
+  child.stdout!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
+  agents.push(agent);
+  return agent;
+}
+
+async function stopAgent(agent: Agent) {
+  if (agent.process.exitCode !== null || agent.process.signalCode !== null) return;
+  const exited = new Promise((done) => agent.process.once("exit", done));
+  // The agent stops its Node-RED on SIGTERM; its process group goes if it does not.
+  process.kill(-agent.process.pid!, "SIGTERM");
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-agent.process.pid!, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }, 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** The device's /hello once it answers `label`'s flow (the agent polls, installs, starts). */
+async function helloOf(agent: Agent, label: string, timeoutMs = 150_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    if (agent.process.exitCode !== null) break;
+    try {
+      const reply = await fetch(`http://127.0.0.1:${agent.port}/hello`);
+      last = await reply.text();
+      if (reply.status === 200 && JSON.parse(last).flows === label) return JSON.parse(last);
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((done) => setTimeout(done, 250));
+  }
+  throw new Error(
+    `the device did not answer ${label}'s flow (last: ${last.slice(0, 200)}); agent output:\n${agent.output.join("").slice(-3000)}`,
+  );
+}
+
+async function snapshot(name: string, label: string) {
+  const reply = await server.request("POST", `/api/v1/projects/${instanceId}/snapshots`, {
+    token: owner.token,
+    body: {
+      name,
+      flows: flows(label),
+      credentials: { cfg1: { map: { SECRET: `secret-of-${label}` } } },
+      settings: { modules: { "node-red": "4.1.15" }, env: { FROM_SNAPSHOT: `env-of-${label}` } },
+    },
+  });
+  expect(reply.status, reply.text).toBe(200);
+  return reply.body.id as string;
+}
+
+describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
+  beforeAll(async () => {
+    installDir = await mkdtemp(join(tmpdir(), "flowplane-agent-"));
+    await writeFile(join(installDir, "package.json"), '{"name":"agent-install","private":true}');
+    await run("npm", ["install", "--omit=dev", "--no-audit", "--no-fund", agentPackage!], {
+      cwd: installDir,
+      env: { ...inheritedEnv, npm_config_cache: join(installDir, "npm-cache") },
+    });
+    server = await startServer({ instances: "in-memory" });
+    owner = await makeUser(server);
+    team = await createTeam(server, owner);
+    instanceId = await createInstance(server, owner, team.id);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const agent of agents) await stopAgent(agent);
+    await server?.close();
+    for (const agent of agents) await rm(agent.dir, { recursive: true, force: true });
+    if (installDir) await rm(installDir, { recursive: true, force: true });
+  }, 60_000);
+
+  test("runs a target snapshot of a hosted instance, credentials and variables decrypted; a second one replaces it", async () => {
+    const created = await server.request("POST", "/api/v1/devices", {
+      token: owner.token,
+      body: { name: "line-1", type: "Raspberry Pi", team: team.id, instance: instanceId },
+    });
+    expect(created.status, created.text).toBe(200);
+    const device = created.body;
+    await server.request("PUT", `/api/v1/devices/${device.id}/settings`, {
+      token: owner.token,
+      body: { env: [{ name: "FROM_SETTINGS", value: "from-settings" }] },
+    });
+    const agent = await startAgent({
+      deviceId: device.id,
+      token: device.credentials.token,
+      credentialSecret: device.credentials.credentialSecret,
+      forgeURL: server.url,
+      intervalJitter: 1,
+    });
+
+    const first = await snapshot("first", "one");
+    const set = await server.request("PUT", `/api/v1/devices/${device.id}`, {
+      token: owner.token,
+      body: { targetSnapshot: first },
+    });
+    expect(set.status, set.text).toBe(200);
+    expect(await helloOf(agent, "one")).toEqual({
+      flows: "one",
+      device: "line-1",
+      snapshot: first,
+      snapEnv: "env-of-one",
+      settingsEnv: "from-settings",
+      secret: "secret-of-one",
+    });
+
+    const second = await snapshot("second", "two");
+    await server.request("PUT", `/api/v1/devices/${device.id}`, {
+      token: owner.token,
+      body: { targetSnapshot: second },
+    });
+    expect(await helloOf(agent, "two", 60_000)).toMatchObject({
+      snapshot: second,
+      secret: "secret-of-two",
+    });
+    // The agent reports it: the platform sees it running the second snapshot.
+    const deadline = Date.now() + 30_000;
+    let seen;
+    do {
+      seen = await server.request("GET", `/api/v1/devices/${device.id}`, { token: owner.token });
+      if (seen.body.activeSnapshot?.id === second && seen.body.status === "running") break;
+      await new Promise((done) => setTimeout(done, 250));
+    } while (Date.now() < deadline);
+    expect(seen.body).toMatchObject({
+      status: "running",
+      onlineStatus: "online",
+      agentVersion: "4.2.1",
+      activeSnapshot: { id: second },
+      isDeploying: false,
+    });
+    await stopAgent(agent);
+  }, 300_000);
+
+  test("a provisioning token starts a device that registers itself and runs the instance's device target", async () => {
+    const target = await snapshot("for provisioned", "three");
+    await server.request("POST", `/api/v1/projects/${instanceId}/devices/settings`, {
+      token: owner.token,
+      body: { targetSnapshot: target },
+    });
+    const token = await server.request("POST", `/api/v1/teams/${team.id}/devices/provisioning`, {
+      token: owner.token,
+      body: { name: "line 2", instance: instanceId },
+    });
+    expect(token.status, token.text).toBe(200);
+    const agent = await startAgent({
+      provisioningMode: true,
+      provisioningTeam: team.id,
+      provisioningToken: token.body.token,
+      forgeURL: server.url,
+      intervalJitter: 1,
+    });
+    const answer = await helloOf(agent, "three");
+    expect(answer).toMatchObject({ snapshot: target, secret: "secret-of-three" });
+    const all = await server.request("GET", `/api/v1/teams/${team.id}/devices`, {
+      token: owner.token,
+    });
+    const provisioned = all.body.devices.find(
+      (d: { type: string }) => d.type === "Auto Provisioned",
+    );
+    expect(provisioned).toMatchObject({ ownerType: "instance", instance: { id: instanceId } });
+    expect(answer.device).toBe(provisioned.name);
+    await stopAgent(agent);
+  }, 300_000);
+});

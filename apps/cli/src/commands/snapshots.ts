@@ -1,0 +1,363 @@
+// `flowplane snapshots`: an instance's snapshots — taken, listed, shown, renamed, deleted (asked
+// first), exported to a file with credentials encrypted under a secret the user types, imported
+// from such a file, rolled back to, and set as the snapshot the instance's devices run. Every
+// command names the instance (by id or name, looked up in --team or in all the caller's teams);
+// a snapshot is named by its id.
+import type { Snapshot } from "@flowplane/contract";
+import type { Command } from "commander";
+import { readFile, writeFile } from "node:fs/promises";
+import type { Context } from "../context";
+import { CliError } from "../errors";
+import { fields, json, table } from "../output";
+import { instanceCommand, instanceIdOf } from "./instances";
+import { positiveInteger, withJson, withYes } from "./options";
+
+interface Options {
+  team?: string;
+  json?: boolean;
+}
+
+function describe(snapshot: Snapshot): string {
+  return fields([
+    ["ID", snapshot.id],
+    ["Name", snapshot.name],
+    ["Description", snapshot.description || "-"],
+    ["Instance", snapshot.project ? `${snapshot.project.name} (${snapshot.project.id})` : "-"],
+    ["Taken", `${snapshot.createdAt} by ${snapshot.user?.username ?? "a deleted user"}`],
+    [
+      "Modules",
+      Object.entries(snapshot.modules)
+        .map(([name, version]) => `${name}@${version}`)
+        .join(", ") || "none",
+    ],
+  ]);
+}
+
+export function addSnapshotsCommands(program: Command, context: Context): void {
+  const snapshots = program
+    .command("snapshots")
+    .description(
+      "An instance's snapshots: take, list, export, import, roll back, set the devices' target",
+    );
+
+  withJson(
+    instanceCommand(snapshots, "list", [
+      { does: "An instance's snapshots, newest first", run: "snapshots list line-one" },
+    ])
+      .description("An instance's snapshots, newest first (viewers and up)")
+      .option("--limit <n>", "how many (default 100)", positiveInteger)
+      .option("--cursor <id>", "the page after this snapshot (the previous page's last)"),
+  ).action(async (instance: string, options: Options & { limit?: number; cursor?: string }) => {
+    const { client } = await context.connect();
+    const instanceId = await instanceIdOf(client, instance, options.team);
+    const list = await client.snapshots.ofInstance.query({
+      instanceId,
+      limit: options.limit,
+      cursor: options.cursor,
+    });
+    if (options.json) return context.print(json(list));
+    context.print(
+      list.snapshots.length === 0
+        ? "No snapshots of this instance.\n"
+        : table(list.snapshots, [
+            { header: "ID", value: (s) => s.id },
+            { header: "NAME", value: (s) => s.name },
+            { header: "TAKEN", value: (s) => s.createdAt },
+            { header: "BY", value: (s) => s.user?.username ?? "-" },
+            { header: "DESCRIPTION", value: (s) => s.description },
+          ]) + (list.meta.next_cursor ? `More: --cursor ${list.meta.next_cursor}\n` : ""),
+    );
+  });
+
+  withJson(
+    instanceCommand(snapshots, "create", [
+      {
+        does: "Take a snapshot of what an instance runs now",
+        run: 'snapshots create line-one "Before the upgrade"',
+      },
+      {
+        does: "Also make it the snapshot the instance's devices run",
+        run: "snapshots create line-one Release-3 --set-as-target",
+      },
+    ])
+      .description(
+        "Take a snapshot: the instance's flows, credentials, variables and modules (members and up)",
+      )
+      .argument("<name>", "the snapshot's name")
+      .option("--description <text>", "what it is")
+      .option("--set-as-target", "also make it the snapshot the instance's devices run"),
+  ).action(
+    async (
+      instance: string,
+      name: string,
+      options: Options & { description?: string; setAsTarget?: boolean },
+    ) => {
+      const { client } = await context.connect();
+      const instanceId = await instanceIdOf(client, instance, options.team);
+      const taken = await client.snapshots.create.mutate({
+        instanceId,
+        name,
+        description: options.description,
+        setAsTarget: options.setAsTarget,
+      });
+      context.print(options.json ? json(taken) : `Took snapshot ${taken.name} (id ${taken.id}).\n`);
+    },
+  );
+
+  withJson(
+    instanceCommand(snapshots, "show", [
+      { does: "One of an instance's snapshots", run: "snapshots show line-one <snapshotId>" },
+    ])
+      .description("One of an instance's snapshots (viewers and up)")
+      .argument("<snapshot>", "the snapshot's id"),
+  ).action(async (instance: string, snapshotId: string, options: Options) => {
+    const { client } = await context.connect();
+    const instanceId = await instanceIdOf(client, instance, options.team);
+    const found = await client.snapshots.ofInstanceById.query({ instanceId, snapshotId });
+    context.print(options.json ? json(found) : describe(found));
+  });
+
+  withJson(
+    instanceCommand(snapshots, "rename", [
+      {
+        does: "Rename a snapshot and change its description",
+        run: 'snapshots rename line-one <snapshotId> "Release 3" --description "as shipped"',
+      },
+    ])
+      .description(
+        "Rename a snapshot or change its description; its content never changes (owners)",
+      )
+      .argument("<snapshot>", "the snapshot's id")
+      .argument("<name>", "its new name")
+      .option("--description <text>", "its new description"),
+  ).action(
+    async (
+      instance: string,
+      snapshotId: string,
+      name: string,
+      options: Options & { description?: string },
+    ) => {
+      const { client } = await context.connect();
+      const instanceId = await instanceIdOf(client, instance, options.team);
+      // The snapshot must be the instance's: another's is not found, as with an unknown id.
+      await client.snapshots.ofInstanceById.query({ instanceId, snapshotId });
+      const renamed = await client.snapshots.update.mutate({
+        snapshotId,
+        name,
+        description: options.description,
+      });
+      context.print(options.json ? json(renamed) : `Renamed snapshot ${snapshotId} to ${name}.\n`);
+    },
+  );
+
+  withJson(
+    withYes(
+      instanceCommand(snapshots, "delete", [
+        { does: "Delete a snapshot (asks first)", run: "snapshots delete line-one <snapshotId>" },
+        {
+          does: "From a script, which has no terminal to answer",
+          run: "snapshots delete line-one <snapshotId> --yes",
+        },
+      ])
+        .description("Delete one of an instance's snapshots (owners), asking first")
+        .argument("<snapshot>", "the snapshot's id"),
+      "delete",
+    ),
+  ).action(
+    async (
+      instance: string,
+      snapshotId: string,
+      options: Options & { yes?: boolean },
+      command: Command,
+    ) => {
+      if (!options.yes && !context.canAsk()) {
+        command.error(
+          "error: snapshots delete asks before it deletes, and no terminal is there to answer: " +
+            "give --yes to delete without asking",
+          { exitCode: 2 },
+        );
+      }
+      const { client } = await context.connect();
+      const instanceId = await instanceIdOf(client, instance, options.team);
+      if (!options.yes) {
+        const found = await client.snapshots.ofInstanceById.query({ instanceId, snapshotId });
+        if (!(await context.confirm(`Delete snapshot ${found.name} (id ${found.id}) for good?`))) {
+          throw new CliError(`${found.name} was not deleted`, "not_confirmed");
+        }
+      }
+      const result = await client.snapshots.deleteOfInstance.mutate({ instanceId, snapshotId });
+      context.print(options.json ? json(result) : `Deleted snapshot ${snapshotId}.\n`);
+    },
+  );
+
+  withJson(
+    instanceCommand(snapshots, "export", [
+      {
+        does: "Export a snapshot to a file; its credentials are encrypted with a secret you type",
+        run: "snapshots export line-one <snapshotId> --output release-3.json",
+      },
+    ])
+      .summary("Export a snapshot to a file, its credentials encrypted with your secret")
+      .description(
+        "Export a snapshot to a file (members and up): its flows, variables, modules, and its " +
+          "credentials and hidden variables encrypted with a secret (8 characters or more) asked " +
+          "for at the terminal, or read from stdin's first line. Keep the secret apart from the " +
+          "file: `snapshots import` needs it.",
+      )
+      .argument("<snapshot>", "the snapshot's id")
+      .requiredOption("--output <file>", "the file to write (created; readable by you alone)"),
+  ).action(async (instance: string, snapshotId: string, options: Options & { output: string }) => {
+    const { client } = await context.connect();
+    const instanceId = await instanceIdOf(client, instance, options.team);
+    const credentialSecret = await context.readSecret("Secret to encrypt the credentials with: ", {
+      confirm: "The same secret again: ",
+    });
+    const exported = await client.snapshots.exportOfInstance.mutate({
+      instanceId,
+      snapshotId,
+      credentialSecret,
+    });
+    await writeFile(options.output, `${JSON.stringify(exported, null, 2)}\n`, {
+      mode: 0o600,
+      flag: "wx",
+    }).catch((error: NodeJS.ErrnoException) => {
+      throw new CliError(
+        error.code === "EEXIST"
+          ? `${options.output} exists: choose another file`
+          : `cannot write ${options.output}: ${error.message}`,
+        "cannot_write",
+      );
+    });
+    context.print(
+      options.json
+        ? json({ status: "okay", file: options.output })
+        : `Exported snapshot ${exported.name} to ${options.output}.\n`,
+    );
+  });
+
+  withJson(
+    instanceCommand(snapshots, "import", [
+      {
+        does: "Import an exported snapshot into an instance; the export's secret is asked for",
+        run: "snapshots import line-two release-3.json",
+      },
+    ])
+      .description(
+        "Import an exported snapshot as a new snapshot of the instance (owners); roll back to it " +
+          "to run it. The secret it was exported with is asked for when it holds credentials.",
+      )
+      .argument("<file>", "the file `snapshots export` wrote")
+      .option("--name <name>", "the new snapshot's name (default: the exported one's)"),
+  ).action(async (instance: string, file: string, options: Options & { name?: string }) => {
+    let exported: {
+      name?: string;
+      description?: string;
+      flows?: { flows?: unknown[]; credentials?: unknown };
+      settings?: Record<string, unknown>;
+    };
+    try {
+      exported = JSON.parse(await readFile(file, "utf8")) as typeof exported;
+    } catch (error) {
+      throw new CliError(
+        `cannot read ${file} as an export: ${(error as Error).message}`,
+        "invalid_file",
+      );
+    }
+    const { client } = await context.connect();
+    const instanceId = await instanceIdOf(client, instance, options.team);
+    const settings = exported.settings ?? {};
+    const secret =
+      exported.flows?.credentials !== undefined || settings.secretEnv !== undefined
+        ? await context.readSecret("The secret the snapshot was exported with: ")
+        : undefined;
+    const { hiddenEnv, secretEnv, env, modules } = settings as Record<string, never>;
+    const imported = await client.snapshots.import.mutate({
+      ownerId: instanceId,
+      ownerType: "instance",
+      snapshot: {
+        name: options.name ?? exported.name ?? file,
+        description: exported.description,
+        flows: exported.flows as never,
+        settings: {
+          settings: settings.settings as never,
+          env,
+          hiddenEnv,
+          secretEnv,
+          modules,
+        },
+      },
+      credentialSecret: secret,
+    });
+    context.print(
+      options.json ? json(imported) : `Imported snapshot ${imported.name} (id ${imported.id}).\n`,
+    );
+  });
+
+  withJson(
+    instanceCommand(snapshots, "rollback", [
+      {
+        does: "Roll an instance back to one of its snapshots; it restarts on it",
+        run: "snapshots rollback line-one <snapshotId>",
+      },
+    ])
+      .description(
+        "Roll an instance back to one of its snapshots: its flows, credentials, variables and " +
+          "modules; a running instance restarts on them, and keeps what it had if it cannot " +
+          "(members and up)",
+      )
+      .argument("<snapshot>", "the snapshot's id"),
+  ).action(async (instance: string, snapshot: string, options: Options) => {
+    const { client } = await context.connect();
+    const instanceId = await instanceIdOf(client, instance, options.team);
+    const result = await client.snapshots.rollback.mutate({ instanceId, snapshot });
+    context.print(
+      options.json ? json(result) : `${instance} rolled back to snapshot ${snapshot}.\n`,
+    );
+  });
+
+  withJson(
+    instanceCommand(snapshots, "target", [
+      { does: "The snapshot an instance's devices run", run: "snapshots target line-one" },
+      {
+        does: "Set it (a snapshot of the instance's application)",
+        run: "snapshots target line-one <snapshotId>",
+      },
+      { does: "Clear it", run: "snapshots target line-one --clear" },
+    ])
+      .description(
+        "Show or set the snapshot an instance's devices run (read: viewers; set: members and up)",
+      )
+      .argument("[snapshot]", "the snapshot's id, to set it")
+      .option("--clear", "clear it"),
+  ).action(
+    async (
+      instance: string,
+      snapshot: string | undefined,
+      options: Options & { clear?: boolean },
+      command: Command,
+    ) => {
+      if (snapshot !== undefined && options.clear) {
+        command.error("error: give a snapshot or --clear, not both", { exitCode: 2 });
+      }
+      const { client } = await context.connect();
+      const instanceId = await instanceIdOf(client, instance, options.team);
+      if (snapshot === undefined && !options.clear) {
+        const settings = await client.snapshots.deviceSettings.query({ instanceId });
+        return context.print(
+          options.json ? json(settings) : `${settings.targetSnapshot ?? "No target snapshot"}\n`,
+        );
+      }
+      const result = await client.snapshots.setDeviceTarget.mutate({
+        instanceId,
+        targetSnapshot: snapshot ?? null,
+      });
+      context.print(
+        options.json
+          ? json(result)
+          : snapshot
+            ? `${instance}'s devices run snapshot ${snapshot}.\n`
+            : `${instance} has no target snapshot now.\n`,
+      );
+    },
+  );
+}
