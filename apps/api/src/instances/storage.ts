@@ -4,7 +4,7 @@
 // call needs the instance's own token (`fpi_…`, a new one for each start of its Node-RED), which
 // reaches this instance's routes and nothing else. Not in the OpenAPI document: not for people.
 import { bearerToken, parseToken, tokenDigest, tokenReachesTeam } from "@flowplane/auth";
-import { ModuleName, Role } from "@flowplane/contract";
+import { ModuleName, ModuleVersion, Role } from "@flowplane/contract";
 import {
   type Db,
   findProjectByToken,
@@ -64,7 +64,9 @@ function paletteModules(nodes: unknown): Record<string, string> | undefined {
     if (
       module?.user === true &&
       typeof module.version === "string" &&
-      ModuleName.safeParse(name).success
+      ModuleName.safeParse(name).success &&
+      // A version, never a URL or a path: the list is installed again elsewhere (a snapshot).
+      ModuleVersion.safeParse(module.version).success
     ) {
       modules[name] = module.version;
     }
