@@ -1,1 +1,27 @@
-export { default } from "@flowplane/vitest-config";
+// On PostgreSQL (TEST_DATABASE_URL, .ci/run's second pass) the files whose subject does not depend
+// on the database run once, on PGlite: the browser's side of the pages (their HTTP side,
+// pages.test.ts and the others, runs on both), the sandbox's boundary, raw HTTP refusals and the
+// OpenAPI document with what is generated from it.
+import base from "@flowplane/vitest-config";
+import { configDefaults, defineConfig, mergeConfig } from "vitest/config";
+
+const ONCE = [
+  "test/viewer.test.ts",
+  "test/pages-browser.test.ts",
+  "test/team-pages-browser.test.ts",
+  "test/cross-origin-browser.test.ts",
+  "test/instance-sandbox.test.ts",
+  "test/http.test.ts",
+  "test/generated-client.test.ts",
+  "test/openapi-document.test.ts",
+  "test/permissions.test.ts",
+];
+
+export default mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? ONCE : [])],
+    },
+  }),
+);

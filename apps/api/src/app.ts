@@ -137,7 +137,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const account = { db, tokenSecret, baseUrl, sessionMaxAgeMs, signInLimits, initialPassword };
   await app.register(healthPlugin, { db });
   if (teamBroker) await app.register(broker.routes, { db, tokenSecret, access: teamBroker.access });
-  await app.register(instances.routes, { db, tokenSecret, authenticator, signInLimits });
+  // An editor session lasts as Node-RED's own did (a day), or less when the platform's do.
+  const editorSessionMaxAgeMs = Math.min(sessionMaxAgeMs, 24 * 3600_000);
+  await app.register(instances.routes, {
+    db,
+    tokenSecret,
+    authenticator,
+    signInLimits,
+    editorSessionMaxAgeMs,
+  });
   await app.register(devices.routes, { db, tokenSecret });
   await app.register(library.routes, { db, tokenSecret, authenticator, baseUrl, sessionCookie });
   const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse);

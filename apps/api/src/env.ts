@@ -93,8 +93,11 @@ const Env = z.object({
     ),
   RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
-  LOGIN_RATE_LIMIT: rateLimit("5/30", "Failed sign-ins per username; always on"),
-  LOGIN_ADDRESS_RATE_LIMIT: rateLimit("30/30", "Sign-in attempts per client address; always on"),
+  LOGIN_RATE_LIMIT: rateLimit("5/30", "Failed sign-ins per account (username or email); always on"),
+  LOGIN_ADDRESS_RATE_LIMIT: rateLimit(
+    "30/30",
+    "Sign-in attempts per client address (per instance for an editor); always on",
+  ),
   PASSWORD_RATE_LIMIT: rateLimit(
     "5/30",
     "Password changes with a wrong current password, per user; always on",

@@ -6,9 +6,10 @@
 import { createDb, type Db, migrateToLatest } from "@flowplane/db";
 import { LocalDriver } from "@flowplane/runtime";
 import cluster from "node:cluster";
-import { mkdir } from "node:fs/promises";
+import { access, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import pretty from "pino-pretty";
 import { type AppOptions, buildApp, createLogger } from "./app";
 import {
   checkPortFree,
@@ -21,6 +22,7 @@ import {
   StartRefused,
 } from "./bootstrap";
 import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
+import { listeningUrl } from "./plugins/runtime";
 
 function openDb(config: Config, log: Logger): Promise<Db> {
   return createDb(
@@ -156,6 +158,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     await app.close().catch(() => {});
     throw portRefusal(error, config.HOST, config.PORT);
   }
+  await sayWhereToSignIn(config, log, listeningUrl(app));
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -175,6 +178,26 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** The start says where a person signs in, and with which password the first time. */
+async function sayWhereToSignIn(config: Config, log: Logger, listening: string): Promise<void> {
+  // BASE_URL unless it was left to follow PORT=0 (any free port): then where it listens.
+  const base = new URL(config.BASE_URL).port === "0" ? listening : config.BASE_URL;
+  const signIn = `${base}/sign-in`;
+  const passwordFile = join(config.DATA_DIR, INITIAL_PASSWORD_FILE);
+  const first = await access(passwordFile).then(
+    () => true,
+    () => false,
+  );
+  if (first) {
+    log.info(
+      { signIn, passwordFile },
+      `Sign in at ${signIn} as admin, with the first password in ${passwordFile} (a new one is chosen at once)`,
+    );
+  } else {
+    log.info({ signIn }, `Sign in at ${signIn}`);
+  }
 }
 
 async function runPrimary(config: Config, log: Logger) {
@@ -218,7 +241,13 @@ async function main() {
     }
     throw error;
   }
-  const log = createLogger(config.LOG_LEVEL);
+  // A person at a terminal reads lines; anything else (a service manager, a file) gets JSON.
+  const log = createLogger(
+    config.LOG_LEVEL,
+    process.stdout.isTTY
+      ? pretty({ colorize: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" })
+      : undefined,
+  );
   if (cluster.isPrimary) {
     // Both refusals come before DATA_DIR is created or changed: a second copy touches nothing.
     await checkPortFree(config.HOST, config.PORT);

@@ -1,10 +1,21 @@
 // The real entry point in a child process: first start, the initial token file, restarts, SIGTERM
 // and configuration errors; one platform per DATA_DIR, a port in use, DATA_DIR's permissions; and
 // hosted instances where no sandbox can be had.
+import { createDb, migrateToLatest } from "@flowplane/db";
 import { createTestDb, type TestDb, testDatabaseUrl } from "@flowplane/db/testing";
 import { type ChildProcess, spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -17,6 +28,8 @@ interface Started {
   child: ChildProcess;
   url: string;
   output: () => string;
+  /** Resolves once the output matches (what the platform says when it has done something). */
+  says: (pattern: RegExp) => Promise<void>;
   exited: Promise<number | null>;
 }
 
@@ -28,22 +41,26 @@ function start(env: Record<string, string>): Promise<Started> {
   });
   let output = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const waiting: { pattern: RegExp; resolve: () => void }[] = [];
+  const says = (pattern: RegExp) =>
+    new Promise<void>((resolve) => {
+      if (pattern.test(output)) resolve();
+      else waiting.push({ pattern, resolve });
+    });
+  // Waits for the event that decides: the server says where it listens, or the process exits.
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start:\n${output}`)), 60_000);
     const onData = (chunk: Buffer) => {
       output += chunk;
-      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]!, output: () => output, exited });
+      for (const waiter of waiting.filter((w) => w.pattern.test(output))) {
+        waiting.splice(waiting.indexOf(waiter), 1);
+        waiter.resolve();
       }
+      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) resolve({ child, url: match[1]!, output: () => output, says, exited });
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited ${code}:\n${output}`));
-    });
+    void exited.then((code) => reject(new Error(`exited ${code}:\n${output}`)));
   });
 }
 
@@ -82,12 +99,48 @@ async function ownDatabase(): Promise<{ env: Record<string, string>; drop: () =>
   return { env: { DATABASE_URL: url.toString() }, drop: () => created.drop() };
 }
 
+/**
+ * These tests start whole platform processes, one to three each (a start: loading the sources,
+ * opening the database, the first administrator's password hash), and wait for what each says;
+ * their bound is that of instances.test.ts's tests that start Node-RED, not the default's.
+ */
+const PROCESS_STARTS = 120_000;
+
 let dataDir: string;
 let database: TestDb | undefined;
 let env: Record<string, string>;
+/** An embedded database made once (migrated, no users): each new DATA_DIR starts from a copy. */
+let template: string | undefined;
+
+/**
+ * A new DATA_DIR. On PGlite it starts with a copy of the template's database, so that each start
+ * does not make a database of its own (initdb: the longest part of a first start, ~20 s on a
+ * loaded machine); what makes a first start one — no users, no files — is unchanged.
+ */
+async function newDataDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  if (template) await cp(join(template, "pglite"), join(dir, "pglite"), { recursive: true });
+  return dir;
+}
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), "flowplane-main-"));
+  // The entry point's first run compiles every source file (tsx keeps them for the next runs): paid
+  // here, in a run refused by its configuration before it touches anything, so that no test's
+  // own time holds the cold compile of a loaded machine.
+  const warm = await run({ PORT: "not-a-port" });
+  expect(warm.output).toContain("PORT");
+  if (!testDatabaseUrl) {
+    template = await mkdtemp(join(tmpdir(), "flowplane-main-template-"));
+    const made = await createDb({ kind: "pglite", dataDir: join(template, "pglite") });
+    await migrateToLatest(made);
+    await made.destroy();
+    // As the platform keeps it: its user's alone.
+    for (const entry of await readdir(template, { recursive: true })) {
+      const path = join(template, entry);
+      await chmod(path, (await stat(path)).isDirectory() ? 0o700 : 0o600);
+    }
+  }
+  dataDir = await newDataDir("flowplane-main-");
   env = { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", MQTT_PORT: "0" };
   if (testDatabaseUrl) {
     // A schema of its own in the test server, named through the connection's search_path.
@@ -101,9 +154,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await database?.drop();
   await rm(dataDir, { recursive: true, force: true });
+  if (template) await rm(template, { recursive: true, force: true });
 });
 
-describe("the server process", () => {
+describe("the server process", { timeout: PROCESS_STARTS }, () => {
   test("first start creates admin with a 0600 token file and an expired first password; logs the paths, never the values", async () => {
     const server = await start(env);
     try {
@@ -133,6 +187,10 @@ describe("the server process", () => {
       expect(password.length).toBeGreaterThanOrEqual(16);
       expect(server.output()).toContain(passwordFile);
       expect(server.output()).not.toContain(password);
+      // Where to sign in, as whom, with which password.
+      expect(server.output()).toContain(
+        `Sign in at ${server.url}/sign-in as admin, with the first password in ${passwordFile}`,
+      );
       const login = await fetch(`${server.url}/account/login`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -224,6 +282,54 @@ describe("the server process", () => {
     },
   );
 
+  test("at a terminal the log is lines a person reads, not JSON, and says where to sign in", async () => {
+    const own = await newDataDir("flowplane-tty-");
+    const { env: db, drop } = await ownDatabase();
+    // `script` runs the platform with a terminal of its own, as a person starting it has.
+    const child = spawn(
+      "script",
+      ["-qfec", `'${process.execPath}' --import tsx src/main.ts`, "/dev/null"],
+      {
+        cwd: root,
+        env: { ...inheritedEnv, ...env, ...db, DATA_DIR: own, BROKER_MODE: "off" },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let output = "";
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          output += chunk;
+          if (/Sign in at .* as admin, with the first password in/.test(output)) resolve();
+        });
+        void exited.then(() => reject(new Error(`exited:\n${output}`)));
+      });
+      const colour = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+      const plain = output.replace(colour, "");
+      expect(plain).toMatch(/\d\d:\d\d:\d\d\] INFO: Server listening at http:\/\/127\.0\.0\.1:\d+/);
+      expect(plain).toContain(
+        `/sign-in as admin, with the first password in ${own}/initial-admin-password`,
+      );
+      expect(output).not.toContain('{"level"');
+      expect(output).toMatch(colour);
+    } finally {
+      // The platform itself (script's child), found by its DATA_DIR: it ends, then script.
+      for (const name of await readdir("/proc")) {
+        if (!/^\d+$/.test(name)) continue;
+        const environ = await readFile(`/proc/${name}/environ`, "utf8").catch(() => "");
+        const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
+        if (environ.split("\0").includes(`DATA_DIR=${own}`) && cmdline.includes("src/main.ts")) {
+          if (!cmdline.startsWith("script")) process.kill(Number(name), "SIGTERM");
+        }
+      }
+      child.stdin.end();
+      await exited;
+      await drop();
+      await rm(own, { recursive: true, force: true });
+    }
+  });
+
   test("a configuration error stops the start with a clear message (exit 1)", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: root,
@@ -245,7 +351,7 @@ describe("the server process", () => {
   });
 });
 
-describe("one DATA_DIR, one platform", () => {
+describe("one DATA_DIR, one platform", { timeout: PROCESS_STARTS }, () => {
   test("a second process on the same DATA_DIR exits before touching anything, naming the directory and the process holding it", async () => {
     // The first one quiet (no broker, no instances), so that only the second could change a file.
     const first = await start({ ...env, BROKER_MODE: "off", INSTANCE_DRIVER: "off" });
@@ -323,7 +429,7 @@ describe("one DATA_DIR, one platform", () => {
   });
 });
 
-describe("DATA_DIR", () => {
+describe("DATA_DIR", { timeout: PROCESS_STARTS }, () => {
   test("holds nothing another user of the machine can read: directories 0700 (0710 for instances' group), files 0600", async () => {
     for (const entry of await readdir(dataDir, { recursive: true })) {
       const info = await stat(join(dataDir, entry));
@@ -333,9 +439,10 @@ describe("DATA_DIR", () => {
   });
 
   test("made open by an earlier version (0755, 0644), is made private at start", async () => {
-    const old = await mkdtemp(join(tmpdir(), "flowplane-open-"));
+    const old = await newDataDir("flowplane-open-");
     await chmod(old, 0o755);
-    await mkdir(join(old, "pglite"), { mode: 0o755 });
+    await mkdir(join(old, "pglite"), { recursive: true });
+    await chmod(join(old, "pglite"), 0o755);
     await writeFile(join(old, "pglite", "table"), "rows", { mode: 0o644 });
     await chmod(join(old, "pglite", "table"), 0o644);
     const { env: db, drop } = await ownDatabase();
@@ -398,7 +505,7 @@ describe("hosted instances where no sandbox can be had", { timeout: 120_000 }, (
   }
 
   test("the platform starts, says in its log and to administrators that instances are not isolated, and an instance starts without an error (relative DATA_DIR)", async () => {
-    const own = await mkdtemp(join(tmpdir(), "flowplane-bare-"));
+    const own = await newDataDir("flowplane-bare-");
     const { env: db, drop } = await ownDatabase();
     const server = await start({
       ...env,
@@ -435,16 +542,33 @@ describe("hosted instances where no sandbox can be had", { timeout: 120_000 }, (
       const userDir = join(own, "instances", instance.id, "userDir");
       expect((await stat(join(userDir, "package.json"))).mode & 0o777).toBe(0o600);
       expect((await stat(join(userDir, "node_modules"))).isDirectory()).toBe(true);
-    } finally {
+
+      // Started again, the platform says which instances it restarted.
       server.child.kill("SIGTERM");
       expect(await server.exited).toBe(0);
+      const again = await start({
+        ...env,
+        ...db,
+        DATA_DIR: relative(root, own),
+        BROKER_MODE: "off",
+        PATH: "/nonexistent",
+      });
+      try {
+        await again.says(/restarted 1 of the 1 instances that were running: on-my-machine/);
+      } finally {
+        again.child.kill("SIGTERM");
+        expect(await again.exited).toBe(0);
+      }
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.exited;
       await drop();
       await rm(own, { recursive: true, force: true });
     }
   });
 
   test("with INSTANCE_ISOLATION=required, an instance is refused its start, with why in its log and state, and the platform keeps serving", async () => {
-    const own = await mkdtemp(join(tmpdir(), "flowplane-strict-"));
+    const own = await newDataDir("flowplane-strict-");
     const { env: db, drop } = await ownDatabase();
     const server = await start({
       ...env,

@@ -393,7 +393,7 @@ describe("rate limits, as the API counts them", () => {
     });
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(limited.html).toContain("Too many failed sign-ins for this username");
+    expect(limited.html).toContain("Too many failed sign-ins for this account");
     expect(sessionOf(limited)).toBeUndefined();
   });
 

@@ -116,6 +116,25 @@ describe("sign-in, always limited", () => {
     expect((await signIn(server, bob.username, bob.password)).status).toBe(200);
   });
 
+  test("a user is counted once whether they type the username or the email", async () => {
+    const server = roomy;
+    const frank = await server.userWithPassword({ email: "frank@example.com" });
+    // Three failures by username and two by email (in another case) are five for one account.
+    for (let i = 0; i < 3; i++) {
+      expect((await signIn(server, frank.username, "not the password")).status).toBe(401);
+    }
+    for (let i = 0; i < 2; i++) {
+      expect((await signIn(server, "Frank@Example.com", "not the password")).status).toBe(401);
+    }
+    expectTooMany(await signIn(server, frank.username, frank.password), 30);
+    expectTooMany(await signIn(server, "frank@example.com", frank.password), 30);
+    // The sign-in page counts the same account.
+    const form = await server.page("POST", "/sign-in", {
+      form: { username: "frank@example.com", password: frank.password },
+    });
+    expect(form.status).toBe(429);
+  });
+
   test("signing in successfully is not counted", async () => {
     const server = twoFailures;
     const amy = await server.userWithPassword();

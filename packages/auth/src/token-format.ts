@@ -13,6 +13,8 @@ export const TOKEN_PREFIX = {
   personalAccessToken: "fpp",
   /** The value of a signed-in browser's session cookie. */
   session: "fps",
+  /** A person's session in one instance's editor: reaches that editor only, never the API. */
+  editorSession: "fpe",
   /** A hosted instance's own token: reaches only that instance's storage and editor routes. */
   instance: "fpi",
   /** An external MQTT broker's token: reaches only the broker callbacks under /api/comms/. */

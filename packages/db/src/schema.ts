@@ -58,6 +58,8 @@ export interface SessionsTable {
   last_seen_at: Timestamp;
   /** The fixed maximum age: no activity extends it. */
   expires_at: Date;
+  /** An instance's editor session: reaches that instance's editor only, never the platform. */
+  project_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface TeamsTable {

@@ -10,7 +10,7 @@ import {
   recordAudit,
   type UserRow,
 } from "@flowplane/db";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Identity } from "../core/authenticator";
 import { ApiError, validationError } from "../core/errors";
 import type { SignInLimits } from "../core/limits";
@@ -23,7 +23,7 @@ export interface SessionOptions {
   tokenSecret: string;
   baseUrl: string;
   sessionMaxAgeMs: number;
-  /** Sign-in attempts per client address, failures per username (plugins/rate-limits.ts). */
+  /** Sign-in attempts per client address, failures per account (plugins/rate-limits.ts). */
   signInLimits: SignInLimits;
   /** The first password's file, which the sign-in page mentions while it is there. */
   initialPassword?: InitialPassword;
@@ -33,16 +33,26 @@ export interface SessionOptions {
 const badCredentials = () => new ApiError(401, "unauthorized", "Wrong username or password");
 
 /**
- * Checks a username (or email) and password. Unknown users are checked against a decoy hash, so
- * the time does not tell them apart from a wrong password. Suspended users are refused only once
- * their password is right.
+ * Checks a username (or email) and password, within the sign-in limits: failures count against
+ * the account however it was named, attempts against `source` (default: the client's address).
+ * Unknown users are checked against a decoy hash, so the time does not tell them apart from a
+ * wrong password. Suspended users are refused only once their password is right.
  */
-export async function checkCredentials(db: Db, login: string, password: string): Promise<UserRow> {
-  const user = await findUserByLogin(db, login);
-  const valid = await verifyPassword(password, user?.password_hash);
-  if (!user || !valid) throw badCredentials();
-  if (user.suspended) throw new ApiError(403, "user_suspended", "This account is suspended");
-  return user;
+export async function checkCredentials(
+  options: { db: Db; signInLimits: SignInLimits },
+  request: FastifyRequest,
+  login: string,
+  password: string,
+  source?: string,
+): Promise<UserRow> {
+  const user = await findUserByLogin(options.db, login);
+  const account = user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
+  return options.signInLimits.attempt(request, { account, source }, async () => {
+    const valid = await verifyPassword(password, user?.password_hash);
+    if (!user || !valid) throw badCredentials();
+    if (user.suspended) throw new ApiError(403, "user_suspended", "This account is suspended");
+    return user;
+  });
 }
 
 /** Starts a session for the user: its row and audit entry, and the cookie on the reply. */
@@ -105,9 +115,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionOption
     const parsed = LoginInput.safeParse(request.body ?? {});
     if (!parsed.success) throw validationError(parsed.error);
     const { username, password } = parsed.data;
-    const user = await options.signInLimits.attempt(request, username, () =>
-      checkCredentials(options.db, username, password),
-    );
+    const user = await checkCredentials(options, request, username, password);
     await startSession(reply, options, user);
     return { status: "okay", ...(user.password_expired ? { password_expired: true } : {}) };
   });

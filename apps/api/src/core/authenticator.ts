@@ -14,6 +14,8 @@ import {
   type Db,
   deleteSession,
   deleteToken,
+  type EditorSessionIdentity,
+  findEditorSession,
   findSessionByDigest,
   findTokenAndTeam,
   findProvisioningTokenByDigest,
@@ -144,6 +146,48 @@ export class Authenticator {
   }
 
   /**
+   * A person's session in an instance's editor (`fpe_…`, made by the editor's sign-in), with
+   * their role of the moment in the instance's team; undefined when it is not this instance's,
+   * has ended, or its user is suspended. It follows the lifetime rules of browser sessions.
+   */
+  async authenticateEditor(
+    value: string,
+    projectId: string,
+  ): Promise<EditorSessionIdentity | undefined> {
+    if (parseToken(value) !== "editorSession") return undefined;
+    const digest = tokenDigest(this.secret, value);
+    if (this.unknown.has(digest)) return undefined;
+    const session = await findEditorSession(this.db, digest, projectId);
+    // Not remembered as unknown: another instance's session is valid there.
+    if (!session) return undefined;
+    return (await this.live(session, digest)) ? session : undefined;
+  }
+
+  /** Whether a session found by its digest still holds: ended ones are deleted here. */
+  private async live(
+    session: { id: string; suspended: boolean; expiresAt: Date; lastSeenAt: Date },
+    digest: string,
+  ): Promise<boolean> {
+    if (session.suspended) return false;
+    const now = Date.now();
+    if (
+      session.expiresAt.getTime() <= now ||
+      session.lastSeenAt.getTime() + this.sessions.idleMs <= now
+    ) {
+      await deleteSession(this.db, session.id);
+      this.unknown.set(digest, true);
+      return false;
+    }
+    if (
+      now - session.lastSeenAt.getTime() >=
+      Math.min(TOUCH_INTERVAL_MS, this.sessions.idleMs / 10)
+    ) {
+      await touchSession(this.db, session.id, new Date(now));
+    }
+    return true;
+  }
+
+  /**
    * A provisioning token (`fpv_…`), only where the caller accepts one (POST /api/v1/devices). An
    * expired one is refused (and kept: its owners see it expired in their list).
    */
@@ -191,22 +235,7 @@ export class Authenticator {
       this.unknown.set(digest, true);
       return undefined;
     }
-    if (session.suspended) return undefined;
-    const now = Date.now();
-    if (
-      session.expiresAt.getTime() <= now ||
-      session.lastSeenAt.getTime() + this.sessions.idleMs <= now
-    ) {
-      await deleteSession(this.db, session.id);
-      this.unknown.set(digest, true);
-      return undefined;
-    }
-    if (
-      now - session.lastSeenAt.getTime() >=
-      Math.min(TOUCH_INTERVAL_MS, this.sessions.idleMs / 10)
-    ) {
-      await touchSession(this.db, session.id, new Date(now));
-    }
+    if (!(await this.live(session, digest))) return undefined;
     return {
       identity: {
         kind: "session",

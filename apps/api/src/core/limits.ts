@@ -1,13 +1,25 @@
 // What the areas that sign people in need of the rate limits (plugins/rate-limits.ts counts them).
 import type { FastifyRequest } from "fastify";
 
-/** For every way of signing in (POST /account/login, the sign-in page): one count for all. */
+/** For every way of signing in (POST /account/login, the sign-in page, an editor's): one count. */
 export interface SignInLimits {
   /**
-   * Runs a sign-in attempt (`run` throws a 401 for wrong credentials) unless the client address
-   * made too many attempts or `username` failed too often (then 429). Every attempt counts
-   * against the address; only a failed one against the username, so signing in often does not
-   * lock a user out.
+   * Runs a sign-in attempt (`run` throws a 401 for wrong credentials) unless its source made too
+   * many attempts or the account failed too often (then 429). Every attempt counts against the
+   * source; only a failed one against the account, so signing in often does not lock a user out.
    */
-  attempt<T>(request: FastifyRequest, username: string, run: () => Promise<T>): Promise<T>;
+  attempt<T>(request: FastifyRequest, attempt: SignInAttempt, run: () => Promise<T>): Promise<T>;
+}
+
+export interface SignInAttempt {
+  /**
+   * Whose failures count: the account the login names (`user:<id>`, however it was typed:
+   * username or email), else the login as typed.
+   */
+  account: string;
+  /**
+   * Where the attempts come from: by default the client's address. An editor's sign-in comes
+   * from its instance (every instance calls from 127.0.0.1), so it is counted per instance.
+   */
+  source?: string;
 }

@@ -317,16 +317,24 @@ export class InstanceRuntime {
       .where("in_flight", "is not", null)
       .execute();
     const running = await listProjects(this.options.db, { state: "running" });
+    const restarted: string[] = [];
     for (const project of running) {
       if (this.closing) return;
       try {
         await this.act(project.id, "start", "system");
+        restarted.push(project.name);
       } catch (error) {
         this.options.log.error(
           { err: error, instanceId: project.id },
-          "could not resume an instance",
+          `could not restart the instance ${project.name}`,
         );
       }
+    }
+    if (running.length > 0) {
+      this.options.log.info(
+        { instances: restarted },
+        `restarted ${restarted.length} of the ${running.length} instances that were running: ${restarted.join(", ") || "none"}`,
+      );
     }
   }
 

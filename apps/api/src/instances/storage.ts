@@ -1,15 +1,23 @@
 // What a hosted instance's Node-RED calls (packages/runtime/src/local/node-red/platform.cjs), under
 // /storage/<instanceId>/ as FlowFuse's storage API: its flows, credentials, settings and library,
-// kept in the platform's database (never the editor's session tokens: they stay in Node-RED); and its editor's sign-in, decided here. Every
+// kept in the platform's database; and its editor's sign-in and every editor request, decided here
+// (the editor's sessions are the platform's, bound to the instance: see the sign-in below). Every
 // call needs the instance's own token (`fpi_…`, a new one for each start of its Node-RED), which
 // reaches this instance's routes and nothing else. Not in the OpenAPI document: not for people.
-import { bearerToken, parseToken, tokenDigest, tokenReachesTeam } from "@flowplane/auth";
+import {
+  bearerToken,
+  generateToken,
+  parseToken,
+  tokenDigest,
+  tokenReachesTeam,
+} from "@flowplane/auth";
 import { ModuleName, ModuleVersion, Role } from "@flowplane/contract";
 import {
   type Db,
   findProjectByToken,
   findTeamForUser,
   findUserByLogin,
+  insertSession,
   readLibraryEntries,
   readProjectStorage,
   setProjectPaletteModules,
@@ -29,6 +37,8 @@ export interface InstanceStorageOptions {
   tokenSecret: string;
   authenticator: Authenticator;
   signInLimits: SignInLimits;
+  /** How long an editor session lasts at most (its idle timeout is the platform's sessions'). */
+  editorSessionMaxAgeMs: number;
 }
 
 /** The paths this plugin guards itself. */
@@ -166,9 +176,15 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
     return reply.code(204).send();
   });
 
-  // The editor's sign-in. 200 `{ username, permissions }` lets the person in with those rights;
-  // anything else keeps them out.
+  // The editor's sign-in. 200 `{ username, permissions, token }` lets the person in: the token
+  // is an editor session of the platform's (`fpe_…`, bound to this instance), which Node-RED hands
+  // to the editor instead of a session of its own, so that each later request of the editor comes
+  // back here (`/auth/token`) and is decided by the rules of the moment: the role in the team, a
+  // suspension, an expired password, a password change or a removal (which end the session).
+  // Anything but 200 keeps the person out.
   const refused = () => new ApiError(403, "forbidden", "Not a member of the instance's team");
+  const expired = () =>
+    new ApiError(403, "password_expired", "Your password has expired: choose a new one first");
 
   app.post("/storage/:instanceId/auth/password", { config }, async (request, reply) => {
     const project = await guard(request, reply);
@@ -177,19 +193,40 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
       z.strictObject({ username: z.string().max(256), password: z.string().max(1024) }),
       request.body,
     );
-    const user = await opts.signInLimits.attempt(request, username, () =>
-      checkCredentials(opts.db, username, password),
+    // Counted per instance (all of them call from 127.0.0.1) and per account.
+    const user = await checkCredentials(
+      opts,
+      request,
+      username,
+      password,
+      `instance:${project.id}`,
     );
+    if (user.password_expired) throw expired();
     const found = await findTeamForUser(opts.db, project.team_id, user.id);
     const permissions = editorRights(found?.role);
     if (!permissions) throw refused();
-    return reply.send({ username: user.username, permissions });
+    const token = generateToken("editorSession");
+    await insertSession(opts.db, {
+      userId: user.id,
+      digest: tokenDigest(opts.tokenSecret, token),
+      expiresAt: new Date(Date.now() + opts.editorSessionMaxAgeMs),
+      projectId: project.id,
+    });
+    return reply.send({ username: user.username, permissions, token });
   });
 
   app.post("/storage/:instanceId/auth/token", { config }, async (request, reply) => {
     const project = await guard(request, reply);
     if (!project) return reply;
     const { token } = parse(z.strictObject({ token: z.string().max(1024) }), request.body);
+    if (parseToken(token) === "editorSession") {
+      const session = await opts.authenticator.authenticateEditor(token, project.id);
+      if (!session) throw unauthorized();
+      if (session.passwordExpired) throw expired();
+      const permissions = editorRights(session.role);
+      if (!permissions) throw refused();
+      return reply.send({ username: session.username, permissions });
+    }
     const authenticated = await opts.authenticator.authenticate(`Bearer ${token}`, project.team_id);
     if (!authenticated) throw unauthorized();
     const { identity, team } = authenticated;

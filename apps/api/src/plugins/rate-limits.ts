@@ -31,9 +31,9 @@ export interface RateLimitOptions {
   global?: Limit;
   /** PUT /user, POST /user/tokens and POST /projects/check-name, each per user (default 5 per 30 s). */
   routes?: Limit;
-  /** Failed sign-ins per username; always on (default 5 per 30 s, FlowFuse's figure). */
+  /** Failed sign-ins per account (by username or email alike); always on (default 5 per 30 s, FlowFuse's figure). */
   signIn?: Limit;
-  /** Sign-in attempts per client address; always on (default 30 per 30 s). */
+  /** Sign-in attempts per client address, or per instance for its editor; always on (default 30 per 30 s). */
   signInAddress?: Limit;
   /** Password changes with a wrong current password, per user; always on (default 5 per 30 s). */
   passwordChange?: Limit;
@@ -70,8 +70,9 @@ const MESSAGES = {
   global: "Too many requests",
   routes: "Too many requests to this operation",
   passwordChange: "Too many failed password changes",
-  signIn: "Too many failed sign-ins for this username",
+  signIn: "Too many failed sign-ins for this account",
   signInAddress: "Too many sign-in attempts from this address",
+  signInSource: "Too many sign-in attempts to this editor",
 };
 
 /**
@@ -274,12 +275,17 @@ export async function registerRateLimits(
     mayRefuse: (procedurePath) => enabled || activeLimit(procedurePath) !== undefined,
 
     signIn: {
-      async attempt(request, username, run) {
-        const attempts = await signInAttempts(request, addressKey(request));
-        if (attempts.isExceeded) throw tooManyRequests(attempts.ttl, MESSAGES.signInAddress);
+      async attempt(request, { account, source }, run) {
+        const attempts = await signInAttempts(request, source ?? addressKey(request));
+        if (attempts.isExceeded) {
+          throw tooManyRequests(
+            attempts.ttl,
+            source ? MESSAGES.signInSource : MESSAGES.signInAddress,
+          );
+        }
         return signInFailures(
           request,
-          username.toLowerCase(),
+          account,
           run,
           (error) => error instanceof ApiError && error.status === 401,
         );

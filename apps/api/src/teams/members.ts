@@ -19,6 +19,7 @@ import {
   lockTeamOwners,
   type MemberRow,
   recordAudit,
+  deleteEditorSessionsInTeam,
   removeMember,
   setMemberRole,
 } from "@flowplane/db";
@@ -117,7 +118,7 @@ export const memberRouter = router({
         tags: ["Team Members"],
         summary: "Remove a member (owners), or leave the team (any member, their own userId)",
         description:
-          "The member loses access at once: their tokens and sessions get 404 for the team on their next request, and their tokens no longer name it in a team restriction. The team's only owner cannot be removed (400 `invalid_request`): make someone else an owner first. A user who is not a member is 404.",
+          "The member loses access at once: their tokens and sessions get 404 for the team on their next request, their sessions in the team's instances' editors end, and their tokens no longer name it in a team restriction. The team's only owner cannot be removed (400 `invalid_request`): make someone else an owner first. A user who is not a member is 404.",
       },
     })
     .input(TeamMemberInput)
@@ -136,6 +137,8 @@ export const memberRouter = router({
           );
         }
         if (!(await removeMember(trx, teamId, member.id))) throw notFound();
+        // Their editor sessions on the team's instances end: joining again does not revive one.
+        await deleteEditorSessionsInTeam(trx, member.id, teamId);
         await recordAudit(trx, {
           event: "team.user.removed",
           entity: { type: "team", id: teamId },

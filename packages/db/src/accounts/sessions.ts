@@ -18,7 +18,8 @@ export interface SessionIdentity {
 
 export async function insertSession(
   db: Kysely<Database>,
-  session: { userId: string; digest: string; expiresAt: Date },
+  /** `projectId`: an instance's editor session, which reaches that editor only. */
+  session: { userId: string; digest: string; expiresAt: Date; projectId?: string },
 ): Promise<{ id: string }> {
   return db
     .insertInto("sessions")
@@ -27,6 +28,7 @@ export async function insertSession(
       user_id: session.userId,
       digest: session.digest,
       expires_at: session.expiresAt,
+      project_id: session.projectId ?? null,
     })
     .returning("id")
     .executeTakeFirstOrThrow();
@@ -65,8 +67,76 @@ const sessionByDigest = compiledOnce((db, digest: string) =>
       "u.suspended",
       "u.password_expired",
     ])
-    .where("s.digest", "=", digest),
+    .where("s.digest", "=", digest)
+    // An editor session is never a browser's session of the platform.
+    .where("s.project_id", "is", null),
 );
+
+/** An editor session, with the user's role of the moment in the instance's team. */
+export interface EditorSessionIdentity extends SessionIdentity {
+  /** undefined: not (or no longer) a member of the instance's team. */
+  role: number | undefined;
+}
+
+/** The editor session with this digest, when it belongs to this instance. */
+export async function findEditorSession(
+  db: Kysely<Database>,
+  digest: string,
+  projectId: string,
+): Promise<EditorSessionIdentity | undefined> {
+  const [row] = await editorSessionByDigest(db, digest, projectId);
+  return (
+    row && {
+      id: row.id,
+      userId: row.user_id,
+      username: row.username,
+      admin: row.admin,
+      suspended: row.suspended,
+      passwordExpired: row.password_expired,
+      lastSeenAt: row.last_seen_at,
+      expiresAt: row.expires_at,
+      role: row.role ?? undefined,
+    }
+  );
+}
+
+const editorSessionByDigest = compiledOnce((db, digest: string, projectId: string) =>
+  db
+    .selectFrom("sessions as s")
+    .innerJoin("users as u", "u.id", "s.user_id")
+    .innerJoin("projects as p", "p.id", "s.project_id")
+    .leftJoin("team_members as m", (join) =>
+      join.onRef("m.team_id", "=", "p.team_id").onRef("m.user_id", "=", "s.user_id"),
+    )
+    .select([
+      "s.id",
+      "s.user_id",
+      "s.last_seen_at",
+      "s.expires_at",
+      "u.username",
+      "u.admin",
+      "u.suspended",
+      "u.password_expired",
+      "m.role",
+    ])
+    .where("s.digest", "=", digest)
+    .where("s.project_id", "=", projectId),
+);
+
+/** Ends the user's editor sessions on the team's instances (they left the team, or were removed). */
+export async function deleteEditorSessionsInTeam(
+  db: Kysely<Database>,
+  userId: string,
+  teamId: string,
+): Promise<void> {
+  await db
+    .deleteFrom("sessions")
+    .where("user_id", "=", userId)
+    .where("project_id", "in", (eb) =>
+      eb.selectFrom("projects").select("id").where("team_id", "=", teamId),
+    )
+    .execute();
+}
 
 /** When the session began (its sign-in), or undefined when it has ended. */
 export async function sessionStartedAt(

@@ -33,8 +33,8 @@ export function signInPages(app: FastifyInstance, deps: PageDeps) {
     });
   });
 
-  // The same limits as POST /account/login: attempts per client address, failures per username.
-  const limits = deps.account.signInLimits;
+  // The same limits as POST /account/login (checkCredentials): attempts per client address,
+  // failures per account.
   app.post("/sign-in", pageRoute, async (request, reply) => {
     const next = safeNext(field(request.body, "next"));
     const username = field(request.body, "username") ?? "";
@@ -45,9 +45,7 @@ export function signInPages(app: FastifyInstance, deps: PageDeps) {
       });
       if (!parsed.success) throw validationError(parsed.error);
       const { username: login, password } = parsed.data;
-      const user = await limits.attempt(request, login, () =>
-        checkCredentials(deps.account.db, login, password),
-      );
+      const user = await checkCredentials(deps.account, request, login, password);
       await startSession(reply, deps.account, user);
       return reply.redirect(
         user.password_expired ? withNext("/settings/password", next) : next,

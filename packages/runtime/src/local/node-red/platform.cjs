@@ -169,9 +169,13 @@ function connect(options) {
   async function user(path, body) {
     try {
       const answer = await call("POST", path, body, 1);
-      return answer && typeof answer.username === "string"
-        ? { username: answer.username, permissions: answer.permissions }
-        : null;
+      if (!answer || typeof answer.username !== "string") return null;
+      const user = { username: answer.username, permissions: answer.permissions };
+      // A sign-in's answer carries the platform's editor session: Node-RED hands it to the
+      // editor instead of a session of its own, so that every later request is the platform's
+      // to decide (through `tokens`), with the role of the moment.
+      if (typeof answer.token === "string") user.token = answer.token;
+      return user;
     } catch (error) {
       // A refusal for bad input is the answer; the platform failing to answer is worth a line.
       if (error.status === undefined || error.status === 429 || error.status >= 500) {
