@@ -14,6 +14,7 @@ import { openApiDocument } from "./core/openapi";
 import type { Context } from "./core/trpc";
 import { InstanceRuntime, instances } from "./instances/index";
 import { library } from "./library/index";
+import { Deploys, pipelines } from "./pipelines/index";
 import { authenticationPlugin } from "./plugins/authentication";
 import { csrfPlugin } from "./plugins/csrf";
 import { docsPlugin } from "./plugins/docs";
@@ -102,6 +103,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     options.initialPasswordFile !== undefined
       ? new InitialPassword(options.initialPasswordFile)
       : undefined;
+  const deploys = new Deploys();
   const contextOf = (request: FastifyRequest): Context => ({
     db,
     auth: request.auth!,
@@ -115,6 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     broker: teamBroker?.access,
     brokerEndpoint: teamBroker?.endpoint,
     instances: runtime,
+    deploys,
     initialPassword,
   });
 
@@ -148,6 +151,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(devices.routes, { db, tokenSecret });
   await app.register(library.routes, { db, tokenSecret, authenticator, baseUrl, sessionCookie });
+  await app.register(pipelines.routes, { deploys });
   const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse);
   await app.register(docsPlugin, { document, baseUrl });
   await app.register(accounts.routes, account);

@@ -8,6 +8,7 @@ import { devices } from "./devices/index";
 import { router } from "./core/trpc";
 import { instances } from "./instances/index";
 import { library } from "./library/index";
+import { pipelines } from "./pipelines/index";
 import { platform } from "./platform/index";
 import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
@@ -26,6 +27,7 @@ export const appRouter = router({
   ...broker.procedures,
   ...devices.procedures,
   ...library.procedures,
+  ...pipelines.procedures,
 });
 
 export type AppRouter = typeof appRouter;

@@ -6,18 +6,21 @@ import { Role } from "@flowplane/contract";
 import { afterAll, describe, expect, test } from "vitest";
 import { startServer } from "./harness";
 import {
+  awaitOperation,
   createApplication,
   createBrokerClient,
   createDevice,
   createInstance,
   createInvitation,
   createLibraryEntry,
+  createPipeline,
   createProvisioningToken,
   createSnapshot,
   createTeam,
   createToken,
   isIdField,
   makeUser,
+  type PipelineFixture,
   requiredQuery,
   type TestTeam,
   type TestUser,
@@ -111,6 +114,22 @@ const EVENTS: Record<string, string[]> = {
   // FlowFuse's team library lives in its file server and logs nothing; Flowplane's own.
   "PUT /api/v1/teams/{teamId}/library/entry": ["team.library.entry.saved"],
   "DELETE /api/v1/teams/{teamId}/library/entry": ["team.library.entry.deleted"],
+  "POST /api/v1/pipelines": ["application.pipeline.created"],
+  "PUT /api/v1/pipelines/{pipelineId}": ["application.pipeline.updated"],
+  "DELETE /api/v1/pipelines/{pipelineId}": ["application.pipeline.deleted"],
+  "POST /api/v1/pipelines/{pipelineId}/stages": [
+    "application.pipeline.stage-added",
+    "project.assigned-to-pipeline-stage",
+  ],
+  // FlowFuse logs neither a stage's change nor its deletion; Flowplane's own.
+  "PUT /api/v1/pipelines/{pipelineId}/stages/{stageId}": ["application.pipeline.stage-updated"],
+  "DELETE /api/v1/pipelines/{pipelineId}/stages/{stageId}": ["application.pipeline.stage-deleted"],
+  // The source's new snapshot, the target's copy of it, the deploy.
+  "PUT /api/v1/pipelines/{pipelineId}/stages/{stageId}/deploy": [
+    "project.snapshot.created",
+    "project.snapshot.imported",
+    "application.pipeline.stage-deployed",
+  ],
 };
 
 const server = await startServer({ instances: "in-memory" });
@@ -124,11 +143,17 @@ interface World {
   member: TestUser;
   /** The world's instance, made once it is first named (a snapshot in the path is one of its). */
   instance?: Promise<string>;
+  /** The world's pipeline, made once it is first named (its stages and their instances). */
+  pipeline?: Promise<PipelineFixture>;
 }
 
 /** The world's instance: one, so that an instance and its snapshot in one path belong together. */
 const instanceOf = (world: World) =>
   (world.instance ??= createInstance(server, world.founder, world.team.id));
+
+/** The world's pipeline: one, so that a pipeline, its stage and its instance belong together. */
+const pipelineOf = (world: World) =>
+  (world.pipeline ??= createPipeline(server, world.founder, world.team.id));
 
 /** A request as one caller: a token, or (a password change) a signed-in session. */
 interface Call {
@@ -174,6 +199,8 @@ const PATH_VALUES: Record<string, (world: World, template: string) => Promise<st
   instanceTypeId: () => catalogueEntry("project-types"),
   stackId: () => catalogueEntry("stacks"),
   templateId: () => catalogueEntry("templates"),
+  pipelineId: async (world) => (await pipelineOf(world)).pipelineId,
+  stageId: async (world) => (await pipelineOf(world)).stageId,
 };
 
 const BODY_VALUES: Record<string, (world: World) => unknown> = {
@@ -186,6 +213,8 @@ const BODY_VALUES: Record<string, (world: World) => unknown> = {
   team: (world) => world.team.id,
   targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  // A stage's instance: one of the pipeline's application.
+  instanceId: async (world) => (await pipelineOf(world)).instanceIds[0],
 };
 
 /** Operations whose caller is not the team's founder (or the administrator for theirs). */
@@ -240,6 +269,11 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
       },
     };
   },
+  // A new stage after the last.
+  "POST /api/v1/pipelines/{pipelineId}/stages": async (world, call) => ({
+    ...call,
+    body: { ...call.body, source: (await pipelineOf(world)).lastStageId },
+  }),
   "PUT /api/v1/devices/{deviceId}/settings": async (_world, call) => ({
     ...call,
     body: { env: [{ name: "WALKED", value: "yes" }] },
@@ -323,6 +357,11 @@ describe("each write operation logs the events FlowFuse writes for it", () => {
             ...(call.body ? { body: call.body } : {}),
           });
       expect(reply.status, `${operation.method} ${call.path}: ${reply.text}`).toBeLessThan(300);
+      // Work that goes on in the background (a deploy) is awaited through its operation.
+      if (typeof reply.body?.operation?.id === "string") {
+        const done = await awaitOperation(server, { token: call.token! }, reply.body.operation.id);
+        expect(done.status, JSON.stringify(done.error)).toBe("succeeded");
+      }
       const written = (await server.db.selectFrom("audit_log").select(["id", "event"]).execute())
         .filter((row) => !seen.has(row.id))
         .map((row) => row.event);

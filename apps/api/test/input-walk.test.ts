@@ -12,8 +12,10 @@ import {
   createApplication,
   createBrokerClient,
   createInstance,
-  createSnapshot,
   createDevice,
+  createOperation,
+  createPipeline,
+  createSnapshot,
   createInvitation,
 } from "./team-fixtures";
 import { accepts, type Operation, schemaWalker, type SchemaWalker } from "./walk";
@@ -261,12 +263,16 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       team.body.id,
     );
     validIds.instanceId = await createInstance(server, { token: server.adminToken }, team.body.id);
-    validIds.deviceId = await createDevice(server, { token: server.adminToken }, team.body.id);
     validIds.snapshotId = await createSnapshot(
       server,
       { token: server.adminToken },
       validIds.instanceId,
     );
+    const pipeline = await createPipeline(server, { token: server.adminToken }, team.body.id);
+    validIds.pipelineId = pipeline.pipelineId;
+    validIds.stageId = pipeline.stageId;
+    validIds.operationId = await createOperation(server, { token: server.adminToken }, pipeline);
+    validIds.deviceId = await createDevice(server, { token: server.adminToken }, team.body.id);
     validIds.invitationId = await createInvitation(
       server,
       { id: "", token: server.adminToken, tokenId: "", username: "admin" },

@@ -14,11 +14,14 @@ import {
   createSnapshot,
   createInvitation,
   createLibraryEntry,
+  createOperation,
+  createPipeline,
   createTeam,
   createToken,
   GLOBAL_PATH_PARAMS,
   isIdField,
   makeUser,
+  type PipelineFixture,
   requiredQuery,
   type TestTeam,
   type TestUser,
@@ -56,6 +59,11 @@ interface Side {
   instanceId?: string;
   /** A snapshot of that instance, made on demand. */
   snapshotId?: string;
+  /** A pipeline of two stages (instances of an application of their own), made on demand. */
+  pipeline?: PipelineFixture;
+  /** A deploy of that pipeline, done; a snapshot of its first stage's instance. */
+  operationId?: string;
+  pipelineSnapshotId?: string;
   /** A device and a provisioning token, made on demand. */
   deviceId?: string;
   provisioningTokenId?: string;
@@ -78,6 +86,9 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   applicationId: (side) => side.applicationId,
   instanceId: (side) => side.instanceId,
   snapshotId: (side) => side.snapshotId,
+  pipelineId: (side) => side.pipeline?.pipelineId,
+  stageId: (side) => side.pipeline?.stageId,
+  operationId: (side) => side.operationId,
   // A team's provisioning token; broker tokens are the platform's (administrators only): any id
   // gets the same 403 there.
   tokenId: (side) => side.provisioningTokenId ?? "brokertoken1",
@@ -93,6 +104,8 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   ownerId: (side) => side.instanceId,
   targetSnapshot: (side) => side.snapshotId,
   snapshot: (side) => side.snapshotId,
+  instanceId: (side) => side.pipeline?.instanceIds[0],
+  sourceSnapshotId: (side) => side.pipelineSnapshotId,
   team: (side) => side.team.id,
   application: (side) => side.applicationId,
   instance: (side) => side.instanceId,
@@ -136,6 +149,17 @@ async function prepare(operations: DocumentOperation[]) {
       side.applicationId = await createApplication(server, side.owner, side.team.id);
       side.instanceId = await createInstance(server, side.owner, side.team.id);
       side.snapshotId = await createSnapshot(server, side.owner, side.instanceId);
+    }
+  }
+  if (params.has("pipelineId") || params.has("operationId")) {
+    for (const side of [a, w]) {
+      side.pipeline = await createPipeline(server, side.owner, side.team.id);
+      side.operationId = await createOperation(server, side.owner, side.pipeline);
+      side.pipelineSnapshotId = await createSnapshot(
+        server,
+        side.owner,
+        side.pipeline.instanceIds[0],
+      );
     }
   }
   if (params.has("deviceId") || params.has("tokenId")) {
@@ -220,6 +244,19 @@ async function snapshotA(operations: DocumentOperation[]) {
       .selectAll()
       .where("team_id", "=", a.team.id)
       .orderBy("id")
+      .execute(),
+    pipelines: await db
+      .selectFrom("pipelines")
+      .selectAll()
+      .where("team_id", "=", a.team.id)
+      .orderBy("id")
+      .execute(),
+    stages: await db
+      .selectFrom("pipeline_stages as s")
+      .innerJoin("pipelines as p", "p.id", "s.pipeline_id")
+      .selectAll("s")
+      .where("p.team_id", "=", a.team.id)
+      .orderBy("s.id")
       .execute(),
     devices: await db
       .selectFrom("devices")

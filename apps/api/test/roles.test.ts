@@ -16,10 +16,13 @@ import {
   createSnapshot,
   createInvitation,
   createLibraryEntry,
+  createOperation,
+  createPipeline,
   createTeam,
   GLOBAL_PATH_PARAMS,
   isIdField,
   makeUser,
+  type PipelineFixture,
   requiredQuery,
   type TestTeam,
   type TestUser,
@@ -40,7 +43,13 @@ interface World {
   member: TestUser;
   /** The world's instance, made once it is first named (a snapshot in the path is one of its). */
   instance?: Promise<string>;
+  /** The world's pipeline, made once it is first named (its stages and their instances). */
+  pipeline?: Promise<PipelineFixture>;
 }
+
+/** The world's pipeline: one, so that a pipeline, its stage and its instance belong together. */
+const pipelineOf = (world: World) =>
+  (world.pipeline ??= createPipeline(server, world.founder, world.team.id));
 
 /** The world's instance: one, so that an instance and its snapshot in one path belong together. */
 const instanceOf = (world: World) =>
@@ -60,6 +69,9 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
   applicationId: async (world) => createApplication(server, world.founder, world.team.id),
   instanceId: async (world) => instanceOf(world),
   snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  pipelineId: async (world) => (await pipelineOf(world)).pipelineId,
+  stageId: async (world) => (await pipelineOf(world)).stageId,
+  operationId: async (world) => createOperation(server, world.founder, await pipelineOf(world)),
   deviceId: async (world) => createDevice(server, world.founder, world.team.id),
   tokenId: async (world) => createProvisioningToken(server, world.founder, world.team.id),
 };
@@ -74,6 +86,11 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   ownerId: (world) => instanceOf(world),
   targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  // A stage's instance: one of the pipeline's application.
+  instanceId: async (world) => (await pipelineOf(world)).instanceIds[0],
+  // A snapshot of the pipeline's first stage's instance, which a deploy from it may send.
+  sourceSnapshotId: async (world) =>
+    createSnapshot(server, world.founder, (await pipelineOf(world)).instanceIds[0]),
   team: (world) => world.team.id,
   application: (world) => createApplication(server, world.founder, world.team.id),
   instance: (world) => instanceOf(world),

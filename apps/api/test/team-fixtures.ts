@@ -160,6 +160,93 @@ export async function createSnapshot(
   return reply.body.id;
 }
 
+/** A pipeline of two stages, each an instance of one application, made by the team's owner. */
+export interface PipelineFixture {
+  applicationId: string;
+  pipelineId: string;
+  /** The first stage (a deploy from it goes to the second) and the last. */
+  stageId: string;
+  lastStageId: string;
+  instanceIds: [string, string];
+}
+
+export async function createPipeline(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<PipelineFixture> {
+  const applicationId = await createApplication(server, owner, teamId);
+  const instanceIds: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const reply = await server.request("POST", "/api/v1/projects", {
+      token: owner.token,
+      body: { name: unique("stage"), applicationId },
+    });
+    expect(reply.status, `POST /api/v1/projects: ${reply.text}`).toBe(200);
+    instanceIds.push(reply.body.id);
+  }
+  const created = await server.request("POST", "/api/v1/pipelines", {
+    token: owner.token,
+    body: { applicationId, name: unique("pipeline") },
+  });
+  expect(created.status, `POST /api/v1/pipelines: ${created.text}`).toBe(200);
+  const pipelineId: string = created.body.id;
+  const stages: string[] = [];
+  for (const instanceId of instanceIds) {
+    const path = `/api/v1/pipelines/${pipelineId}/stages`;
+    const reply = await server.request("POST", path, {
+      token: owner.token,
+      body: {
+        name: unique("stage"),
+        instanceId,
+        ...(stages.length > 0 && { source: stages.at(-1) }),
+      },
+    });
+    expect(reply.status, `POST ${path}: ${reply.text}`).toBe(200);
+    stages.push(reply.body.id);
+  }
+  return {
+    applicationId,
+    pipelineId,
+    stageId: stages[0]!,
+    lastStageId: stages[1]!,
+    instanceIds: instanceIds as [string, string],
+  };
+}
+
+/** A deploy of the pipeline's first stage, awaited until it is done; its operation's id. */
+export async function createOperation(
+  server: TestServer,
+  owner: { token: string },
+  pipeline: PipelineFixture,
+): Promise<string> {
+  const path = `/api/v1/pipelines/${pipeline.pipelineId}/stages/${pipeline.stageId}/deploy`;
+  const reply = await server.request("PUT", path, { token: owner.token, body: {} });
+  expect(reply.status, `PUT ${path}: ${reply.text}`).toBe(200);
+  const id: string = reply.body.operation.id;
+  await awaitOperation(server, owner, id);
+  return id;
+}
+
+/** The operation once it is no longer pending (a deploy runs in the background). */
+export async function awaitOperation(
+  server: TestServer,
+  caller: { token: string },
+  operationId: string,
+  ms = 60_000,
+): Promise<{ status: string; error: { code: string; error: string } | null }> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const reply = await server.request("GET", `/api/v1/operations/${operationId}`, {
+      token: caller.token,
+    });
+    expect(reply.status, reply.text).toBe(200);
+    if (reply.body.status !== "pending") return reply.body;
+    if (Date.now() > deadline) throw new Error(`operation ${operationId} still pending`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
   teamTypeId: () => DEFAULT_TEAM_TYPE_ID,
   // The seeded catalogue: the walks that use these never delete as an administrator.

@@ -117,6 +117,15 @@ export const PERMISSIONS = {
   "library:entry:list": { kind: "team", role: Role.viewer, access: "read" },
   "library:entry:create": { kind: "team", role: Role.member, access: "write" },
   "library:entry:delete": { kind: "team", role: Role.member, access: "write" },
+  /** Pipelines: owners create, edit, deploy and delete; viewers and up read (FlowFuse: members). */
+  "application:pipeline:list": { kind: "team", role: Role.viewer, access: "read" },
+  "team:pipeline:list": { kind: "team", role: Role.viewer, access: "read" },
+  "pipeline:read": { kind: "team", role: Role.viewer, access: "read" },
+  "pipeline:create": { kind: "team", role: Role.owner, access: "write" },
+  "pipeline:edit": { kind: "team", role: Role.owner, access: "write" },
+  "pipeline:delete": { kind: "team", role: Role.owner, access: "write" },
+  /** Flowplane's: what a deploy did, read by whoever may read the team's pipelines. */
+  "operation:read": { kind: "team", role: Role.viewer, access: "read" },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -7,6 +7,7 @@ export * from "./common";
 export * from "./errors";
 export * from "./instances";
 export * from "./library";
+export * from "./pipelines";
 export * from "./platform";
 export * from "./snapshots";
 export * from "./teams/index";

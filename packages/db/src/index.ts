@@ -9,6 +9,7 @@ export * from "./errors";
 export * from "./ids";
 export * from "./instances";
 export * from "./library";
+export * from "./pipelines";
 export * from "./schema";
 export * from "./snapshots";
 export * from "./teams/index";

@@ -305,6 +305,48 @@ export interface DeviceProvisioningTokensTable {
   created_at: CreatedAt;
 }
 
+export interface PipelinesTable {
+  id: string;
+  team_id: string;
+  application_id: string;
+  name: string;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export type StageActionValue =
+  | "create_snapshot"
+  | "use_active_snapshot"
+  | "use_latest_snapshot"
+  | "prompt"
+  | "none";
+
+export interface PipelineStagesTable {
+  id: string;
+  pipeline_id: string;
+  name: string;
+  action: Generated<StageActionValue>;
+  deploy_to_devices: Generated<boolean>;
+  instance_id: string | null;
+  next_stage_id: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface OperationsTable {
+  id: string;
+  team_id: string;
+  kind: string;
+  status: Generated<"pending" | "succeeded" | "failed">;
+  error_code: string | null;
+  error_message: string | null;
+  subject: Json<Record<string, unknown>>;
+  user_id: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+  finished_at: Date | null;
+}
+
 export interface Database {
   users: UsersTable;
   teams: TeamsTable;
@@ -327,6 +369,9 @@ export interface Database {
   devices: DevicesTable;
   device_provisioning_tokens: DeviceProvisioningTokensTable;
   team_library_entries: TeamLibraryEntriesTable;
+  pipelines: PipelinesTable;
+  pipeline_stages: PipelineStagesTable;
+  operations: OperationsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -349,3 +394,6 @@ export type SnapshotRow = Selectable<SnapshotsTable>;
 export type DeviceRow = Selectable<DevicesTable>;
 export type ProvisioningTokenRow = Selectable<DeviceProvisioningTokensTable>;
 export type TeamLibraryEntryRow = Selectable<TeamLibraryEntriesTable>;
+export type PipelineRow = Selectable<PipelinesTable>;
+export type PipelineStageRow = Selectable<PipelineStagesTable>;
+export type OperationRow = Selectable<OperationsTable>;

@@ -9,6 +9,8 @@ import {
   type TeamForUser,
   teamOfApplication,
   teamOfDevice,
+  teamOfOperation,
+  teamOfPipeline,
   teamOfProject,
   teamOfSnapshot,
   type UserTeamRow,
@@ -97,6 +99,9 @@ const OWNED_BY: {
   applies: (raw: Record<string, unknown>) => boolean;
   teamOf: (db: Db, id: string, raw: Record<string, unknown>) => Promise<string | undefined>;
 }[] = [
+  // Before instanceId: a stage's body names its instance, checked against the pipeline's.
+  { name: "pipelineId", applies: (raw) => "pipelineId" in raw, teamOf: teamOfPipeline },
+  { name: "operationId", applies: (raw) => "operationId" in raw, teamOf: teamOfOperation },
   { name: "instanceId", applies: (raw) => "instanceId" in raw, teamOf: teamOfProject },
   { name: "deviceId", applies: (raw) => "deviceId" in raw, teamOf: teamOfDevice },
   { name: "applicationId", applies: (raw) => "applicationId" in raw, teamOf: teamOfApplication },

@@ -11,6 +11,7 @@ import * as snapshots from "./2026-11-25T1200-snapshots";
 import * as devices from "./2026-11-25T1300-devices";
 import * as deviceSnapshots from "./2026-11-25T1310-device-snapshots";
 import * as teamLibrary from "./2026-11-25T1400-team-library";
+import * as pipelines from "./2026-11-25T1410-pipelines";
 import * as editorSessions from "./2026-11-25T1600-editor-sessions";
 
 export const migrations: Record<string, Migration> = {
@@ -25,5 +26,6 @@ export const migrations: Record<string, Migration> = {
   "2026-11-25T1300-devices": devices,
   "2026-11-25T1310-device-snapshots": deviceSnapshots,
   "2026-11-25T1400-team-library": teamLibrary,
+  "2026-11-25T1410-pipelines": pipelines,
   "2026-11-25T1600-editor-sessions": editorSessions,
 };

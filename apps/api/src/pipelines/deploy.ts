@@ -1,0 +1,324 @@
+// A deploy from a pipeline stage to the next: checked in full before anything is made (a last
+// stage, a stage without an instance, a missing snapshot are refused at once), then run in the
+// background as an operation the caller can await (GET /api/v1/operations/{id}). The source
+// snapshot (taken now, the newest, or the one named, by the stage's action) is copied to the target
+// instance as a snapshot of its own and applied as one action on that instance (instances/
+// runtime.ts `replace`: after any action under way, so concurrent deploys to one target run one
+// after the other; if Node-RED does not start on it, the target gets back what it ran).
+import { DeployStageInput, DeployStarted, Operation, OperationIdInput } from "@flowplane/contract";
+import {
+  type Db,
+  type EnvVar,
+  findOperation,
+  findPipeline,
+  findProject,
+  findSnapshot,
+  findSnapshotSummary,
+  findStage,
+  finishOperation,
+  insertOperation,
+  listSnapshots,
+  noteOperation,
+  type PipelineStageRow,
+  type PipelineWithApplication,
+  type ProjectDetail,
+  recordAudit,
+  setProjectDeviceTarget,
+  type SnapshotRow,
+} from "@flowplane/db";
+import { ApiError, notFound } from "../core/errors";
+import { actorOf, type Context, procedure } from "../core/trpc";
+import {
+  contentOf,
+  contentOfInstance,
+  deployedState,
+  type InstanceState,
+  readInstanceState,
+  type SnapshotContent,
+  writeInstanceState,
+} from "../snapshots/content";
+import { storeInstanceSnapshot } from "../snapshots/procedures";
+import { type DeploySubject, operationView } from "./views";
+
+const TAG = "Pipelines";
+
+const deployError = (status: number, code: string, message: string, field?: string) =>
+  new ApiError(status, code, message, field ? [{ path: field, message }] : undefined);
+
+/**
+ * The deploys this process runs in the background: the server waits for them when it closes, so
+ * none is cut off halfway (its target's action claim would otherwise stay until it goes stale).
+ */
+export class Deploys {
+  private readonly running = new Set<Promise<void>>();
+
+  run(work: () => Promise<void>): void {
+    const promise = work().finally(() => this.running.delete(promise));
+    this.running.add(promise);
+  }
+
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}
+
+/** What a deploy needs, all of it checked before anything is made. */
+interface Plan {
+  pipeline: PipelineWithApplication;
+  source: PipelineStageRow;
+  target: PipelineStageRow;
+  sourceInstance: ProjectDetail;
+  targetInstance: ProjectDetail;
+  /** The snapshot to send: named (`prompt`) or the newest; none: take one now. */
+  snapshot?: SnapshotRow;
+}
+
+async function plan(
+  ctx: Context,
+  input: { pipelineId: string; stageId: string; sourceSnapshotId?: string },
+) {
+  const pipeline = await findPipeline(ctx.db, input.pipelineId);
+  if (!pipeline) throw notFound();
+  const source = await findStage(ctx.db, pipeline.id, input.stageId);
+  if (!source) throw notFound("Source stage not found");
+  const target = source.next_stage_id
+    ? await findStage(ctx.db, pipeline.id, source.next_stage_id)
+    : undefined;
+  // FlowFuse's answer for the last stage, before any snapshot is made.
+  if (!target) throw notFound("Target stage not found");
+  if (source.action === "none") return { none: true as const };
+  const sourceInstance = source.instance_id
+    ? await findProject(ctx.db, source.instance_id)
+    : undefined;
+  if (!sourceInstance) {
+    throw deployError(400, "invalid_source_instance", "The source stage has no instance");
+  }
+  const targetInstance = target.instance_id
+    ? await findProject(ctx.db, target.instance_id)
+    : undefined;
+  if (!targetInstance) {
+    throw deployError(400, "invalid_target_stage", "The target stage has no instance");
+  }
+  let snapshot: SnapshotRow | undefined;
+  if (source.action === "prompt" && input.sourceSnapshotId === undefined) {
+    throw deployError(
+      400,
+      "invalid_source_snapshot",
+      "The stage's action is prompt: name the snapshot to deploy",
+      "sourceSnapshotId",
+    );
+  }
+  if (input.sourceSnapshotId !== undefined) {
+    // Named: that snapshot goes, whatever the action (FlowFuse reads it for `prompt` only).
+    const summary = await findSnapshotSummary(ctx.db, input.sourceSnapshotId);
+    if (!summary || summary.project_id !== sourceInstance.id) {
+      throw deployError(
+        400,
+        "invalid_source_snapshot",
+        "Not a snapshot of the source stage's instance",
+        "sourceSnapshotId",
+      );
+    }
+    snapshot = await findSnapshot(ctx.db, summary.id);
+  } else if (source.action === "use_latest_snapshot") {
+    const newest = await listSnapshots(ctx.db, { projectId: sourceInstance.id }, { limit: 1 });
+    const latest = newest.rows[0];
+    if (!latest) {
+      throw deployError(
+        400,
+        "invalid_source_snapshot",
+        "The source stage's instance has no snapshot to deploy",
+      );
+    }
+    snapshot = await findSnapshot(ctx.db, latest.id);
+  } else if (source.action !== "create_snapshot") {
+    throw deployError(400, "invalid_source_action", `A stage cannot deploy with ${source.action}`);
+  }
+  return {
+    none: false as const,
+    plan: { pipeline, source, target, sourceInstance, targetInstance, snapshot },
+  };
+}
+
+/**
+ * FlowFuse's copy rules for a pipeline deploy: the snapshot's flows and credentials (encrypted with
+ * the target's own secret), its settings over the target's, its modules; the target keeps the
+ * values of the variables it has, and gets those it lacks with the snapshot's values.
+ */
+export function pipelineState(before: InstanceState, content: SnapshotContent): InstanceState {
+  const state = deployedState(before, content);
+  const own = new Map((before.settings.env ?? []).map((v) => [v.name, v]));
+  const incoming: EnvVar[] = state.settings.env ?? [];
+  const env = [
+    ...(before.settings.env ?? []),
+    ...incoming.filter((variable) => !own.has(variable.name)),
+  ];
+  const {
+    env: _env,
+    palette: _palette,
+    ...settings
+  } = content.settings.settings as Record<string, unknown> & { env?: unknown; palette?: unknown };
+  return { ...state, settings: { ...state.settings, ...settings, env } };
+}
+
+const stamp = () => new Date().toISOString().replace("T", " ").slice(0, 19);
+
+async function run(ctx: Context, operationId: string, deploy: Plan): Promise<void> {
+  const { pipeline, source, target, sourceInstance, targetInstance } = deploy;
+  const db = ctx.db;
+  // The snapshot that leaves the source stage.
+  let sent = deploy.snapshot;
+  if (!sent) {
+    const content = await contentOfInstance(db, sourceInstance);
+    const taken = await db.transaction().execute((trx) =>
+      storeInstanceSnapshot(ctx, trx, sourceInstance, content, {
+        name: `${pipeline.name} Deploy Snapshot - ${stamp()}`,
+        description: `Taken by pipeline ${pipeline.name} to deploy stage ${source.name} to ${target.name}`,
+        event: "created",
+      }),
+    );
+    sent = (await findSnapshot(db, taken.id))!;
+  }
+  await noteOperation(db, operationId, { snapshot: { id: sent.id, name: sent.name } });
+  const content = contentOf(ctx.tokenSecret, sent);
+
+  // The target's own copy, so that it can be rolled back to and shows where it came from.
+  const copy = await db.transaction().execute((trx) =>
+    storeInstanceSnapshot(ctx, trx, targetInstance, content, {
+      name: `${sent.name} - Deploy Snapshot - ${stamp()}`,
+      description: `Deployed by pipeline ${pipeline.name} from stage ${source.name} (${sourceInstance.name})`,
+      event: "imported",
+    }),
+  );
+
+  const write = async () =>
+    db.transaction().execute(async (trx) => {
+      const before = await readInstanceState(trx, targetInstance.id);
+      await writeInstanceState(trx, targetInstance.id, pipelineState(before, content));
+      if (target.deploy_to_devices) await setProjectDeviceTarget(trx, targetInstance.id, copy.id);
+      return () =>
+        db.transaction().execute((undo) => writeInstanceState(undo, targetInstance.id, before));
+    });
+  const record = async (trx: Db) => {
+    await recordAudit(trx, {
+      event: "application.pipeline.stage-deployed",
+      entity: { type: "application", id: pipeline.application_id },
+      teamId: pipeline.team_id,
+      actor: actorOf(ctx),
+      body: {
+        pipeline: { id: pipeline.id, name: pipeline.name },
+        sourceStage: { id: source.id, name: source.name },
+        targetStage: { id: target.id, name: target.name },
+        sourceProject: { id: sourceInstance.id, name: sourceInstance.name },
+        targetProject: { id: targetInstance.id, name: targetInstance.name },
+        snapshot: { id: sent.id, name: sent.name },
+      },
+    });
+    if (target.deploy_to_devices) {
+      await recordAudit(trx, {
+        event: "project.snapshot.device-target-set",
+        entity: { type: "project", id: targetInstance.id },
+        teamId: pipeline.team_id,
+        actor: actorOf(ctx),
+        body: {
+          project: { id: targetInstance.id, name: targetInstance.name },
+          snapshot: { id: copy.id, name: copy.name },
+        },
+      });
+    }
+  };
+  if (ctx.instances) {
+    await ctx.instances.replace(targetInstance.id, write, record);
+  } else {
+    // No runtime here: the content changes, and Node-RED runs it when it next starts.
+    await write();
+    await db.transaction().execute(record);
+  }
+}
+
+/** Deploying a stage, and the operation a client awaits. */
+export const deployProcedures = {
+  deploy: procedure
+    .meta({
+      permission: "pipeline:edit",
+      openapi: {
+        method: "PUT",
+        path: "/api/v1/pipelines/{pipelineId}/stages/{stageId}/deploy",
+        tags: [TAG],
+        summary: "Deploy a stage to the next one (owners)",
+        description:
+          "Sends the stage's snapshot — taken now (`create_snapshot`), its instance's newest (`use_latest_snapshot`), or `sourceSnapshotId` (`prompt`) — to the next stage's instance: its flows, its credentials (encrypted with the target's own secret), its settings and modules; the target keeps the values of the variables it has and gets those it lacks (FlowFuse's copy rules). The target gets the snapshot as one of its own (`project.snapshot.imported`) and, when running, restarts on it; if it does not start, it gets back what it ran and the deploy fails. Deploys to one instance run one after the other. Everything is checked before anything is made: the last stage is 404 `Target stage not found` (no snapshot taken), a stage without an instance 400 `invalid_source_instance` / `invalid_target_stage`, a snapshot that is not the source instance's 400 `invalid_source_snapshot`. Answers `{ status: \"importing\" }` at once, as FlowFuse, and also `operation`: await `GET /api/v1/operations/{operationId}` for `succeeded` or `failed` with the error. A stage whose action is `none` answers `{ status: \"okay\" }` and does nothing. Audit event `application.pipeline.stage-deployed`.",
+      },
+    })
+    .input(DeployStageInput)
+    .output(DeployStarted)
+    .mutation(async ({ ctx, input }) => {
+      const checked = await plan(ctx, input);
+      if (checked.none) return { status: "okay" as const };
+      const deploy = checked.plan;
+      const subject: DeploySubject = {
+        pipeline: { id: deploy.pipeline.id, name: deploy.pipeline.name },
+        sourceStage: { id: deploy.source.id, name: deploy.source.name },
+        targetStage: { id: deploy.target.id, name: deploy.target.name },
+        ...(deploy.snapshot && {
+          snapshot: { id: deploy.snapshot.id, name: deploy.snapshot.name },
+        }),
+      };
+      const operation = await insertOperation(ctx.db, {
+        teamId: deploy.pipeline.team_id,
+        kind: "pipeline.deploy",
+        subject: subject as unknown as Record<string, unknown>,
+        userId: ctx.auth.userId,
+      });
+      const runner = ctx.deploys;
+      const work = async () => {
+        try {
+          await run(ctx, operation.id, deploy);
+          await finishOperation(ctx.db, operation.id, { status: "succeeded" });
+        } catch (error) {
+          const known = error instanceof ApiError;
+          if (!known) ctx.log.error({ err: error, operationId: operation.id }, "a deploy failed");
+          await finishOperation(ctx.db, operation.id, {
+            status: "failed",
+            code: known ? error.apiCode : "deploy_failed",
+            message: known ? error.message : "The deploy failed",
+          }).catch((failure: unknown) =>
+            ctx.log.error(
+              { err: failure, operationId: operation.id },
+              "a deploy's outcome was not saved",
+            ),
+          );
+        }
+      };
+      if (runner) runner.run(work);
+      else void work();
+      return { status: "importing" as const, operation: operationView(operation) };
+    }),
+
+  operation: procedure
+    .meta({
+      permission: "operation:read",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/operations/{operationId}",
+        tags: [TAG],
+        summary: "What a deploy did: pending, succeeded or failed (viewers and up)",
+        description:
+          'Flowplane\'s (FlowFuse answers a deploy with `{ status: "importing" }` and nothing to await). `status` is `pending` while the deploy runs, then `succeeded`, or `failed` with `error` (`code`, `error`). Poll it; `flowplane pipelines deploy --wait` does.',
+      },
+    })
+    .input(OperationIdInput)
+    .output(Operation)
+    .query(async ({ ctx, input }) => {
+      const row = await findOperation(ctx.db, input.operationId);
+      if (!row) throw notFound();
+      return operationView(row);
+    }),
+};
+
+declare module "../core/trpc" {
+  interface Context {
+    /** Runs deploys in the background, and waits for them when the server closes. */
+    deploys?: Deploys;
+  }
+}
