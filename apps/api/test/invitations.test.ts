@@ -97,19 +97,26 @@ describe("inviting", () => {
         links: { self: `http://127.0.0.1:3000/api/v1/teams/${team.id}` },
       },
       invitor: expect.objectContaining({ id: owner.id, username: owner.username }),
-      invitee: {
-        id: guest.id,
-        username: guest.username,
-        name: "Test User",
-        admin: false,
-        suspended: false,
-        createdAt: expect.any(String),
-      },
+      // Until they accept, the team sees only the name it invited.
+      invitee: { username: guest.username },
     });
     const expires = Date.parse(listed.expiresAt) - before;
     expect(expires).toBeGreaterThan(7 * DAY_MS - 60_000);
     expect(expires).toBeLessThan(7 * DAY_MS + 60_000);
-    expect(await myInvitations(guest)).toEqual([listed]);
+    // The invitee sees themselves.
+    expect(await myInvitations(guest)).toEqual([
+      {
+        ...listed,
+        invitee: {
+          id: guest.id,
+          username: guest.username,
+          name: "Test User",
+          admin: false,
+          suspended: false,
+          createdAt: expect.any(String),
+        },
+      },
+    ]);
 
     const entry = (await auditEntries(server.db, { event: "team.user.invited" })).find(
       (e) => e.team_id === team.id,
@@ -132,27 +139,66 @@ describe("inviting", () => {
     );
     expect(reply.body).toEqual({ status: "okay" });
     const listed = await teamInvitations(team.id, owner);
-    expect(listed.map((i) => [i.invitee.id, i.role]).sort()).toEqual(
+    expect(listed.map((i) => [i.invitee.username ?? i.invitee.email, i.role]).sort()).toEqual(
       [
-        [byName.id, 30],
-        [byEmail.id, 30],
+        [byName.username, 30],
+        [email.toLowerCase().replace("example", "EXAMPLE"), 30],
       ].sort(),
     );
+    expect((await myInvitations(byName)).map((i) => i.invitee.id)).toEqual([byName.id]);
+    expect((await myInvitations(byEmail)).map((i) => i.invitee.id)).toEqual([byEmail.id]);
   });
 
-  test("an email nobody has is refused: unverified, it could be claimed by anyone", async () => {
+  test("an email answers the same whether an account has it or not, and an invitee shows nothing before accepting", async () => {
     const { owner, team } = await setting();
-    const email = `new.hire.${counter}@example.com`;
-    const reply = await invite(team.id, owner, email, Role.member);
-    expect(reply.status).toBe(400);
-    expect(reply.body.code).toBe("invitation_failed");
-    expect(reply.body.errors).toEqual([
-      { path: "user", message: expect.stringContaining("No user has this email") },
+    const known = `known.${counter}@example.com`;
+    const holder = await person({ email: known });
+    const unknown = `new.hire.${counter}@example.com`;
+    const forKnown = await invite(team.id, owner, known, Role.member);
+    const forUnknown = await invite(team.id, owner, unknown, Role.member);
+    expect([forKnown.status, forUnknown.status]).toEqual([200, 200]);
+    expect(forKnown.body).toEqual({ status: "okay" });
+    expect(forUnknown.body).toEqual(forKnown.body);
+    // Listed alike: the address as typed, nothing of the account behind it.
+    const listed = await teamInvitations(team.id, owner);
+    const shapeOf = (invitation: any) => ({
+      ...invitation,
+      id: "",
+      createdAt: "",
+      sentAt: "",
+      expiresAt: "",
+    });
+    const byEmail = (email: string) => listed.find((i) => i.invitee.email === email);
+    expect(byEmail(known)!.invitee).toEqual({ external: true, email: known });
+    expect(shapeOf(byEmail(unknown))).toEqual({
+      ...shapeOf(byEmail(known)),
+      invitee: { external: true, email: unknown },
+    });
+    expect(JSON.stringify(listed)).not.toContain(holder.username);
+    // So is the team's audit log.
+    const entries = (await auditEntries(server.db, { event: "team.user.invited" })).filter(
+      (e) => e.team_id === team.id,
+    );
+    expect(
+      entries.map((e) => e.body.user).sort((a: any, b: any) => a.email.localeCompare(b.email)),
+    ).toEqual([{ email: known }, { email: unknown }]);
+    // Again: already invited, for both.
+    const again = await invite(team.id, owner, `${known},${unknown}`);
+    expect(again.body.errors).toEqual([
+      { path: "user", message: `${known}: Already invited` },
+      { path: "user", message: `${unknown}: Already invited` },
     ]);
-    expect(await teamInvitations(team.id, owner)).toEqual([]);
-    // Someone who later puts that address on their profile finds nothing to accept.
-    const claimant = await person({ email });
+    // The account that has the address sees it and may accept; someone who puts the other address
+    // on their profile later finds nothing to accept (emails are not verified).
+    const [mine] = await myInvitations(holder);
+    expect(mine.invitee).toMatchObject({ id: holder.id, username: holder.username });
+    const claimant = await person({ email: unknown });
     expect(await myInvitations(claimant)).toEqual([]);
+    const accepted = await server.request("PATCH", `/api/v1/user/invitations/${mine.id}`, {
+      token: holder.token,
+    });
+    expect(accepted.status).toBe(200);
+    expect(await server.roleOf(team.id, holder.id)).toBe(Role.member);
   });
 
   test("some invitees failing: 200 invitation_failed with a reason for each, the others invited", async () => {
@@ -179,7 +225,9 @@ describe("inviting", () => {
       },
     });
     const listed = await teamInvitations(team.id, owner);
-    expect(listed.map((i) => i.invitee.id).sort()).toEqual([invited.id, fresh.id].sort());
+    expect(listed.map((i) => i.invitee.username).sort()).toEqual(
+      [invited.username, fresh.username].sort(),
+    );
   });
 
   test("every invitee failing is 400 invitation_failed, with the reasons, and nothing is made", async () => {
@@ -307,7 +355,7 @@ describe("resending and revoking", () => {
       token: owner.token,
     });
     expect(reply.status, reply.text).toBe(200);
-    expect(reply.body).toMatchObject({ id: invitation.id, invitee: { id: guest.id } });
+    expect(reply.body).toMatchObject({ id: invitation.id, invitee: { username: guest.username } });
     expect(Date.parse(reply.body.sentAt)).toBeGreaterThan(before - 60_000);
     const expires = Date.parse(reply.body.expiresAt) - before;
     expect(expires).toBeGreaterThan(7 * DAY_MS - 60_000);

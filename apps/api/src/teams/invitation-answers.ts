@@ -23,7 +23,16 @@ import { actorOf, type Context, procedure } from "../core/trpc";
 import { userSummaryView } from "./members";
 import { teamSummary } from "./views";
 
-export function invitationView(row: InvitationDetail, baseUrl: string): Invitation {
+/**
+ * An invitation as the API shows it: to the invitee (`"invitee"`) with themselves as invitee; to
+ * the team (`"team"`) with only what it was sent to, so that an answer never tells whether an
+ * email has an account, nor shows an invitee's name or flags before they accept.
+ */
+export function invitationView(
+  row: InvitationDetail,
+  baseUrl: string,
+  to: "team" | "invitee",
+): Invitation {
   return {
     id: row.id,
     role: row.role as Invitation["role"],
@@ -32,7 +41,12 @@ export function invitationView(row: InvitationDetail, baseUrl: string): Invitati
     expiresAt: row.expires_at.toISOString(),
     team: teamSummary(row.team, baseUrl),
     invitor: row.invitor && userSummaryView(row.invitor),
-    invitee: row.invitee ? userSummaryView(row.invitee) : { external: true, email: row.email! },
+    invitee:
+      to === "invitee" && row.invitee
+        ? userSummaryView(row.invitee)
+        : row.email !== null
+          ? { external: true, email: row.email }
+          : { username: row.invitee!.username },
   };
 }
 
@@ -107,7 +121,7 @@ export const invitationAnswerProcedures = {
       return {
         meta: {},
         count: rows.length,
-        invitations: rows.map((row) => invitationView(row, ctx.baseUrl)),
+        invitations: rows.map((row) => invitationView(row, ctx.baseUrl, "invitee")),
       };
     }),
 

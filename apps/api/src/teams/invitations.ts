@@ -50,11 +50,14 @@ import {
 const DAY_MS = 24 * 60 * 60 * 1000;
 const expiryFromNow = () => new Date(Date.now() + INVITATION_DAYS * DAY_MS);
 
-/** Whom an invitation is for, as the audit log records it: a user's names, or the email. */
+/**
+ * Whom an invitation is for, as the team's audit log records it: what it was sent to (a username,
+ * or the email as typed), never whether an email has an account.
+ */
 const auditInvitee = (row: InvitationDetail) =>
-  row.invitee
-    ? { id: row.invitee.id, username: row.invitee.username, name: row.invitee.name }
-    : { email: row.email };
+  row.email !== null
+    ? { email: row.email }
+    : { id: row.invitee!.id, username: row.invitee!.username };
 
 /** The invitees as given: comma-separated, trimmed, repeats (in any case) removed. */
 function inviteesOf(list: string): string[] {
@@ -66,7 +69,8 @@ function inviteesOf(list: string): string[] {
   return [...seen.values()];
 }
 
-type Invitee = { given: string; user: UserRow } | { given: string; email: string };
+/** A user (by username; or by email, kept as typed), or an email nobody has. */
+type Invitee = { given: string; user: UserRow; email?: string } | { given: string; email: string };
 
 /**
  * Decides, for each invitee, whom to invite or why not. Runs in the transaction that holds the
@@ -94,11 +98,15 @@ async function sortInvitees(
       if (await findMember(trx, teamId, user.id)) errors[name] = "Already a member of the team";
       else if (pending.userIds.has(user.id) || (email && pending.emails.has(email))) {
         errors[name] = "Already invited";
-      } else invite.push({ given: name, user });
+      } else invite.push(isEmail ? { given: name, user, email: name } : { given: name, user });
     } else if (isEmail) {
-      // Emails are not verified here: an invitation to an address nobody has yet could be taken
-      // by whoever puts that address on their profile first. So only existing users are invited.
-      errors[name] = "No user has this email (no email is sent: create the user first)";
+      // Answered as for an account's email, so that inviting tells nobody whether an address has
+      // an account. Emails are not verified, so such an invitation can be accepted by no one (an
+      // invitation is the account's it was sent to), and no email is sent.
+      if (pending.emails.has(name.toLowerCase())) errors[name] = "Already invited";
+      else if (!invite.some((i) => i.email?.toLowerCase() === name.toLowerCase())) {
+        invite.push({ given: name, email: name });
+      }
     } else {
       errors[name] = "No user has this username";
     }
@@ -125,7 +133,7 @@ export const invitationRouter = router({
       return {
         meta: {},
         count: rows.length,
-        invitations: rows.map((row) => invitationView(row, ctx.baseUrl)),
+        invitations: rows.map((row) => invitationView(row, ctx.baseUrl, "team")),
       };
     }),
 
@@ -139,7 +147,7 @@ export const invitationRouter = router({
         tags: ["Team Invitations"],
         summary: "Invite users by username or email (owners)",
         description: [
-          `\`user\` names up to ${MAX_INVITEES} invitees (after removing repeats), comma-separated: usernames or emails of existing users (any case). Unlike FlowFuse, an email nobody has yet is refused: no email is sent and emails are not verified, so such an invitation could be taken by whoever put that address on their profile first. Invitees see their invitations in \`GET /api/v1/user/invitations\`.`,
+          `\`user\` names up to ${MAX_INVITEES} invitees (after removing repeats), comma-separated: usernames (of existing users) or emails (any case). An email is answered and listed the same whether an account has it or not, so inviting tells nobody that; the invitation is the account's that had the address when it was sent, and one sent to an address nobody had can be accepted by no one (no email is sent, and emails are not verified, so it cannot go to whoever puts the address on their profile later). Until they accept, the team sees only what an invitation was sent to (the username, or the email as typed). Invitees see their invitations in \`GET /api/v1/user/invitations\`.`,
           `More than ${MAX_INVITEES} invitees is 429 \`too_many_invites\` (as FlowFuse; it is not a rate limit, and has no Retry-After). A \`role\` other than 5, 10, 30 or 50 is 400 \`invalid_team_role\`.`,
           'When every invitee was invited: `{ status: "okay" }`. When only some were (the others already members, already invited, unknown usernames …): 200 `{ code: "invitation_failed", error: { <invitee>: <reason> } }`. When none was: 400 `invitation_failed`, the reasons in `errors`.',
           "When the team's type limits its members (`properties.users.limit`), members and pending invitations together must stay within it, else 400 `member_limit_reached` and nobody is invited.",
@@ -189,7 +197,10 @@ export const invitationRouter = router({
           const row = await insertInvitation(trx, {
             teamId,
             invitorId: ctx.auth.userId,
-            invitee: "user" in invitee ? { userId: invitee.user.id } : { email: invitee.email },
+            invitee:
+              "user" in invitee
+                ? { userId: invitee.user.id, email: invitee.email }
+                : { email: invitee.email },
             role,
             expiresAt,
           });
@@ -201,12 +212,8 @@ export const invitationRouter = router({
             body: {
               invitation: { id: row.id, role },
               user:
-                "user" in invitee
-                  ? {
-                      id: invitee.user.id,
-                      username: invitee.user.username,
-                      name: invitee.user.name,
-                    }
+                "user" in invitee && invitee.email === undefined
+                  ? { id: invitee.user.id, username: invitee.user.username }
                   : { email: invitee.email },
             },
           });
@@ -257,7 +264,7 @@ export const invitationRouter = router({
         return findTeamInvitation(trx, teamId, found.id);
       });
       if (!renewed) throw notFound();
-      return invitationView(renewed, ctx.baseUrl);
+      return invitationView(renewed, ctx.baseUrl, "team");
     }),
 
   revoke: procedure

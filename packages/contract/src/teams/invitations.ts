@@ -16,9 +16,18 @@ export const MAX_INVITEES = 5;
 export const ExternalInvitee = z
   .object({
     external: z.literal(true),
-    email: z.string().describe("Accepted by whoever has (or later registers) this email"),
+    email: z
+      .string()
+      .describe(
+        "The email it was sent to, as typed; the same whether an account has it or not (only an account that had it when it was sent can accept it)",
+      ),
   })
   .meta({ id: "ExternalInvitee" });
+
+/** A user invited by username, as the team sees them until they accept: the name it was sent to. */
+export const InvitedUser = z
+  .object({ username: z.string().describe("The username it was sent to") })
+  .meta({ id: "InvitedUser" });
 
 export const Invitation = z
   .object({
@@ -33,7 +42,11 @@ export const Invitation = z
       .object(UserSummary.shape)
       .nullable()
       .describe("The user who sent it; null once that user is deleted"),
-    invitee: z.union([UserSummary, ExternalInvitee]),
+    invitee: z
+      .union([UserSummary, InvitedUser, ExternalInvitee])
+      .describe(
+        "To the invitee: themselves. To the team, until they accept: only what it was sent to (a username, or an email as typed)",
+      ),
   })
   .meta({ id: "Invitation" });
 export type Invitation = z.infer<typeof Invitation>;

@@ -1,4 +1,4 @@
-// Invitations to join a team: by user (invitee_id) or by an email nobody has yet. An expired one is
+// Invitations to join a team: by user (invitee_id, with the email when it was sent to one) or by an email nobody has yet. An expired one is
 // as if it did not exist: every query here leaves it out, and inviting again replaces it.
 import { type Kysely, sql } from "kysely";
 import { newId } from "../ids";
@@ -87,9 +87,13 @@ export async function findTeamInvitation(
   return row && detailOf(row);
 }
 
-/** Which invitations are the user's: addressed to them, or to their email (any case). */
+/**
+ * Which invitations are the user's: those addressed to their account when they were sent. Never
+ * by email alone: emails are not verified, so an invitation to an address nobody had could be
+ * taken by whoever puts it on their profile first.
+ */
 function addressedTo(user: { id: string; email: string | null }) {
-  return sql<boolean>`(i.invitee_id = ${user.id} or (${user.email}::text is not null and lower(i.email) = lower(${user.email}::text)))`;
+  return sql<boolean>`i.invitee_id = ${user.id}`;
 }
 
 /** The user's pending invitations, oldest first. */
@@ -150,7 +154,8 @@ export async function insertInvitation(
   invitation: {
     teamId: string;
     invitorId: string;
-    invitee: { userId: string } | { email: string };
+    /** A user (by username, or by `email` as it was typed), or an email nobody has. */
+    invitee: { userId: string; email?: string } | { email: string };
     role: number;
     expiresAt: Date;
   },
@@ -162,7 +167,7 @@ export async function insertInvitation(
       team_id: invitation.teamId,
       invitor_id: invitation.invitorId,
       invitee_id: "userId" in invitation.invitee ? invitation.invitee.userId : null,
-      email: "email" in invitation.invitee ? invitation.invitee.email : null,
+      email: invitation.invitee.email ?? null,
       role: invitation.role,
       expires_at: invitation.expiresAt,
     })
