@@ -8,6 +8,7 @@ import { addBrokerCommands } from "./commands/broker";
 import { addAppsCommands, addInstancesCommands } from "./commands/instances";
 import { showExamples } from "./commands/examples";
 import { addLibraryCommands } from "./commands/library";
+import { addPipelinesCommands } from "./commands/pipelines";
 import { addSnapshotsCommands } from "./commands/snapshots";
 import { addInvitationsCommands } from "./commands/teams/invitations";
 import { addLoginCommand } from "./commands/accounts/login";
@@ -26,7 +27,7 @@ export function createProgram(context: Context, io: Io): Command {
   const program = new Command("flowplane")
     .description(
       "Manage Flowplane users, teams and team types, tokens, applications, hosted instances and\n" +
-        "their snapshots, team MQTT clients and the team library.\n" +
+        "their snapshots, team MQTT clients, the team library and pipelines.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -52,6 +53,7 @@ export function createProgram(context: Context, io: Io): Command {
   addSnapshotsCommands(program, context);
   addBrokerCommands(program, context);
   addLibraryCommands(program, context);
+  addPipelinesCommands(program, context);
   showExamples(program);
   return program;
 }

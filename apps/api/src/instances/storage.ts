@@ -11,7 +11,7 @@ import {
   tokenDigest,
   tokenReachesTeam,
 } from "@flowplane/auth";
-import { ModuleName, Role } from "@flowplane/contract";
+import { ModuleName, ModuleVersion, Role } from "@flowplane/contract";
 import {
   type Db,
   findProjectByToken,
@@ -74,7 +74,9 @@ function paletteModules(nodes: unknown): Record<string, string> | undefined {
     if (
       module?.user === true &&
       typeof module.version === "string" &&
-      ModuleName.safeParse(name).success
+      ModuleName.safeParse(name).success &&
+      // A version, never a URL or a path: the list is installed again elsewhere (a snapshot).
+      ModuleVersion.safeParse(module.version).success
     ) {
       modules[name] = module.version;
     }
