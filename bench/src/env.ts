@@ -46,7 +46,7 @@ const USAGE = `Usage: pnpm bench [-- options]
                         team-members, audit-log, session-teams, login, token-pair,
                         users-list, teams-all, token-malformed, token-unknown,
                         token-unknown-fresh, instances-list,
-                        instance-status, snapshot-create, snapshot-list
+                        instance-status, snapshot-create, snapshot-list, device-check-in
   --cpu-prof            run the server with --cpu-prof (BENCH_CPU_PROF=1); see README
   --skip-build          do not build apps/api first (BENCH_SKIP_BUILD=1)
   --server-log-level=l  the server's LOG_LEVEL (BENCH_SERVER_LOG_LEVEL, default info: the

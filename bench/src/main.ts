@@ -285,8 +285,19 @@ async function main(config: BenchConfig): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
+    // A device of the application, checking in as the agent does.
+    const device = (await post("/api/v1/devices", {
+      name: "bench device",
+      team: instanceTeamId,
+      application: application.id,
+    })) as { id: string; credentials?: { token: string } };
     const valid = generateToken("personalAccessToken");
     const fixture: Fixture = {
+      device: {
+        id: device.id,
+        token: device.credentials!.token,
+        applicationId: application.id,
+      },
       instanceTeamId,
       instanceId: instanceIds[0]!,
       auditTeamId,

@@ -21,6 +21,8 @@ export interface Fixture {
   /** A team of the admin's with an application of running hosted instances, and one of them. */
   instanceTeamId: string;
   instanceId: string;
+  /** A device of an application (no target): its check-in is in step, 200 `{}`. */
+  device: { id: string; token: string; applicationId: string };
 }
 
 export interface Scenario {
@@ -39,6 +41,30 @@ export const AUDIT_PAGE = 100;
 const json = { "content-type": "application/json" };
 
 export const SCENARIOS: Scenario[] = [
+  {
+    id: "device-check-in",
+    title: "POST /api/v1/devices/{id}/live/state (the agent's check-in)",
+    note: "the device agent's poll, in step (200 {}): one UPDATE … RETURNING records it and reads the target",
+    steps: (f) => [
+      {
+        method: "POST",
+        path: `/api/v1/devices/${f.device.id}/live/state`,
+        headers: { ...bearer(f.device.token), ...json },
+        body: JSON.stringify({
+          ownerType: "application",
+          project: null,
+          application: f.device.applicationId,
+          snapshot: null,
+          settings: null,
+          state: "running",
+          mode: "autonomous",
+          agentVersion: "4.2.1",
+          nodejsVersion: "v20.20.2",
+        }),
+        expect: 200,
+      },
+    ],
+  },
   {
     id: "teams-list",
     title: "GET /api/v1/user/teams",
