@@ -1,13 +1,22 @@
 // The devices area: remote devices run by the FlowFuse device agent — their procedures, the
 // team's provisioning tokens, and the live routes the agent calls (outside tRPC, device tokens).
+import { router } from "../core/trpc";
 import { deviceGroupsRouter } from "./groups";
 import { DEVICE_LIVE, deviceLiveRoutes } from "./live";
-import { devicesRouter } from "./procedures";
+import { deviceAuditLogProcedures } from "./audit-log";
+import { deviceSettingsProcedures } from "./device-settings";
+import { deviceListProcedures } from "./lists";
+import { deviceProcedures } from "./procedures";
 import { provisioningRouter } from "./provisioning";
 
 export const devices = {
   procedures: {
-    devices: devicesRouter,
+    devices: router({
+      ...deviceProcedures,
+      ...deviceSettingsProcedures,
+      ...deviceAuditLogProcedures,
+      ...deviceListProcedures,
+    }),
     provisioningTokens: provisioningRouter,
     deviceGroups: deviceGroupsRouter,
   },

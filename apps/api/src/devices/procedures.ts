@@ -1,24 +1,17 @@
 // Remote devices: created by a team's owners (or by a provisioning token of the team), read by
-// viewers and up, renamed and assigned by owners, their target snapshot and variables changed by
-// members; new credentials, the device's audit log, and the team's and an application's lists.
+// viewers and up, renamed and assigned by owners, their target snapshot changed by members; new
+// credentials. Their variables: device-settings.ts; the device's audit log: audit-log.ts; the
+// team's and an application's lists: lists.ts.
 import { generateToken, tokenDigest } from "@flowplane/auth";
 import {
-  ApplicationDevicesInput,
-  AuditLog,
   CreateDeviceInput,
   CreatedDevice,
   Device,
-  DeviceAuditLogInput,
   DeviceCredentials,
   DeviceIdInput,
-  DeviceList,
-  type DeviceListQuery,
-  DeviceSettings,
   Role,
   Status,
-  TeamDevicesInput,
   UpdateDeviceInput,
-  UpdateDeviceSettingsInput,
 } from "@flowplane/contract";
 import {
   countTeamDevices,
@@ -30,7 +23,6 @@ import {
   findProject,
   findSnapshotSummary,
   insertDevice,
-  listDevices,
   lockTeam,
   recordAudit,
   setDeviceCredentials,
@@ -38,15 +30,13 @@ import {
   updateDevice,
 } from "@flowplane/db";
 import { randomBytes } from "node:crypto";
-import { z } from "zod";
-import { auditLogCsv, readLog } from "../audit-log/procedures";
 import { ApiError, forbidden, notFound } from "../core/errors";
-import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { actorOf, procedure, teamOf } from "../core/trpc";
 import { VERSION } from "../version";
-import { applicationOfDevice, deviceView, envToStore, visibleDeviceEnv } from "./views";
+import { applicationOfDevice, deviceView } from "./views";
 import { refreshSettingsHashes, settingsHash } from "./settings";
 
-const TAG = "Devices";
+export const TAG = "Devices";
 
 /** A body field naming something the caller's team does not have: 400 naming the field. */
 export const invalidField = (field: string, code: string, message: string) =>
@@ -102,32 +92,9 @@ async function ownerOf(
   return { applicationId: null, projectId: null };
 }
 
-export function listQuery(input: DeviceListQuery) {
-  return {
-    limit: input.limit,
-    cursor: input.cursor,
-    query: input.query,
-    sort: input.sort,
-    dir: input.dir ?? input.order,
-  };
-}
-
-export function deviceListView(
-  page: Awaited<ReturnType<typeof listDevices>>,
-  ctx: Pick<Context, "baseUrl">,
-) {
-  const now = Date.now();
-  return {
-    meta: page.nextCursor ? { next_cursor: page.nextCursor } : {},
-    count: page.total,
-    devices: page.rows.map((row) => deviceView(row, ctx.baseUrl, now)),
-  };
-}
-
-const LIST_DESCRIPTION =
-  "A page of devices (at most 100, as FlowFuse), ordered by `sort` (`name` by default; `lastSeenAt`, `state`, `type`, `createdAt`) in `dir` order, ties by id; `meta.next_cursor` is the next page's `cursor` (present when there are more), `count` every match. `query` matches the name or type in any case. FlowFuse's `page` (offset) paging, `filters` and `statusOnly` are not offered.";
-
-export const devicesRouter = router({
+/** Creating, reading, changing and deleting devices, and their credentials (index.ts puts them in
+ * one router with their settings, audit log and lists). */
+export const deviceProcedures = {
   create: procedure
     .meta({
       permission: "device:create",
@@ -385,141 +352,4 @@ export const devicesRouter = router({
       });
       return { token: credentials.token, credentialSecret: credentials.credentialSecret };
     }),
-
-  settings: procedure
-    .meta({
-      permission: "device:read",
-      openapi: {
-        method: "GET",
-        path: "/api/v1/devices/{deviceId}/settings",
-        tags: [TAG],
-        summary: "A device's settings (its environment variables)",
-        description:
-          "`env`: the device's own variables, hidden values blank. The platform's `FF_*` variables are added when the device downloads its snapshot.",
-      },
-    })
-    .input(DeviceIdInput)
-    .output(DeviceSettings)
-    .query(async ({ ctx, input }) => {
-      const device = await deviceOf(ctx.db, input.deviceId);
-      return { env: visibleDeviceEnv(device.settings.env) };
-    }),
-
-  updateSettings: procedure
-    .meta({
-      permission: "device:edit-env",
-      openapi: {
-        method: "PUT",
-        path: "/api/v1/devices/{deviceId}/settings",
-        tags: [TAG],
-        summary: "Change a device's environment variables (members)",
-        description:
-          "`env` replaces the device's variables. A hidden variable sent with an empty value keeps its value; `FF_*` variables are the platform's and are dropped. The device picks the change up at its next check-in (its settings hash changes) and restarts Node-RED with them.",
-      },
-    })
-    .input(UpdateDeviceSettingsInput)
-    .output(Status)
-    .mutation(async ({ ctx, input }) => {
-      if (input.env === undefined) return { status: "okay" as const };
-      const sent = input.env;
-      await ctx.db.transaction().execute(async (trx) => {
-        const before = await findDevice(trx, input.deviceId);
-        if (!before) throw notFound();
-        const env = envToStore(sent, before.settings.env ?? []);
-        await updateDevice(trx, before.id, { env });
-        await refreshSettingsHashes(trx, [before.id]);
-        await recordAudit(trx, {
-          event: "device.settings.updated",
-          entity: { type: "device", id: before.id },
-          teamId: before.team_id,
-          actor: actorOf(ctx),
-          // Never the values: names only.
-          body: {
-            device: { id: before.id, name: before.name },
-            env: {
-              old: (before.settings.env ?? []).map((v) => v.name),
-              new: env.map((v) => v.name),
-            },
-          },
-        });
-      });
-      return { status: "okay" as const };
-    }),
-
-  auditLog: procedure
-    .meta({
-      permission: "device:audit-log",
-      openapi: {
-        method: "GET",
-        path: "/api/v1/devices/{deviceId}/audit-log",
-        tags: [TAG],
-        summary: "A device's audit log",
-        description:
-          "Entries about the device: its creation, changes, credentials, targets, and what its agent and Node-RED report (`stopped`, `crashed`, `flows.set` …). Newest first, paged and filtered as the team's log.",
-      },
-    })
-    .input(DeviceAuditLogInput)
-    .output(AuditLog)
-    .query(async ({ ctx, input }) => {
-      const { deviceId, ...filters } = input;
-      return readLog(ctx.db, { entity: { type: "device", id: deviceId } }, filters);
-    }),
-
-  auditLogExport: procedure
-    .meta({
-      permission: "device:audit-log",
-      contentType: "text/csv",
-      openapi: {
-        method: "GET",
-        path: "/api/v1/devices/{deviceId}/audit-log/export",
-        tags: [TAG],
-        summary: "A device's audit log as CSV",
-        description:
-          "The same entries as the list with the same parameters, as CSV: header `id,event,body,scope,trigger,createdAt`, CRLF line ends, each cell the JSON of the field.",
-      },
-    })
-    .input(DeviceAuditLogInput)
-    .output(z.string())
-    .query(async ({ ctx, input }) => {
-      const { deviceId, ...filters } = input;
-      const log = await readLog(ctx.db, { entity: { type: "device", id: deviceId } }, filters);
-      return auditLogCsv(log.log);
-    }),
-
-  ofTeam: procedure
-    .meta({
-      permission: "team:device:list",
-      openapi: {
-        method: "GET",
-        path: "/api/v1/teams/{teamId}/devices",
-        tags: [TAG],
-        summary: "The team's devices",
-        description: LIST_DESCRIPTION,
-      },
-    })
-    .input(TeamDevicesInput)
-    .output(DeviceList)
-    .query(async ({ ctx, input }) =>
-      deviceListView(await listDevices(ctx.db, { teamId: input.teamId }, listQuery(input)), ctx),
-    ),
-
-  ofApplication: procedure
-    .meta({
-      permission: "team:device:list",
-      openapi: {
-        method: "GET",
-        path: "/api/v1/applications/{applicationId}/devices",
-        tags: [TAG],
-        summary: "The devices assigned to an application",
-        description: LIST_DESCRIPTION,
-      },
-    })
-    .input(ApplicationDevicesInput)
-    .output(DeviceList)
-    .query(async ({ ctx, input }) =>
-      deviceListView(
-        await listDevices(ctx.db, { applicationId: input.applicationId }, listQuery(input)),
-        ctx,
-      ),
-    ),
-});
+};
