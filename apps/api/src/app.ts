@@ -1,17 +1,14 @@
 // The Fastify server, assembled: the cross-cutting plugins (plugins/), then each area's routes
 // outside tRPC and pages, then the procedures of every area (router.ts) as REST and /trpc.
 // `buildApp` does not listen, so tests and the CLI's tests run the real thing in-process.
-import type { Db } from "@flowplane/db";
-import type { Driver } from "@flowplane/runtime";
-import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
-import type { Logger } from "pino";
+import Fastify, { type FastifyInstance } from "fastify";
 import { accounts, InitialPassword } from "./accounts/index";
 import { applications } from "./applications/index";
 import { devices } from "./devices/index";
-import { broker, type BrokerOptions, startTeamBroker } from "./broker/index";
+import { broker, startTeamBroker } from "./broker/index";
 import { Authenticator } from "./core/authenticator";
 import { openApiDocument } from "./core/openapi";
-import type { Context } from "./core/trpc";
+import { requestContext } from "./context";
 import { InstanceRuntime, instances } from "./instances/index";
 import { library } from "./library/index";
 import { Deploys, pipelines } from "./pipelines/index";
@@ -23,7 +20,7 @@ import { healthPlugin } from "./plugins/health";
 import { housekeepingPlugin } from "./plugins/housekeeping";
 import { pagesPlugin } from "./plugins/pages";
 import { proceduresPlugin } from "./plugins/procedures";
-import { type RateLimitOptions, registerRateLimits } from "./plugins/rate-limits";
+import { registerRateLimits } from "./plugins/rate-limits";
 import { requestLogOptions, requestLogPlugin } from "./plugins/request-log";
 import { parseQuery, requestParsingPlugin } from "./plugins/request-parsing";
 import { listeningUrl, runtimePlugin } from "./plugins/runtime";
@@ -31,38 +28,12 @@ import { securityPlugin } from "./plugins/security";
 import { shutdownPlugin } from "./plugins/shutdown";
 import { appRouter } from "./router";
 import { teams } from "./teams/index";
+import type { AppOptions } from "./options";
 import { VERSION } from "./version";
 
 export { createLogger } from "./plugins/request-log";
 export type { BrokerOptions, FailedConnectLimits } from "./broker/index";
-
-export interface AppOptions {
-  db: Db;
-  tokenSecret: string;
-  baseUrl: string;
-  /** From `createLogger`; none: no logs. */
-  logger?: Logger;
-  bodyLimit?: number;
-  /** How often expired tokens are deleted and lastUsedAt is written (default 60 s). */
-  sweepIntervalMs?: number;
-  /** Origins allowed to call the API from a browser (CORS); none: no CORS headers. */
-  corsOrigins?: string[];
-  /** Fixed maximum age of a sign-in session (default 7 days, as FlowFuse). */
-  sessionMaxAgeMs?: number;
-  /** A session unused this long ends (default 32 hours, as FlowFuse). */
-  sessionIdleMs?: number;
-  /** Rate limits (plugins/rate-limits.ts): the figures, FlowFuse's optional ones, Redis. */
-  rateLimits?: RateLimitOptions;
-  /** The team broker (none: no broker; the client routes still keep credentials). */
-  broker?: BrokerOptions;
-  /** What runs hosted instances (none: instances can be created but not run: 503). */
-  instances?: { driver: Driver };
-  /**
-   * The first administrator's first password file (DATA_DIR/initial-admin-password): the sign-in
-   * page mentions it while it exists, and it is deleted once that password is changed.
-   */
-  initialPasswordFile?: string;
-}
+export type { AppOptions } from "./options";
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, tokenSecret, baseUrl } = options;
@@ -104,19 +75,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ? new InitialPassword(options.initialPasswordFile)
       : undefined;
   const deploys = new Deploys();
-  const contextOf = (request: FastifyRequest): Context => ({
+  const contextOf = requestContext({
     db,
-    auth: request.auth!,
-    preloadedTeam: request.preloadedTeam,
-    preloadedUserTeams: request.preloadedUserTeams,
-    requestId: request.id,
-    log: request.log,
     baseUrl,
     tokenSecret,
-    rateLimit: (procedurePath, run) => limits.procedure(request, procedurePath, run),
-    broker: teamBroker?.access,
-    brokerEndpoint: teamBroker?.endpoint,
-    instances: runtime,
+    limits,
+    teamBroker,
+    runtime,
     deploys,
     initialPassword,
   });

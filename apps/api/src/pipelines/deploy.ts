@@ -41,7 +41,7 @@ import {
   type SnapshotContent,
   writeInstanceState,
 } from "../snapshots/content";
-import { storeInstanceSnapshot } from "../snapshots/procedures";
+import { storeInstanceSnapshot } from "../snapshots/records";
 import { type DeploySubject, operationView } from "./views";
 
 const TAG = "Pipelines";
