@@ -111,7 +111,12 @@ describe("device group and device stages", () => {
     expect(groupFirst.status).toBe(400);
     expect(groupFirst.body.errors[0].path).toBe("deviceGroupId");
 
-    const both = await addStage(pipelineId, { name: "x", source, instanceId, deviceGroupId: groupId });
+    const both = await addStage(pipelineId, {
+      name: "x",
+      source,
+      instanceId,
+      deviceGroupId: groupId,
+    });
     expect(both.status).toBe(400);
     expect(both.body.errors[0].path).toBe("deviceGroupId");
     const none = await addStage(pipelineId, { name: "x", source });
@@ -143,7 +148,11 @@ describe("device group and device stages", () => {
     expect(active.status).toBe(400);
     expect(active.body.errors[0].path).toBe("action");
 
-    const groupStage = await addStage(pipelineId, { name: "fleet", source, deviceGroupId: groupId });
+    const groupStage = await addStage(pipelineId, {
+      name: "fleet",
+      source,
+      deviceGroupId: groupId,
+    });
     expect(groupStage.status, groupStage.text).toBe(200);
     expect(groupStage.body).toMatchObject({
       name: "fleet",

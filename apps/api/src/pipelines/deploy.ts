@@ -224,7 +224,9 @@ async function run(ctx: Context, operationId: string, deploy: Plan): Promise<voi
       sourceStage: { id: source.id, name: source.name },
       targetStage: { id: target.id, name: target.name },
       sourceProject: { id: sourceInstance.id, name: sourceInstance.name },
-      ...(targetInstance && { targetProject: { id: targetInstance.id, name: targetInstance.name } }),
+      ...(targetInstance && {
+        targetProject: { id: targetInstance.id, name: targetInstance.name },
+      }),
       ...(deploy.targetGroup && { targetDeviceGroup: deploy.targetGroup }),
       ...(deploy.targetDevice && { targetDevice: deploy.targetDevice }),
       snapshot: { id: sent.id, name: sent.name },

@@ -64,11 +64,6 @@ async function stageOf(ctx: Pick<Context, "db">, pipelineId: string, stageId: st
 type TargetField = "instanceId" | "deviceGroupId" | "deviceId";
 const TARGET_FIELDS: readonly TargetField[] = ["instanceId", "deviceGroupId", "deviceId"];
 type StageKind = "instance" | "deviceGroup" | "device";
-const KIND_OF: Record<TargetField, StageKind> = {
-  instanceId: "instance",
-  deviceGroupId: "deviceGroup",
-  deviceId: "device",
-};
 
 /** Actions a device stage may have (FlowFuse's rules): no new snapshot of a device. */
 const DEVICE_ACTIONS: readonly StageAction[] = [
@@ -109,7 +104,9 @@ async function targetOf(
       400,
       "invalid_input",
       `A stage has one target: give one of ${given.join(", ")}`,
-      given.slice(1).map((path) => ({ path, message: `Not with ${given[0]}: a stage has one target` })),
+      given
+        .slice(1)
+        .map((path) => ({ path, message: `Not with ${given[0]}: a stage has one target` })),
     );
   }
   const field = given[0];
