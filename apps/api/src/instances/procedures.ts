@@ -39,7 +39,7 @@ import {
   userOwnsATeam,
 } from "@flowplane/db";
 import { ApiError, forbidden, notFound } from "../core/errors";
-import type { Action } from "./runtime";
+import type { Action } from "./actions";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
 import { instanceStatusOf, instanceView } from "./views";
 

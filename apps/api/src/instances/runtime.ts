@@ -4,62 +4,34 @@
 // that actions on one instance are serialized across every process of the platform; gives each
 // start of Node-RED a new instance token; and brings back, when the platform starts, the
 // instances whose desired state is running.
+// The actions and their claim are in actions.ts; what Node-RED starts with, spec.ts.
 import { generateToken, tokenDigest } from "@flowplane/auth";
-import type { EnvVar, InstanceState } from "@flowplane/contract";
+import type { InstanceState } from "@flowplane/contract";
 import {
-  claimProjectAction,
   type Db,
   findProject,
   finishProjectAction,
   listProjects,
   type ProjectDetail,
-  type ProjectRow,
   recordAudit,
   setProjectToken,
 } from "@flowplane/db";
-import {
-  type Driver,
-  type InstanceSpec,
-  ModuleInstallError,
-  type RuntimeStatus,
-} from "@flowplane/runtime";
+import { type Driver, ModuleInstallError, type RuntimeStatus } from "@flowplane/runtime";
 import type { FastifyBaseLogger } from "fastify";
-import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError, notFound } from "../core/errors";
-
-export type Action = "start" | "stop" | "restart" | "suspend";
-
-const IN_FLIGHT = {
-  start: "starting",
-  stop: "stopping",
-  restart: "restarting",
-  suspend: "suspending",
-} as const satisfies Record<Action, NonNullable<ProjectRow["in_flight"]>>;
-
-const DESIRED = {
-  start: "running",
-  stop: "stopped",
-  restart: "running",
-  suspend: "suspended",
-} as const satisfies Record<Action, ProjectRow["state"]>;
-
-const AUDIT_EVENT = {
-  start: "project.started",
-  stop: "project.stopped",
-  restart: "project.restarted",
-  suspend: "project.suspended",
-} as const;
-
-/** How long an action waits for the one under way on the same instance. */
-const WAIT_FOR_ACTION_MS = 120_000;
-
-export const suspendedError = () =>
-  new ApiError(400, "project_suspended", "The instance is suspended: start it first");
-
-export interface Actor {
-  userId: string;
-  tokenId: string | null;
-}
+import {
+  AUDIT_EVENT,
+  claimAction,
+  DESIRED,
+  IN_FLIGHT,
+  message,
+  metaState,
+  startFailed,
+  suspendedError,
+  type Action,
+  type Actor,
+} from "./actions";
+import { instanceSpec, moduleInstallFailed } from "./spec";
 
 export interface RuntimeOptions {
   db: Db;
@@ -103,7 +75,7 @@ export class InstanceRuntime {
    * when its turn comes are refused with FlowFuse's code.
    */
   async act(id: string, action: Action, actor: Actor | "system"): Promise<void> {
-    const claimed = await this.claim(id, IN_FLIGHT[action]);
+    const claimed = await claimAction(this.options.db, id, IN_FLIGHT[action]);
     let state = claimed.state;
     try {
       if (action !== "start" && state === "suspended") throw suspendedError();
@@ -171,7 +143,7 @@ export class InstanceRuntime {
     write: () => Promise<() => Promise<void>>,
     record: (trx: Db) => Promise<void>,
   ): Promise<void> {
-    const claimed = await this.claim(id, "restarting");
+    const claimed = await claimAction(this.options.db, id, "restarting");
     const running = claimed.state === "running";
     try {
       if (running) {
@@ -230,7 +202,7 @@ export class InstanceRuntime {
     const project = await findProject(this.options.db, id);
     if (!project) return;
     try {
-      await this.options.driver.create(await this.spec(project, ""));
+      await this.options.driver.create(await instanceSpec(this.options, project, ""));
     } catch (error) {
       // Recorded all the same: it shows what the runtime reports, and `start` tries again.
       this.options.log.error(
@@ -265,7 +237,7 @@ export class InstanceRuntime {
    * next start (`resume`).
    */
   async remove(id: string, deleteRow: () => Promise<void>): Promise<void> {
-    const claimed = await this.claim(id, "stopping");
+    const claimed = await claimAction(this.options.db, id, "stopping");
     try {
       await deleteRow();
     } catch (error) {
@@ -350,23 +322,6 @@ export class InstanceRuntime {
     return false;
   }
 
-  private async claim(id: string, inFlight: NonNullable<ProjectRow["in_flight"]>) {
-    const deadline = Date.now() + WAIT_FOR_ACTION_MS;
-    for (;;) {
-      const row = await claimProjectAction(this.options.db, id, inFlight);
-      if (row) return row;
-      if (!(await findProject(this.options.db, id))) throw notFound();
-      if (Date.now() > deadline) {
-        throw new ApiError(
-          409,
-          "invalid_request",
-          "Another action on the instance is still under way",
-        );
-      }
-      await sleep(100);
-    }
-  }
-
   private async run(id: string, action: Action): Promise<void> {
     const { driver, db } = this.options;
     const project = await findProject(db, id);
@@ -379,90 +334,10 @@ export class InstanceRuntime {
     // Every start of Node-RED gets a token of its own; the one before stops working.
     const token = generateToken("instance");
     await setProjectToken(db, id, tokenDigest(this.options.tokenSecret, token));
-    const spec = await this.spec(project, token);
+    const spec = await instanceSpec(this.options, project, token);
     await driver.create(spec);
     await (action === "restart" ? driver.restart(spec) : driver.start(spec));
   }
-
-  private async spec(project: ProjectDetail, token: string): Promise<InstanceSpec> {
-    const { url } = await this.options.driver.status(project.id);
-    const own = project.settings.env ?? [];
-    const env = [...own, ...platformEnv(project, url)];
-    const version = project.stack_properties.nodered;
-    return {
-      id: project.id,
-      name: project.name,
-      teamId: project.team_id,
-      nodeRedVersion: typeof version === "string" ? version : "",
-      env: Object.fromEntries(env.map((variable) => [variable.name, variable.value])),
-      platformUrl: this.options.platformUrl(),
-      token,
-      modules: project.settings.palette?.modules ?? {},
-      paletteInstall: paletteInstall(project),
-    };
-  }
-}
-
-/** Whether the instance's palette may install modules: yes, unless its type says no. */
-export function paletteInstall(project: Pick<ProjectDetail, "project_type_properties">): boolean {
-  const palette = project.project_type_properties.palette as { allowInstall?: unknown } | undefined;
-  return palette?.allowInstall !== false;
-}
-
-/** A failed install of the instance's modules, as the API answers it. */
-export const moduleInstallFailed = (error: ModuleInstallError) =>
-  new ApiError(400, "module_install_failed", error.message);
-
-/** The platform's variables (`FF_*`), read-only, set on every start. */
-export function platformEnv(
-  project: Pick<ProjectDetail, "id" | "name">,
-  url: string | null,
-): Required<EnvVar>[] {
-  return [
-    { name: "FF_INSTANCE_ID", value: project.id, hidden: false },
-    { name: "FF_INSTANCE_NAME", value: project.name, hidden: false },
-    { name: "FF_INSTANCE_URL", value: url ?? "", hidden: false },
-    { name: "FF_PROJECT_ID", value: project.id, hidden: false },
-    { name: "FF_PROJECT_NAME", value: project.name, hidden: false },
-  ];
-}
-
-/** FlowFuse's `meta.state`: the action under way; else suspended; else what the runtime says. */
-export function metaState(
-  project: Pick<ProjectRow, "state" | "in_flight">,
-  runtime: RuntimeStatus,
-): InstanceState {
-  if (project.in_flight) return project.in_flight;
-  if (project.state === "suspended") return "suspended";
-  switch (runtime.state) {
-    case "running":
-    case "starting":
-    case "stopped":
-    case "crashed":
-      return runtime.state;
-    default:
-      return "unknown";
-  }
-}
-
-/** `project.start-failed`, with why (the driver's words: never a secret). */
-function startFailed(
-  trx: Db,
-  project: { id: string; name: string; team_id: string },
-  actor: Actor | "system",
-  error: unknown,
-): Promise<void> {
-  return recordAudit(trx, {
-    event: "project.start-failed",
-    entity: { type: "project", id: project.id },
-    teamId: project.team_id,
-    actor,
-    body: { project: { id: project.id, name: project.name }, error: { message: message(error) } },
-  });
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 declare module "../core/trpc" {

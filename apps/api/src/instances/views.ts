@@ -9,7 +9,7 @@ import {
   PLATFORM_ENV_PREFIX,
 } from "@flowplane/contract";
 import type { ProjectDetail } from "@flowplane/db";
-import { platformEnv } from "./runtime";
+import { platformEnv } from "./spec";
 import type { Context } from "../core/trpc";
 import { teamSummary } from "../teams/views";
 

@@ -1,182 +1,41 @@
 // Delivery pipelines (FlowFuse's `forge/ee/routes/pipeline`): an application's pipelines and their
 // stages, a linked list in which a deploy moves a snapshot from a stage to the next. Owners create,
-// edit, deploy and delete; viewers and up read. Every change is audited, stage edits and deletions
-// too (FlowFuse leaves those unaudited).
+// edit, deploy and delete; viewers and up read. Every change is audited. The stages' procedures
+// are in stages.ts.
 import {
   ApplicationIdInput,
   CreatePipelineInput,
-  CreatePipelineStageInput,
   Pipeline,
   PipelineIdInput,
   PipelineList,
-  PipelineStage,
-  PipelineStageIdInput,
-  type StageAction,
   Status,
   TeamIdInput,
   UpdatePipelineInput,
-  UpdatePipelineStageInput,
 } from "@flowplane/contract";
 import {
-  countStages,
-  type Db,
   deletePipeline,
-  deleteStage,
   findPipeline,
-  findStage,
   insertPipeline,
-  insertStage,
   listPipelines,
-  lockPipeline,
-  type PipelineStageRow,
   type PipelineWithApplication,
   recordAudit,
   renamePipeline,
   teamOfApplication,
-  updateStage,
 } from "@flowplane/db";
-import { ApiError, invalidRequest, notFound } from "../core/errors";
+import { notFound } from "../core/errors";
 import { actorOf, type Context, procedure, teamOf } from "../core/trpc";
-import { pipelineViews, stageView } from "./views";
+import { pipelineViews } from "./views";
 
-const TAG = "Pipelines";
+export const TAG = "Pipelines";
 
-/** Actions an instance stage may have (FlowFuse's rules). */
-const INSTANCE_ACTIONS: readonly StageAction[] = [
-  "create_snapshot",
-  "use_latest_snapshot",
-  "prompt",
-  "none",
-];
-
-async function pipelineOf(ctx: Pick<Context, "db">, pipelineId: string) {
+export async function pipelineOf(ctx: Pick<Context, "db">, pipelineId: string) {
   const pipeline = await findPipeline(ctx.db, pipelineId);
   if (!pipeline) throw notFound();
   return pipeline;
 }
 
-async function stageOf(ctx: Pick<Context, "db">, pipelineId: string, stageId: string) {
-  const stage = await findStage(ctx.db, pipelineId, stageId);
-  if (!stage) throw notFound();
-  return stage;
-}
-
-type TargetField = "instanceId" | "deviceGroupId" | "deviceId";
-const TARGET_FIELDS: readonly TargetField[] = ["instanceId", "deviceGroupId", "deviceId"];
-type StageKind = "instance" | "deviceGroup" | "device";
-
-/** Actions a device stage may have (FlowFuse's rules): no new snapshot of a device. */
-const DEVICE_ACTIONS: readonly StageAction[] = [
-  "use_active_snapshot",
-  "use_latest_snapshot",
-  "prompt",
-  "none",
-];
-
-const notOfApplication = (field: TargetField, what: string) =>
-  invalidRequest(`Invalid request: ${field}: not ${what} of the pipeline's application`, [
-    { path: field, message: `Not ${what} of the pipeline's application` },
-  ]);
-
-/** A stage's target: the one field given, checked to be of the pipeline's application. */
-interface Target {
-  kind: StageKind;
-  id: string;
-  /** The instance, for its audit entry. */
-  instance?: { id: string; name: string };
-  values: { instanceId: string | null; deviceGroupId: string | null; deviceId: string | null };
-}
-
-/**
- * The target the input names: exactly one of `instanceId`, `deviceGroupId`, `deviceId` (none is
- * allowed when `required` is false: the stage keeps its own), of the pipeline's application, else
- * 400 naming the field.
- */
-async function targetOf(
-  db: Db,
-  pipeline: PipelineWithApplication,
-  input: Partial<Record<TargetField, string>>,
-  required: boolean,
-): Promise<Target | undefined> {
-  const given = TARGET_FIELDS.filter((field) => input[field] !== undefined);
-  if (given.length > 1) {
-    throw new ApiError(
-      400,
-      "invalid_input",
-      `A stage has one target: give one of ${given.join(", ")}`,
-      given
-        .slice(1)
-        .map((path) => ({ path, message: `Not with ${given[0]}: a stage has one target` })),
-    );
-  }
-  const field = given[0];
-  if (field === undefined) {
-    if (!required) return undefined;
-    throw invalidRequest("Invalid request: instanceId: give the stage's target", [
-      { path: "instanceId", message: "Give one of instanceId, deviceGroupId, deviceId" },
-    ]);
-  }
-  const id = input[field]!;
-  const values = { instanceId: null, deviceGroupId: null, deviceId: null, [field]: id };
-  if (field === "instanceId") {
-    const instance = await db
-      .selectFrom("projects")
-      .select(["id", "name", "application_id"])
-      .where("id", "=", id)
-      .executeTakeFirst();
-    if (!instance || instance.application_id !== pipeline.application_id) {
-      throw notOfApplication(field, "an instance");
-    }
-    return { kind: "instance", id, instance, values };
-  }
-  if (field === "deviceGroupId") {
-    const group = await db
-      .selectFrom("device_groups")
-      .select(["id", "application_id"])
-      .where("id", "=", id)
-      .executeTakeFirst();
-    if (!group || group.application_id !== pipeline.application_id) {
-      throw notOfApplication(field, "a device group");
-    }
-    return { kind: "deviceGroup", id, values };
-  }
-  const device = await db
-    .selectFrom("devices")
-    .select(["id", "application_id"])
-    .where("id", "=", id)
-    .executeTakeFirst();
-  if (!device || device.application_id !== pipeline.application_id) {
-    throw notOfApplication(field, "a device");
-  }
-  return { kind: "device", id, values };
-}
-
-/** The kind of a stored stage (by the target it had; an instance stage when it has none left). */
-function kindOfStage(stage: PipelineStageRow): StageKind {
-  if (stage.device_group_id !== null) return "deviceGroup";
-  if (stage.device_id !== null) return "device";
-  return "instance";
-}
-
-function checkAction(action: StageAction, kind: StageKind) {
-  if (kind === "device") {
-    if (!DEVICE_ACTIONS.includes(action)) {
-      throw new ApiError(400, "invalid_input", `A device stage cannot have the action ${action}`, [
-        { path: "action", message: "A device stage does not take snapshots of the device" },
-      ]);
-    }
-  } else if (!INSTANCE_ACTIONS.includes(action)) {
-    throw new ApiError(
-      400,
-      "invalid_input",
-      `${kind === "instance" ? "An instance" : "A device group"} stage cannot have the action ${action}`,
-      [{ path: "action", message: "`use_active_snapshot` is for device stages" }],
-    );
-  }
-}
-
 /** The audit entries of a change to a pipeline go to the team's log, about its application. */
-function pipelineAudit(
+export function pipelineAudit(
   ctx: Pick<Context, "auth">,
   pipeline: Pick<PipelineWithApplication, "id" | "name" | "team_id" | "application_id">,
   event: string,
@@ -191,18 +50,7 @@ function pipelineAudit(
   };
 }
 
-const stageBody = (stage: PipelineStageRow) => ({
-  stage: {
-    id: stage.id,
-    name: stage.name,
-    action: stage.action,
-    instanceId: stage.instance_id,
-    deviceGroupId: stage.device_group_id,
-    deviceId: stage.device_id,
-  },
-});
-
-/** The procedures of pipelines and their stages (index.ts puts them in one router with the deploy). */
+/** The procedures of pipelines (index.ts puts them in one router with the stages' and the deploy). */
 export const pipelineProcedures = {
   ofApplication: procedure
     .meta({
@@ -338,199 +186,6 @@ export const pipelineProcedures = {
       await ctx.db.transaction().execute(async (trx) => {
         if (!(await deletePipeline(trx, pipeline.id))) throw notFound();
         await recordAudit(trx, pipelineAudit(ctx, pipeline, "application.pipeline.deleted"));
-      });
-      return { status: "okay" as const };
-    }),
-
-  stage: procedure
-    .meta({
-      permission: "pipeline:read",
-      openapi: {
-        method: "GET",
-        path: "/api/v1/pipelines/{pipelineId}/stages/{stageId}",
-        tags: [TAG],
-        summary: "A stage of a pipeline (viewers and up)",
-        description: "FlowFuse has this route but leaves it out of its document.",
-      },
-    })
-    .input(PipelineStageIdInput)
-    .output(PipelineStage)
-    .query(async ({ ctx, input }) => {
-      await pipelineOf(ctx, input.pipelineId);
-      return stageView(await stageOf(ctx, input.pipelineId, input.stageId), ctx);
-    }),
-
-  addStage: procedure
-    .meta({
-      permission: "pipeline:edit",
-      openapi: {
-        method: "POST",
-        path: "/api/v1/pipelines/{pipelineId}/stages",
-        tags: [TAG],
-        summary: "Add a stage (owners)",
-        description:
-          "The stage deploys to exactly one of `instanceId` (a hosted instance), `deviceGroupId` (a device group: its target snapshot) or `deviceId` (a device: its target snapshot), of the pipeline's application (else 400 naming the field); answered as `instances`, `deviceGroups`, `devices`. A device group stage is never first (400 `invalid_input`). `source` is the stage it follows: linked in after it, before the stage that followed it. Without `source`, only the first stage of an empty pipeline (else 400 `invalid_input`: FlowFuse then leaves a stage no other leads to). `action` defaults to `create_snapshot` (device stages: `use_active_snapshot`); `use_active_snapshot` is for device stages and `create_snapshot` for instance and group stages (400 `invalid_input` naming `action`). Audit events `application.pipeline.stage-added` and, on an instance, `project.assigned-to-pipeline-stage`.",
-      },
-    })
-    .input(CreatePipelineStageInput)
-    .output(PipelineStage)
-    .mutation(async ({ ctx, input }) => {
-      const pipeline = await pipelineOf(ctx, input.pipelineId);
-      const target = (await targetOf(ctx.db, pipeline, input, true))!;
-      const action =
-        input.action ?? (target.kind === "device" ? "use_active_snapshot" : "create_snapshot");
-      checkAction(action, target.kind);
-      if (target.kind === "deviceGroup" && input.source === undefined) {
-        // FlowFuse's rule: a device group stage only receives, so it cannot be first.
-        throw new ApiError(400, "invalid_input", "A device group stage cannot be the first", [
-          { path: "deviceGroupId", message: "A device group stage follows another stage" },
-        ]);
-      }
-      const instance = target.instance;
-      const stage = await ctx.db.transaction().execute(async (trx) => {
-        if (!(await lockPipeline(trx, pipeline.id))) throw notFound();
-        let after: PipelineStageRow | undefined;
-        if (input.source !== undefined) {
-          after = await findStage(trx, pipeline.id, input.source);
-          if (!after) {
-            throw invalidRequest("Invalid request: source: not a stage of this pipeline", [
-              { path: "source", message: "Not a stage of this pipeline" },
-            ]);
-          }
-        } else if ((await countStages(trx, pipeline.id)) > 0) {
-          throw new ApiError(
-            400,
-            "invalid_input",
-            "The pipeline has stages: give `source`, the stage the new one follows",
-            [{ path: "source", message: "Required once the pipeline has a stage" }],
-          );
-        }
-        const created = await insertStage(
-          trx,
-          pipeline.id,
-          {
-            name: input.name,
-            action,
-            deployToDevices: input.deployToDevices ?? false,
-            ...target.values,
-          },
-          after,
-        );
-        await recordAudit(
-          trx,
-          pipelineAudit(ctx, pipeline, "application.pipeline.stage-added", stageBody(created)),
-        );
-        if (instance) {
-          await recordAudit(trx, {
-            event: "project.assigned-to-pipeline-stage",
-            entity: { type: "project", id: instance.id },
-            teamId: pipeline.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: instance.id, name: instance.name },
-              pipeline: { id: pipeline.id, name: pipeline.name },
-              pipelineStage: { id: created.id, name: created.name },
-            },
-          });
-        }
-        return created;
-      });
-      return stageView(stage, ctx);
-    }),
-
-  updateStage: procedure
-    .meta({
-      permission: "pipeline:edit",
-      openapi: {
-        method: "PUT",
-        path: "/api/v1/pipelines/{pipelineId}/stages/{stageId}",
-        tags: [TAG],
-        summary: "Change a stage (owners)",
-        description:
-          "Fields given replace the stage's; the order of stages does not change. A new target (one of `instanceId`, `deviceGroupId`, `deviceId`, of the pipeline's application, else 400 naming the field) replaces the stage's; the action must suit the new kind. Audit event `application.pipeline.stage-updated` (Flowplane's: FlowFuse audits none), and `project.assigned-to-pipeline-stage` for a new instance.",
-      },
-    })
-    .input(UpdatePipelineStageInput)
-    .output(PipelineStage)
-    .mutation(async ({ ctx, input }) => {
-      const pipeline = await pipelineOf(ctx, input.pipelineId);
-      const before = await stageOf(ctx, pipeline.id, input.stageId);
-      const target = await targetOf(ctx.db, pipeline, input, false);
-      const kind = target?.kind ?? kindOfStage(before);
-      if (input.action !== undefined) checkAction(input.action, kind);
-      else if (target && target.kind !== kindOfStage(before)) checkAction(before.action, kind);
-      const instance = target?.instance;
-      const after = await ctx.db.transaction().execute(async (trx) => {
-        if (!(await lockPipeline(trx, pipeline.id))) throw notFound();
-        const changed = await updateStage(trx, before.id, {
-          name: input.name,
-          action: input.action,
-          deployToDevices: input.deployToDevices,
-          ...target?.values,
-        });
-        const updates = (
-          [
-            "name",
-            "action",
-            "deploy_to_devices",
-            "instance_id",
-            "device_group_id",
-            "device_id",
-          ] as const
-        )
-          .filter((key) => before[key] !== changed[key])
-          .map((key) => ({ key, old: before[key], new: changed[key] }));
-        await recordAudit(
-          trx,
-          pipelineAudit(ctx, pipeline, "application.pipeline.stage-updated", {
-            ...stageBody(changed),
-            updates,
-          }),
-        );
-        if (instance && instance.id !== before.instance_id) {
-          await recordAudit(trx, {
-            event: "project.assigned-to-pipeline-stage",
-            entity: { type: "project", id: instance.id },
-            teamId: pipeline.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: instance.id, name: instance.name },
-              pipeline: { id: pipeline.id, name: pipeline.name },
-              pipelineStage: { id: changed.id, name: changed.name },
-            },
-          });
-        }
-        return changed;
-      });
-      return stageView(after, ctx);
-    }),
-
-  deleteStage: procedure
-    .meta({
-      permission: "pipeline:delete",
-      openapi: {
-        method: "DELETE",
-        path: "/api/v1/pipelines/{pipelineId}/stages/{stageId}",
-        tags: [TAG],
-        summary: "Delete a stage (owners)",
-        description:
-          "The stage before it then leads to the one after it (A → B → C becomes A → C). Audit event `application.pipeline.stage-deleted` (Flowplane's: FlowFuse audits none).",
-      },
-    })
-    .input(PipelineStageIdInput)
-    .output(Status)
-    .mutation(async ({ ctx, input }) => {
-      const pipeline = await pipelineOf(ctx, input.pipelineId);
-      await ctx.db.transaction().execute(async (trx) => {
-        if (!(await lockPipeline(trx, pipeline.id))) throw notFound();
-        // Read again under the lock: its neighbours are what they are now.
-        const stage = await findStage(trx, pipeline.id, input.stageId);
-        if (!stage) throw notFound();
-        await deleteStage(trx, stage);
-        await recordAudit(
-          trx,
-          pipelineAudit(ctx, pipeline, "application.pipeline.stage-deleted", stageBody(stage)),
-        );
       });
       return { status: "okay" as const };
     }),

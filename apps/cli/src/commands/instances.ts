@@ -78,7 +78,7 @@ export function instanceCommand(
 }
 
 /** The id of the application named by id, or by name in the team. */
-async function applicationIdOf(client: Client, application: string, team?: string) {
+export async function applicationIdOf(client: Client, application: string, team?: string) {
   if (team === undefined) return application;
   const teamId = await teamIdOf(client, team);
   const { applications } = await client.applications.ofTeam.query({ teamId });

@@ -1,0 +1,330 @@
+// `flowplane devices`: a team's remote devices (a Node-RED on your own hardware run by the FlowFuse
+// device agent) — listed, shown, created (the one-time credentials printed once, or written to a
+// device.yml the agent reads), renamed, deleted (asked first), given new credentials, and told which
+// snapshot to run. A device is named by its id, or by its name in the team --team names.
+import type { Device } from "@flowplane/contract";
+import type { Command } from "commander";
+import { writeFile } from "node:fs/promises";
+import type { Client } from "../client";
+import type { Context } from "../context";
+import { CliError } from "../errors";
+import { fields, json, table, when } from "../output";
+import { type Example, withExamples } from "./examples";
+import { applicationIdOf, instanceIdOf } from "./instances";
+import { withJson, withTeam, withYes } from "./options";
+import { teamIdOf } from "./teams/members";
+
+interface Options {
+  team?: string;
+  json?: boolean;
+}
+
+/** The id of the device named by id, or (with a team) by its name in the team. */
+export async function deviceIdOf(client: Client, device: string, team?: string): Promise<string> {
+  if (team === undefined) return device;
+  const teamId = await teamIdOf(client, team);
+  const { devices } = await client.devices.ofTeam.query({ teamId, query: device });
+  return (
+    (
+      devices.find((d) => d.id === device) ??
+      devices.find((d) => d.name.toLowerCase() === device.toLowerCase())
+    )?.id ?? device
+  );
+}
+
+function owner(device: Device): string {
+  if (device.instance) return `instance ${device.instance.name} (${device.instance.id})`;
+  if (device.application)
+    return `application ${device.application.name} (${device.application.id})`;
+  return "-";
+}
+
+function describe(device: Device): string {
+  return fields([
+    ["ID", device.id],
+    ["Name", device.name],
+    ["Type", device.type || "-"],
+    ["Team", `${device.team.name} (${device.team.slug})`],
+    ["Assigned to", owner(device)],
+    ["Group", device.deviceGroup ? `${device.deviceGroup.name} (${device.deviceGroup.id})` : "-"],
+    ["Status", `${device.onlineStatus}, ${device.status}`],
+    ["Last seen", when(device.lastSeenAt)],
+    [
+      "Target snapshot",
+      device.targetSnapshot ? `${device.targetSnapshot.name} (${device.targetSnapshot.id})` : "-",
+    ],
+    [
+      "Active snapshot",
+      device.activeSnapshot ? `${device.activeSnapshot.name} (${device.activeSnapshot.id})` : "-",
+    ],
+    ["Agent", device.agentVersion ?? "-"],
+  ]);
+}
+
+/** The agent's device.yml for these credentials (every value quoted as YAML strings). */
+function deviceYml(deviceId: string, token: string, credentialSecret: string, url: string) {
+  const quoted = (value: string) => JSON.stringify(value);
+  return (
+    `deviceId: ${quoted(deviceId)}\n` +
+    `token: ${quoted(token)}\n` +
+    `credentialSecret: ${quoted(credentialSecret)}\n` +
+    `forgeURL: ${quoted(url.replace(/\/+$/, ""))}\n`
+  );
+}
+
+async function writePrivate(file: string, text: string): Promise<void> {
+  await writeFile(file, text, { mode: 0o600, flag: "wx" }).catch((error: NodeJS.ErrnoException) => {
+    throw new CliError(
+      error.code === "EEXIST"
+        ? `${file} exists: choose another file`
+        : `cannot write ${file}: ${error.message}`,
+      "cannot_write",
+    );
+  });
+}
+
+/** A command on one device: `<device>`, and --team to look it up by name in. */
+function deviceCommand(group: Command, name: string, examples: readonly Example[]): Command {
+  return withTeam(
+    withExamples(group.command(name), examples).argument("<device>", "the device's id or name"),
+    {
+      required: false,
+      description: "the device's team, by id or slug, to name the device by its name",
+    },
+  );
+}
+
+export function addDevicesCommands(program: Command, context: Context): void {
+  const devices = program
+    .command("devices")
+    .description("A team's remote devices, run by the FlowFuse device agent");
+
+  withJson(
+    withTeam(
+      withExamples(devices.command("list"), [
+        { does: "The team's devices", run: "devices list --team night" },
+        {
+          does: "Only an application's",
+          run: "devices list --team night --application Line",
+        },
+      ])
+        .description("The team's devices, or one application's (viewers and up)")
+        .option("--application <app>", "only the devices of this application (id or name)"),
+    ),
+  ).action(async (options: Options & { team: string; application?: string }) => {
+    const { client } = await context.connect();
+    const list = options.application
+      ? await client.devices.ofApplication.query({
+          applicationId: await applicationIdOf(client, options.application, options.team),
+        })
+      : await client.devices.ofTeam.query({ teamId: await teamIdOf(client, options.team) });
+    if (options.json) return context.print(json(list));
+    context.print(
+      list.devices.length === 0
+        ? "No devices.\n"
+        : table(list.devices, [
+            { header: "ID", value: (d) => d.id },
+            { header: "NAME", value: (d) => d.name },
+            { header: "TYPE", value: (d) => d.type || "-" },
+            { header: "STATUS", value: (d) => d.onlineStatus },
+            { header: "ASSIGNED", value: (d) => d.application?.name ?? d.instance?.name ?? "-" },
+            { header: "LAST SEEN", value: (d) => when(d.lastSeenAt) },
+          ]) +
+            (list.meta.next_cursor
+              ? `${list.count} devices; the first ${list.devices.length} shown.\n`
+              : ""),
+    );
+  });
+
+  withJson(
+    deviceCommand(devices, "show", [
+      { does: "A device: where it is assigned, what it runs", run: "devices show D1a2b3c4d5e6" },
+    ]).description("A device (viewers and up)"),
+  ).action(async (device: string, options: Options) => {
+    const { client } = await context.connect();
+    const deviceId = await deviceIdOf(client, device, options.team);
+    const found = await client.devices.byId.query({ deviceId });
+    context.print(options.json ? json(found) : describe(found));
+  });
+
+  withJson(
+    withTeam(
+      withExamples(devices.command("create"), [
+        {
+          does: "A device of an application; its credentials are printed once",
+          run: "devices create line-1 --team night --application Line --type RaspberryPi4",
+        },
+        {
+          does: "Write the agent's device.yml (readable by you alone) instead of printing",
+          run: "devices create line-2 --team night --output device.yml",
+        },
+      ])
+        .description(
+          "Create a device (owners). Its token and credential secret are shown once and never " +
+            "again: printed, or written with the platform's URL to the agent's device.yml (--output).",
+        )
+        .argument("<name>", "the device's name")
+        .option("--application <app>", "assign it to this application of the team (id or name)")
+        .option("--instance <instance>", "assign it to this hosted instance (id or name)")
+        .option("--type <type>", "free text, e.g. the hardware")
+        .option("--output <file>", "write the agent's device.yml here (created, mode 0600)"),
+    ),
+  ).action(
+    async (
+      name: string,
+      options: Options & {
+        team: string;
+        application?: string;
+        instance?: string;
+        type?: string;
+        output?: string;
+      },
+      command: Command,
+    ) => {
+      if (options.application !== undefined && options.instance !== undefined) {
+        command.error("error: give --application or --instance, not both", { exitCode: 2 });
+      }
+      const { client, url } = await context.connect();
+      const team = await teamIdOf(client, options.team);
+      const created = await client.devices.create.mutate({
+        name,
+        team,
+        type: options.type,
+        application:
+          options.application === undefined
+            ? undefined
+            : await applicationIdOf(client, options.application, options.team),
+        instance:
+          options.instance === undefined
+            ? undefined
+            : await instanceIdOf(client, options.instance, options.team),
+      });
+      const { token, credentialSecret } = created.credentials;
+      if (options.output !== undefined) {
+        await writePrivate(options.output, deviceYml(created.id, token, credentialSecret, url));
+        return context.print(
+          options.json
+            ? json({ ...created, credentials: undefined, file: options.output })
+            : `Created device ${created.name} (id ${created.id}); its device.yml is ${options.output}.\n`,
+        );
+      }
+      context.print(
+        options.json
+          ? json(created)
+          : `Created device ${created.name} (id ${created.id}). Its credentials, shown this once:\n` +
+              deviceYml(created.id, token, credentialSecret, url),
+      );
+    },
+  );
+
+  withJson(
+    deviceCommand(devices, "rename", [
+      { does: "Rename a device", run: "devices rename D1a2b3c4d5e6 line-1b" },
+    ])
+      .description("Rename a device (owners)")
+      .argument("<name>", "its new name"),
+  ).action(async (device: string, name: string, options: Options) => {
+    const { client } = await context.connect();
+    const deviceId = await deviceIdOf(client, device, options.team);
+    const renamed = await client.devices.update.mutate({ deviceId, name });
+    context.print(options.json ? json(renamed) : `Renamed device ${deviceId} to ${name}.\n`);
+  });
+
+  withJson(
+    withYes(
+      deviceCommand(devices, "delete", [
+        { does: "Delete a device (asks first)", run: "devices delete D1a2b3c4d5e6" },
+        { does: "From a script", run: "devices delete D1a2b3c4d5e6 --yes" },
+      ]).description("Delete a device (owners), asking first: its token stops working at once"),
+      "delete",
+    ),
+  ).action(async (device: string, options: Options & { yes?: boolean }, command: Command) => {
+    if (!options.yes && !context.canAsk()) {
+      command.error(
+        "error: devices delete asks before it deletes, and no terminal is there to answer: " +
+          "give --yes to delete without asking",
+        { exitCode: 2 },
+      );
+    }
+    const { client } = await context.connect();
+    const deviceId = await deviceIdOf(client, device, options.team);
+    if (!options.yes) {
+      const found = await client.devices.byId.query({ deviceId });
+      if (!(await context.confirm(`Delete device ${found.name} (id ${found.id}) for good?`))) {
+        throw new CliError(`${found.name} was not deleted`, "not_confirmed");
+      }
+    }
+    const result = await client.devices.delete.mutate({ deviceId });
+    context.print(options.json ? json(result) : `Deleted device ${deviceId}.\n`);
+  });
+
+  withJson(
+    deviceCommand(devices, "generate-credentials", [
+      {
+        does: "New credentials; the old token stops working at once",
+        run: "devices generate-credentials D1a2b3c4d5e6 --output device.yml",
+      },
+    ])
+      .description(
+        "New credentials for a device (owners), shown once: the old token stops working at once",
+      )
+      .option("--output <file>", "write the agent's device.yml here (created, mode 0600)"),
+  ).action(async (device: string, options: Options & { output?: string }) => {
+    const { client, url } = await context.connect();
+    const deviceId = await deviceIdOf(client, device, options.team);
+    const { token, credentialSecret } = await client.devices.generateCredentials.mutate({
+      deviceId,
+    });
+    if (options.output !== undefined) {
+      await writePrivate(options.output, deviceYml(deviceId, token, credentialSecret, url));
+      return context.print(
+        options.json
+          ? json({ status: "okay", file: options.output })
+          : `New credentials for device ${deviceId} are in ${options.output}.\n`,
+      );
+    }
+    context.print(
+      options.json
+        ? json({ token, credentialSecret })
+        : `New credentials for device ${deviceId}, shown this once:\n` +
+            deviceYml(deviceId, token, credentialSecret, url),
+    );
+  });
+
+  withJson(
+    deviceCommand(devices, "target", [
+      {
+        does: "Make a snapshot of the device's application what it runs",
+        run: "devices target D1a2b3c4d5e6 S1a2b3c4d5e6",
+      },
+      { does: "Clear it", run: "devices target D1a2b3c4d5e6 --clear" },
+    ])
+      .description("Set or clear the snapshot a device runs (members and up)")
+      .argument("[snapshot]", "the snapshot's id")
+      .option("--clear", "clear it"),
+  ).action(
+    async (
+      device: string,
+      snapshot: string | undefined,
+      options: Options & { clear?: boolean },
+      command: Command,
+    ) => {
+      if ((snapshot === undefined) === !options.clear) {
+        command.error("error: give a snapshot or --clear", { exitCode: 2 });
+      }
+      const { client } = await context.connect();
+      const deviceId = await deviceIdOf(client, device, options.team);
+      const updated = await client.devices.update.mutate({
+        deviceId,
+        targetSnapshot: snapshot ?? null,
+      });
+      context.print(
+        options.json
+          ? json(updated)
+          : snapshot
+            ? `Device ${deviceId} runs snapshot ${snapshot}.\n`
+            : `Device ${deviceId} has no target snapshot of its own now.\n`,
+      );
+    },
+  );
+}

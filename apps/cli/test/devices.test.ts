@@ -1,0 +1,202 @@
+// `flowplane devices` as a user runs it, against the real server: an owner creates a device of an
+// application (credentials printed once, or written to a device.yml readable by the owner alone),
+// lists, shows and renames it, gives it new credentials, sets and clears its target snapshot (a
+// snapshot of a real hosted instance of the application), and deletes it (asked first).
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cell, scratchDir, type User } from "./cli";
+import { startServerWithAdmin, type TestServer } from "./server";
+
+let server: TestServer;
+let admin: User;
+let snapshotId: string;
+
+beforeAll(async () => {
+  ({ server, admin } = await startServerWithAdmin({ instances: true }));
+  expect((await admin.flowplane("teams", "create", "Devs", "--slug", "devs")).status).toBe(0);
+  expect((await admin.flowplane("apps", "create", "Line", "--team", "devs")).status).toBe(0);
+  const created = await admin.flowplane(
+    ...["instances", "create", "dev-cli", "--app", "Line", "--team", "devs", "--wait"],
+  );
+  expect(created.status, created.stderr).toBe(0);
+  const taken = await admin.flowplane("snapshots", "create", "dev-cli", "First", "--team", "devs");
+  expect(taken.status, taken.stderr).toBe(0);
+  snapshotId = /\(id (\w+)\)/.exec(taken.stdout)![1]!;
+}, 120_000);
+afterAll(async () => {
+  await server?.close();
+});
+
+async function ok(user: User, ...args: string[]) {
+  const outcome = await user.flowplane(...args);
+  expect(outcome.stderr, args.join(" ")).toBe("");
+  expect(outcome.status, args.join(" ")).toBe(0);
+  return outcome.stdout;
+}
+
+describe("flowplane devices", { timeout: 60_000 }, () => {
+  let id: string;
+
+  it("creates a device of an application and prints its credentials once, as device.yml", async () => {
+    const out = await ok(
+      admin,
+      ...["devices", "create", "line-1", "--team", "devs", "--application", "Line"],
+      ...["--type", "Raspberry Pi 4"],
+    );
+    id = /^Created device line-1 \(id (\w+)\)/.exec(out)![1]!;
+    expect(out).toContain(`deviceId: "${id}"\n`);
+    expect(out).toMatch(/token: "fpd_\S+"\n/);
+    expect(out).toMatch(/credentialSecret: "[0-9a-f]{64}"\n/);
+    expect(out).toContain(`forgeURL: "${server.url}"\n`);
+
+    const list = await ok(admin, "devices", "list", "--team", "devs");
+    expect(list.split("\n")[0]).toMatch(/^ID\s+NAME\s+TYPE\s+STATUS\s+ASSIGNED\s+LAST SEEN$/);
+    expect(cell(list, 1, "ID")).toBe(id);
+    expect(cell(list, 1, "TYPE")).toBe("Raspberry Pi 4");
+    expect(cell(list, 1, "STATUS")).toBe("not-seen");
+    expect(cell(list, 1, "ASSIGNED")).toBe("Line");
+    const ofApp = await ok(admin, "devices", "list", "--team", "devs", "--application", "Line");
+    expect(cell(ofApp, 1, "ID")).toBe(id);
+    // The credentials are never shown again.
+    expect(await ok(admin, "devices", "show", id)).not.toContain("fpd_");
+  });
+
+  it("writes device.yml readable by its owner alone with --output, and refuses to overwrite", async () => {
+    const file = join(await scratchDir(), "device.yml");
+    const out = await ok(admin, "devices", "create", "line-2", "--team", "devs", "--output", file);
+    const created = /\(id (\w+)\)/.exec(out)![1]!;
+    expect(out).not.toContain("fpd_");
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const yml = await readFile(file, "utf8");
+    expect(yml).toContain(`deviceId: "${created}"\n`);
+    expect(yml).toMatch(/token: "fpd_\S+"\n/);
+
+    const again = await admin.flowplane(
+      "devices",
+      "generate-credentials",
+      created,
+      "--output",
+      file,
+    );
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain("exists");
+    // Both an application and an instance: a usage error, nothing sent.
+    const both = await admin.flowplane(
+      ...["devices", "create", "x", "--team", "devs", "--application", "Line", "--instance", "i"],
+    );
+    expect(both.status).toBe(2);
+    await ok(admin, "devices", "delete", created, "--yes");
+  });
+
+  it("shows and renames a device, by id or by its name in the team", async () => {
+    expect(await ok(admin, "devices", "rename", "line-1", "line-1b", "--team", "devs")).toBe(
+      `Renamed device ${id} to line-1b.\n`,
+    );
+    const shown = await ok(admin, "devices", "show", id);
+    expect(shown).toMatch(/Name\s+line-1b/);
+    expect(shown).toMatch(/Assigned to\s+application Line/);
+    const json = JSON.parse(
+      await ok(admin, "devices", "show", "line-1b", "--team", "devs", "--json"),
+    );
+    expect(json).toMatchObject({ id, name: "line-1b", type: "Raspberry Pi 4" });
+  });
+
+  it("generates new credentials, shown once", async () => {
+    const out = await ok(admin, "devices", "generate-credentials", id);
+    expect(out).toMatch(/token: "fpd_\S+"\n/);
+    expect(out).toContain(`deviceId: "${id}"\n`);
+  });
+
+  it("sets and clears the device's target snapshot; another's is refused", async () => {
+    expect(await ok(admin, "devices", "target", id, snapshotId)).toBe(
+      `Device ${id} runs snapshot ${snapshotId}.\n`,
+    );
+    const json = JSON.parse(await ok(admin, "devices", "show", id, "--json"));
+    expect(json.targetSnapshot.id).toBe(snapshotId);
+    const bad = await admin.flowplane("devices", "target", id, "nosuchsnap12");
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain("(invalid_snapshot)");
+    await ok(admin, "devices", "target", id, "--clear");
+    expect(JSON.parse(await ok(admin, "devices", "show", id, "--json")).targetSnapshot).toBeNull();
+    expect((await admin.flowplane("devices", "target", id)).status).toBe(2);
+  });
+
+  it("deletes a device: refused without a terminal or --yes", async () => {
+    const refused = await admin.flowplane("devices", "delete", id);
+    expect(refused.status).toBe(2);
+    expect(await ok(admin, "devices", "delete", id, "--yes")).toBe(`Deleted device ${id}.\n`);
+    const gone = await admin.flowplane("devices", "show", id);
+    expect(gone.status).toBe(1);
+    expect(gone.stderr).toContain("(not_found)");
+    expect(await ok(admin, "devices", "list", "--team", "devs")).toBe("No devices.\n");
+  });
+});
+
+describe("flowplane device-groups", { timeout: 60_000 }, () => {
+  let group: string;
+  let devices: string[];
+  const app = ["--application", "Line", "--team", "devs"];
+
+  beforeAll(async () => {
+    devices = [];
+    for (const name of ["g-1", "g-2"]) {
+      const out = await ok(
+        admin,
+        ...["devices", "create", name, "--team", "devs", "--application", "Line", "--json"],
+      );
+      devices.push(JSON.parse(out).id);
+    }
+  });
+
+  it("creates, lists and shows a group", async () => {
+    expect(await ok(admin, "device-groups", "list", ...app)).toBe("No device groups.\n");
+    const out = await ok(admin, "device-groups", "create", "Line-A", ...app, "--description", "A");
+    group = /^Created device group Line-A \(id (\w+)\)\.\n$/.exec(out)![1]!;
+    const list = await ok(admin, "device-groups", "list", ...app);
+    expect(cell(list, 1, "ID")).toBe(group);
+    expect(cell(list, 1, "DEVICES")).toBe("0");
+    expect(await ok(admin, "device-groups", "show", "Line-A", ...app)).toMatch(
+      new RegExp(`ID\\s+${group}`),
+    );
+  });
+
+  it("adds devices by id or name, removes one, and sets and clears the group's target", async () => {
+    expect(await ok(admin, "device-groups", "add", group, devices[0]!, "g-2", ...app)).toBe(
+      `Added 2 devices to group ${group}.\n`,
+    );
+    let shown = JSON.parse(await ok(admin, "device-groups", "show", group, ...app, "--json"));
+    expect(shown.devices.map((d: { id: string }) => d.id).sort()).toEqual([...devices].sort());
+
+    expect(await ok(admin, "device-groups", "target", group, snapshotId, ...app)).toBe(
+      `Group ${group}'s devices run snapshot ${snapshotId}.\n`,
+    );
+    // What every member runs.
+    const member = JSON.parse(await ok(admin, "devices", "show", devices[0]!, "--json"));
+    expect(member.targetSnapshot.id).toBe(snapshotId);
+    expect(member.deviceGroup.id).toBe(group);
+
+    await ok(admin, "device-groups", "remove", group, devices[1]!, ...app);
+    shown = JSON.parse(await ok(admin, "device-groups", "show", group, ...app, "--json"));
+    expect(shown.devices.map((d: { id: string }) => d.id)).toEqual([devices[0]]);
+    expect(shown.targetSnapshot.id).toBe(snapshotId);
+
+    await ok(admin, "device-groups", "target", group, "--clear", ...app);
+    const cleared = JSON.parse(await ok(admin, "devices", "show", devices[0]!, "--json"));
+    expect(cleared.targetSnapshot).toBeNull();
+  });
+
+  it("refuses a device of no such id (the API's 400), and deletes the group keeping its devices", async () => {
+    const bad = await admin.flowplane("device-groups", "add", group, "nosuchdev123", ...app);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain("not a device of the application (invalid_input)");
+
+    expect((await admin.flowplane("device-groups", "delete", group, ...app)).status).toBe(2);
+    expect(await ok(admin, "device-groups", "delete", group, ...app, "--yes")).toBe(
+      `Deleted device group ${group}.\n`,
+    );
+    expect(await ok(admin, "device-groups", "list", ...app)).toBe("No device groups.\n");
+    const kept = JSON.parse(await ok(admin, "devices", "show", devices[0]!, "--json"));
+    expect(kept.deviceGroup).toBeNull();
+  });
+});
