@@ -111,6 +111,19 @@ const EVENTS: Record<string, string[]> = {
   "DELETE /api/v1/teams/{teamId}/devices/provisioning/{tokenId}": [
     "team.device.provisioning.deleted",
   ],
+  "POST /api/v1/applications/{applicationId}/device-groups": ["application.deviceGroup.created"],
+  "PUT /api/v1/applications/{applicationId}/device-groups/{groupId}": [
+    "application.deviceGroup.updated",
+  ],
+  "PATCH /api/v1/applications/{applicationId}/device-groups/{groupId}": [
+    "application.deviceGroup.members.changed",
+  ],
+  "PUT /api/v1/applications/{applicationId}/device-groups/{groupId}/settings": [
+    "application.deviceGroup.settings.updated",
+  ],
+  "DELETE /api/v1/applications/{applicationId}/device-groups/{groupId}": [
+    "application.deviceGroup.deleted",
+  ],
   // FlowFuse's team library lives in its file server and logs nothing; Flowplane's own.
   "PUT /api/v1/teams/{teamId}/library/entry": ["team.library.entry.saved"],
   "DELETE /api/v1/teams/{teamId}/library/entry": ["team.library.entry.deleted"],
@@ -145,6 +158,8 @@ interface World {
   instance?: Promise<string>;
   /** The world's pipeline, made once it is first named (its stages and their instances). */
   pipeline?: Promise<PipelineFixture>;
+  /** The application of the world's device groups, made once it is first named. */
+  groupApplication?: Promise<string>;
 }
 
 /** The world's instance: one, so that an instance and its snapshot in one path belong together. */
@@ -154,6 +169,25 @@ const instanceOf = (world: World) =>
 /** The world's pipeline: one, so that a pipeline, its stage and its instance belong together. */
 const pipelineOf = (world: World) =>
   (world.pipeline ??= createPipeline(server, world.founder, world.team.id));
+
+/** The application of the world's device groups: one, so that a group and its path agree. */
+const groupApplicationOf = (world: World) =>
+  (world.groupApplication ??= createApplication(server, world.founder, world.team.id));
+
+/** A device group of the world's group application. */
+async function createGroup(world: World): Promise<string> {
+  const applicationId = await groupApplicationOf(world);
+  const reply = await server.request(
+    "POST",
+    `/api/v1/applications/${applicationId}/device-groups`,
+    {
+      token: world.founder.token,
+      body: { name: `group-${Math.random().toString(36).slice(2, 8)}` },
+    },
+  );
+  expect(reply.status, reply.text).toBe(201);
+  return reply.body.id;
+}
 
 /** A request as one caller: a token, or (a password change) a signed-in session. */
 interface Call {
@@ -182,7 +216,11 @@ const PATH_VALUES: Record<string, (world: World, template: string) => Promise<st
   invitationId: async (world) =>
     createInvitation(server, world.founder, world.team.id, await makeUser(server)),
   username: async (world) => createBrokerClient(server, world.founder, world.team.id),
-  applicationId: async (world) => createApplication(server, world.founder, world.team.id),
+  applicationId: async (world, template) =>
+    template.includes("/device-groups")
+      ? groupApplicationOf(world)
+      : createApplication(server, world.founder, world.team.id),
+  groupId: async (world) => createGroup(world),
   instanceId: async (world) => instanceOf(world),
   snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   id: async (world) => createToken(server, world.founder),
@@ -274,6 +312,19 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
     ...call,
     body: { ...call.body, source: (await pipelineOf(world)).lastStageId },
   }),
+  // A member added: a device of the group's application.
+  "PATCH /api/v1/applications/{applicationId}/device-groups/{groupId}": async (world, call) => {
+    const device = await server.request("POST", "/api/v1/devices", {
+      token: world.founder.token,
+      body: { name: "grouped", team: world.team.id, application: await groupApplicationOf(world) },
+    });
+    expect(device.status, device.text).toBeLessThan(300);
+    return { ...call, body: { add: [device.body.id] } };
+  },
+  "PUT /api/v1/applications/{applicationId}/device-groups/{groupId}/settings": async (
+    _world,
+    call,
+  ) => ({ ...call, body: { env: [{ name: "WALKED", value: "yes" }] } }),
   "PUT /api/v1/devices/{deviceId}/settings": async (_world, call) => ({
     ...call,
     body: { env: [{ name: "WALKED", value: "yes" }] },

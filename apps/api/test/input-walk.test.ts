@@ -273,6 +273,13 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
     validIds.stageId = pipeline.stageId;
     validIds.operationId = await createOperation(server, { token: server.adminToken }, pipeline);
     validIds.deviceId = await createDevice(server, { token: server.adminToken }, team.body.id);
+    const group = await server.request(
+      "POST",
+      `/api/v1/applications/${validIds.applicationId}/device-groups`,
+      { body: { name: "walked group" } },
+    );
+    expect(group.status, group.text).toBe(201);
+    validIds.groupId = group.body.id;
     validIds.invitationId = await createInvitation(
       server,
       { id: "", token: server.adminToken, tokenId: "", username: "admin" },

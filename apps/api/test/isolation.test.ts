@@ -109,6 +109,9 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   targetSnapshot: (side) => side.snapshotId,
   snapshot: (side) => side.snapshotId,
   instanceId: (side) => side.pipeline?.instanceIds[0],
+  // A stage's other targets: team A's group and device.
+  deviceGroupId: (side) => side.groupId,
+  deviceId: (side) => side.groupDeviceId,
   sourceSnapshotId: (side) => side.pipelineSnapshotId,
   team: (side) => side.team.id,
   application: (side) => side.applicationId,

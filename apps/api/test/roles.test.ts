@@ -102,6 +102,13 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   // A stage's instance: one of the pipeline's application.
   instanceId: async (world) => (await pipelineOf(world)).instanceIds[0],
+  // A stage's other targets: validBody gives a stage its instance, so these are never sent.
+  deviceGroupId: () => {
+    throw new Error("roles.test.ts sends a stage's instance, not a device group");
+  },
+  deviceId: () => {
+    throw new Error("roles.test.ts sends a stage's instance, not a device");
+  },
   // A snapshot of the pipeline's first stage's instance, which a deploy from it may send.
   sourceSnapshotId: async (world) =>
     createSnapshot(server, world.founder, (await pipelineOf(world)).instanceIds[0]),

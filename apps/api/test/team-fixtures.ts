@@ -299,6 +299,9 @@ export function requiredQuery(
  */
 export const VALID_FIELD_VALUES: Record<string, unknown> = { role: 30 };
 
+/** Groups of optional body fields of which exactly one is required: the first is given. */
+export const ONE_OF_REQUIRED: string[][] = [["instanceId", "deviceGroupId", "deviceId"]];
+
 /** A valid body for the operation: required fields from the schema, known fields made valid. */
 export function validBody(
   walker: SchemaWalker,
@@ -309,6 +312,14 @@ export function validBody(
   const body = walker.example(schema, `${operation.name} body`) as Record<string, unknown>;
   for (const [field, value] of Object.entries(VALID_FIELD_VALUES)) {
     if (field in body) body[field] = value;
+  }
+  // One of these optional fields is required (a pipeline stage's target): the walks give the
+  // first, which they fill with their own id like any other.
+  const properties = (schema as { properties?: Record<string, object> }).properties ?? {};
+  for (const oneOf of ONE_OF_REQUIRED) {
+    if (oneOf.every((f) => f in properties) && !oneOf.some((f) => f in body)) {
+      body[oneOf[0]!] = walker.example(properties[oneOf[0]!]!, `${operation.name} ${oneOf[0]}`);
+    }
   }
   return body;
 }

@@ -5,6 +5,7 @@ import packageJson from "../package.json" with { type: "json" };
 import { apiFailure } from "./client";
 import { addAuditLogCommand } from "./commands/audit-log";
 import { addBrokerCommands } from "./commands/broker";
+import { addDeviceGroupsCommands } from "./commands/device-groups";
 import { addDevicesCommands } from "./commands/devices";
 import { addAppsCommands, addInstancesCommands } from "./commands/instances";
 import { showExamples } from "./commands/examples";
@@ -28,7 +29,8 @@ export function createProgram(context: Context, io: Io): Command {
   const program = new Command("flowplane")
     .description(
       "Manage Flowplane users, teams and team types, tokens, applications, hosted instances and\n" +
-        "their snapshots, remote devices, team MQTT clients, the team library and pipelines.\n" +
+        "their snapshots, remote devices and their groups, team MQTT clients, the team library\n" +
+        "and pipelines.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -53,6 +55,7 @@ export function createProgram(context: Context, io: Io): Command {
   addInstancesCommands(program, context);
   addSnapshotsCommands(program, context);
   addDevicesCommands(program, context);
+  addDeviceGroupsCommands(program, context);
   addBrokerCommands(program, context);
   addLibraryCommands(program, context);
   addPipelinesCommands(program, context);

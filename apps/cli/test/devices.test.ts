@@ -132,3 +132,71 @@ describe("flowplane devices", { timeout: 60_000 }, () => {
     expect(await ok(admin, "devices", "list", "--team", "devs")).toBe("No devices.\n");
   });
 });
+
+describe("flowplane device-groups", { timeout: 60_000 }, () => {
+  let group: string;
+  let devices: string[];
+  const app = ["--application", "Line", "--team", "devs"];
+
+  beforeAll(async () => {
+    devices = [];
+    for (const name of ["g-1", "g-2"]) {
+      const out = await ok(
+        admin,
+        ...["devices", "create", name, "--team", "devs", "--application", "Line", "--json"],
+      );
+      devices.push(JSON.parse(out).id);
+    }
+  });
+
+  it("creates, lists and shows a group", async () => {
+    expect(await ok(admin, "device-groups", "list", ...app)).toBe("No device groups.\n");
+    const out = await ok(admin, "device-groups", "create", "Line-A", ...app, "--description", "A");
+    group = /^Created device group Line-A \(id (\w+)\)\.\n$/.exec(out)![1]!;
+    const list = await ok(admin, "device-groups", "list", ...app);
+    expect(cell(list, 1, "ID")).toBe(group);
+    expect(cell(list, 1, "DEVICES")).toBe("0");
+    expect(await ok(admin, "device-groups", "show", "Line-A", ...app)).toMatch(
+      new RegExp(`ID\\s+${group}`),
+    );
+  });
+
+  it("adds devices by id or name, removes one, and sets and clears the group's target", async () => {
+    expect(await ok(admin, "device-groups", "add", group, devices[0]!, "g-2", ...app)).toBe(
+      `Added 2 devices to group ${group}.\n`,
+    );
+    let shown = JSON.parse(await ok(admin, "device-groups", "show", group, ...app, "--json"));
+    expect(shown.devices.map((d: { id: string }) => d.id).sort()).toEqual([...devices].sort());
+
+    expect(await ok(admin, "device-groups", "target", group, snapshotId, ...app)).toBe(
+      `Group ${group}'s devices run snapshot ${snapshotId}.\n`,
+    );
+    // What every member runs.
+    const member = JSON.parse(await ok(admin, "devices", "show", devices[0]!, "--json"));
+    expect(member.targetSnapshot.id).toBe(snapshotId);
+    expect(member.deviceGroup.id).toBe(group);
+
+    await ok(admin, "device-groups", "remove", group, devices[1]!, ...app);
+    shown = JSON.parse(await ok(admin, "device-groups", "show", group, ...app, "--json"));
+    expect(shown.devices.map((d: { id: string }) => d.id)).toEqual([devices[0]]);
+    expect(shown.targetSnapshot.id).toBe(snapshotId);
+
+    await ok(admin, "device-groups", "target", group, "--clear", ...app);
+    const cleared = JSON.parse(await ok(admin, "devices", "show", devices[0]!, "--json"));
+    expect(cleared.targetSnapshot).toBeNull();
+  });
+
+  it("refuses a device of no such id (the API's 400), and deletes the group keeping its devices", async () => {
+    const bad = await admin.flowplane("device-groups", "add", group, "nosuchdev123", ...app);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain("not a device of the application (invalid_input)");
+
+    expect((await admin.flowplane("device-groups", "delete", group, ...app)).status).toBe(2);
+    expect(await ok(admin, "device-groups", "delete", group, ...app, "--yes")).toBe(
+      `Deleted device group ${group}.\n`,
+    );
+    expect(await ok(admin, "device-groups", "list", ...app)).toBe("No device groups.\n");
+    const kept = JSON.parse(await ok(admin, "devices", "show", devices[0]!, "--json"));
+    expect(kept.deviceGroup).toBeNull();
+  });
+});

@@ -1,14 +1,16 @@
 // Delivery pipelines (FlowFuse's DevOps pipelines): an application's ordered stages, each with a
-// target (a hosted instance; devices and device groups as they arrive), through which a snapshot
+// target (a hosted instance, a device group or a device), through which a snapshot
 // moves from one stage to the next; and the operations a deploy runs as, which a client awaits.
 import { z } from "zod";
 import { Id, Name, Timestamp } from "./common";
+import { DeviceGroupSummary } from "./device-groups";
+import { DeviceSummary } from "./devices";
 import { InstanceSummary } from "./instances";
 
 export const StageAction = z
   .enum(["create_snapshot", "use_active_snapshot", "use_latest_snapshot", "prompt", "none"])
   .describe(
-    "What a deploy from this stage sends on: `create_snapshot` (default) a new snapshot of the stage's instance; `use_latest_snapshot` its newest snapshot; `prompt` the one the deploy names (`sourceSnapshotId`); `none` nothing (the deploy does nothing); `use_active_snapshot` is for device stages",
+    "What a deploy from this stage sends on: `create_snapshot` (default) a new snapshot of the stage's instance; `use_latest_snapshot` its newest snapshot; `prompt` the one the deploy names (`sourceSnapshotId`); `none` nothing (the deploy does nothing); `use_active_snapshot` is for device stages only (FlowFuse's rule; a deploy from a device or device group stage is not supported yet)",
   );
 export type StageAction = z.infer<typeof StageAction>;
 
@@ -24,7 +26,13 @@ export const PipelineStage = z
       ),
     instances: z
       .array(InstanceSummary)
-      .describe("The stage's hosted instance (one; none once that instance was deleted)"),
+      .describe("An instance stage's hosted instance (one; none once that instance was deleted)"),
+    deviceGroups: z
+      .array(DeviceGroupSummary)
+      .describe("A device group stage's group (one; none once that group was deleted)"),
+    devices: z
+      .array(DeviceSummary)
+      .describe("A device stage's device (one; none once that device was deleted)"),
     NextStageId: Id.optional().describe(
       "The stage a deploy from this one goes to; absent on the last",
     ),
@@ -69,7 +77,13 @@ export const UpdatePipelineInput = z.strictObject({
 const StageFields = {
   name: Name,
   instanceId: Id.optional().describe(
-    "The hosted instance the stage deploys to: one of the pipeline's application",
+    "The hosted instance the stage deploys to: one of the pipeline's application. A stage has exactly one of `instanceId`, `deviceGroupId`, `deviceId`",
+  ),
+  deviceGroupId: Id.optional().describe(
+    "The device group the stage deploys to (its target snapshot): one of the pipeline's application",
+  ),
+  deviceId: Id.optional().describe(
+    "The device the stage deploys to (its target snapshot): one of the pipeline's application",
   ),
   action: StageAction.optional(),
   deployToDevices: z.boolean().optional(),
@@ -78,7 +92,6 @@ const StageFields = {
 export const CreatePipelineStageInput = z.strictObject({
   pipelineId: Id,
   ...StageFields,
-  instanceId: StageFields.instanceId.unwrap(),
   source: Id.optional().describe(
     "The stage the new one follows (FlowFuse's `source`): it is linked in after it. None: the pipeline's first stage, allowed only while it has none",
   ),
@@ -88,7 +101,11 @@ export const UpdatePipelineStageInput = z.strictObject({
   pipelineId: Id,
   stageId: Id,
   name: Name.optional(),
-  instanceId: StageFields.instanceId,
+  instanceId: StageFields.instanceId.describe(
+    "A new target: give one of `instanceId`, `deviceGroupId`, `deviceId` and it replaces the stage's",
+  ),
+  deviceGroupId: StageFields.deviceGroupId,
+  deviceId: StageFields.deviceId,
   action: StageFields.action,
   deployToDevices: StageFields.deployToDevices,
 });

@@ -172,6 +172,8 @@ export interface StageValues {
   action: StageActionValue;
   deployToDevices: boolean;
   instanceId: string | null;
+  deviceGroupId: string | null;
+  deviceId: string | null;
 }
 
 /**
@@ -201,6 +203,8 @@ export async function insertStage(
       action: values.action,
       deploy_to_devices: values.deployToDevices,
       instance_id: values.instanceId,
+      device_group_id: values.deviceGroupId,
+      device_id: values.deviceId,
       next_stage_id: after?.next_stage_id ?? null,
     })
     .returningAll()
@@ -227,6 +231,8 @@ export async function updateStage(
       ...(values.action !== undefined && { action: values.action }),
       ...(values.deployToDevices !== undefined && { deploy_to_devices: values.deployToDevices }),
       ...(values.instanceId !== undefined && { instance_id: values.instanceId }),
+      ...(values.deviceGroupId !== undefined && { device_group_id: values.deviceGroupId }),
+      ...(values.deviceId !== undefined && { device_id: values.deviceId }),
       updated_at: sql<Date>`now()`,
     })
     .where("id", "=", stageId)

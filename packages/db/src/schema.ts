@@ -337,6 +337,8 @@ export interface PipelineStagesTable {
   action: Generated<StageActionValue>;
   deploy_to_devices: Generated<boolean>;
   instance_id: string | null;
+  device_group_id: Generated<string | null>;
+  device_id: Generated<string | null>;
   next_stage_id: string | null;
   created_at: CreatedAt;
   updated_at: Timestamp;

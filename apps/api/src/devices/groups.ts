@@ -39,7 +39,8 @@ import { deviceView, envToStore, visibleDeviceEnv } from "./views";
 
 const TAG = "Device groups";
 
-function summary(group: DeviceGroupDetail, baseUrl: string) {
+/** A group as FlowFuse's `DeviceGroupSummary` (pipelines' device group stages show it too). */
+export function groupSummary(group: DeviceGroupDetail, baseUrl: string) {
   return {
     id: group.id,
     name: group.name,
@@ -110,7 +111,7 @@ export const deviceGroupsRouter = router({
       return {
         meta: page.nextCursor ? { next_cursor: page.nextCursor } : {},
         count: page.total,
-        groups: page.rows.map((group) => summary(group, ctx.baseUrl)),
+        groups: page.rows.map((group) => groupSummary(group, ctx.baseUrl)),
       };
     }),
 
@@ -139,7 +140,7 @@ export const deviceGroupsRouter = router({
         await audit(ctx, trx, row, "created");
         return row.id;
       });
-      return summary(await groupOf(ctx.db, input.applicationId, id), ctx.baseUrl);
+      return groupSummary(await groupOf(ctx.db, input.applicationId, id), ctx.baseUrl);
     }),
 
   byId: procedure
@@ -160,7 +161,7 @@ export const deviceGroupsRouter = router({
       const members = await listDevices(ctx.db, { groupId: group.id }, { limit: 500 });
       const now = Date.now();
       return {
-        ...summary(group, ctx.baseUrl),
+        ...groupSummary(group, ctx.baseUrl),
         devices: members.rows.map((device) => deviceView(device, ctx.baseUrl, now)),
         settings: { env: visibleDeviceEnv(group.settings.env) },
       };

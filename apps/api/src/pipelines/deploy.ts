@@ -4,7 +4,9 @@
 // snapshot (taken now, the newest, or the one named, by the stage's action) is copied to the target
 // instance as a snapshot of its own and applied as one action on that instance (instances/
 // runtime.ts `replace`: after any action under way, so concurrent deploys to one target run one
-// after the other; if Node-RED does not start on it, the target gets back what it ran).
+// after the other; if Node-RED does not start on it, the target gets back what it ran). A device
+// group or device target gets the snapshot as its target snapshot: its devices (the group's
+// members) are told at their next check-in (409 naming it) and download it.
 import { DeployStageInput, DeployStarted, Operation, OperationIdInput } from "@flowplane/contract";
 import {
   type Db,
@@ -23,6 +25,8 @@ import {
   type PipelineWithApplication,
   type ProjectDetail,
   recordAudit,
+  updateDevice,
+  updateDeviceGroup,
   setProjectDeviceTarget,
   type SnapshotRow,
 } from "@flowplane/db";
@@ -68,7 +72,10 @@ interface Plan {
   source: PipelineStageRow;
   target: PipelineStageRow;
   sourceInstance: ProjectDetail;
-  targetInstance: ProjectDetail;
+  /** Exactly one: the instance, device group or device the snapshot goes to. */
+  targetInstance?: ProjectDetail;
+  targetGroup?: { id: string; name: string };
+  targetDevice?: { id: string; name: string };
   /** The snapshot to send: named (`prompt`) or the newest; none: take one now. */
   snapshot?: SnapshotRow;
 }
@@ -96,8 +103,26 @@ async function plan(
   const targetInstance = target.instance_id
     ? await findProject(ctx.db, target.instance_id)
     : undefined;
-  if (!targetInstance) {
-    throw deployError(400, "invalid_target_stage", "The target stage has no instance");
+  const targetGroup = target.device_group_id
+    ? await ctx.db
+        .selectFrom("device_groups")
+        .select(["id", "name"])
+        .where("id", "=", target.device_group_id)
+        .executeTakeFirst()
+    : undefined;
+  const targetDevice = target.device_id
+    ? await ctx.db
+        .selectFrom("devices")
+        .select(["id", "name"])
+        .where("id", "=", target.device_id)
+        .executeTakeFirst()
+    : undefined;
+  if (!targetInstance && !targetGroup && !targetDevice) {
+    throw deployError(
+      400,
+      "invalid_target_stage",
+      "The target stage has no instance, device group or device",
+    );
   }
   let snapshot: SnapshotRow | undefined;
   if (source.action === "prompt" && input.sourceSnapshotId === undefined) {
@@ -136,7 +161,16 @@ async function plan(
   }
   return {
     none: false as const,
-    plan: { pipeline, source, target, sourceInstance, targetInstance, snapshot },
+    plan: {
+      pipeline,
+      source,
+      target,
+      sourceInstance,
+      targetInstance,
+      targetGroup,
+      targetDevice,
+      snapshot,
+    },
   };
 }
 
@@ -180,6 +214,54 @@ async function run(ctx: Context, operationId: string, deploy: Plan): Promise<voi
     sent = (await findSnapshot(db, taken.id))!;
   }
   await noteOperation(db, operationId, { snapshot: { id: sent.id, name: sent.name } });
+  const deployed = {
+    event: "application.pipeline.stage-deployed",
+    entity: { type: "application" as const, id: pipeline.application_id },
+    teamId: pipeline.team_id,
+    actor: actorOf(ctx),
+    body: {
+      pipeline: { id: pipeline.id, name: pipeline.name },
+      sourceStage: { id: source.id, name: source.name },
+      targetStage: { id: target.id, name: target.name },
+      sourceProject: { id: sourceInstance.id, name: sourceInstance.name },
+      ...(targetInstance && {
+        targetProject: { id: targetInstance.id, name: targetInstance.name },
+      }),
+      ...(deploy.targetGroup && { targetDeviceGroup: deploy.targetGroup }),
+      ...(deploy.targetDevice && { targetDevice: deploy.targetDevice }),
+      snapshot: { id: sent.id, name: sent.name },
+    },
+  };
+  if (!targetInstance) {
+    // A device group or device: the snapshot becomes its target, which its devices then run.
+    const { targetGroup, targetDevice } = deploy;
+    const snapshot = { id: sent.id, name: sent.name };
+    await db.transaction().execute(async (trx) => {
+      if (targetGroup) {
+        await updateDeviceGroup(trx, targetGroup.id, { targetSnapshotId: sent.id });
+        await recordAudit(trx, {
+          event: "application.deviceGroup.updated",
+          entity: { type: "application", id: pipeline.application_id },
+          teamId: pipeline.team_id,
+          actor: actorOf(ctx),
+          body: { deviceGroup: targetGroup, targetSnapshot: { new: sent.id } },
+        });
+      } else if (targetDevice) {
+        if (!(await updateDevice(trx, targetDevice.id, { targetSnapshotId: sent.id }))) {
+          throw deployError(409, "invalid_target_stage", "The target device is gone");
+        }
+        await recordAudit(trx, {
+          event: "device.snapshot.target-set",
+          entity: { type: "device", id: targetDevice.id },
+          teamId: pipeline.team_id,
+          actor: actorOf(ctx),
+          body: { device: targetDevice, snapshot },
+        });
+      }
+      await recordAudit(trx, deployed);
+    });
+    return;
+  }
   const content = contentOf(ctx.tokenSecret, sent);
 
   // The target's own copy, so that it can be rolled back to and shows where it came from.
@@ -200,20 +282,7 @@ async function run(ctx: Context, operationId: string, deploy: Plan): Promise<voi
         db.transaction().execute((undo) => writeInstanceState(undo, targetInstance.id, before));
     });
   const record = async (trx: Db) => {
-    await recordAudit(trx, {
-      event: "application.pipeline.stage-deployed",
-      entity: { type: "application", id: pipeline.application_id },
-      teamId: pipeline.team_id,
-      actor: actorOf(ctx),
-      body: {
-        pipeline: { id: pipeline.id, name: pipeline.name },
-        sourceStage: { id: source.id, name: source.name },
-        targetStage: { id: target.id, name: target.name },
-        sourceProject: { id: sourceInstance.id, name: sourceInstance.name },
-        targetProject: { id: targetInstance.id, name: targetInstance.name },
-        snapshot: { id: sent.id, name: sent.name },
-      },
-    });
+    await recordAudit(trx, deployed);
     if (target.deploy_to_devices) {
       await recordAudit(trx, {
         event: "project.snapshot.device-target-set",
@@ -247,7 +316,7 @@ export const deployProcedures = {
         tags: [TAG],
         summary: "Deploy a stage to the next one (owners)",
         description:
-          "Sends the stage's snapshot — taken now (`create_snapshot`), its instance's newest (`use_latest_snapshot`), or `sourceSnapshotId` (`prompt`) — to the next stage's instance: its flows, its credentials (encrypted with the target's own secret), its settings and modules; the target keeps the values of the variables it has and gets those it lacks (FlowFuse's copy rules). The target gets the snapshot as one of its own (`project.snapshot.imported`) and, when running, restarts on it; if it does not start, it gets back what it ran and the deploy fails. Deploys to one instance run one after the other. Everything is checked before anything is made: the last stage is 404 `Target stage not found` (no snapshot taken), a stage without an instance 400 `invalid_source_instance` / `invalid_target_stage`, a snapshot that is not the source instance's 400 `invalid_source_snapshot`. Answers `{ status: \"importing\" }` at once, as FlowFuse, and also `operation`: await `GET /api/v1/operations/{operationId}` for `succeeded` or `failed` with the error. A stage whose action is `none` answers `{ status: \"okay\" }` and does nothing. Audit event `application.pipeline.stage-deployed`.",
+          "Sends the stage's snapshot — taken now (`create_snapshot`), its instance's newest (`use_latest_snapshot`), or `sourceSnapshotId` (`prompt`) — to the next stage. An instance gets its flows, its credentials (encrypted with the target's own secret), its settings and modules; the target keeps the values of the variables it has and gets those it lacks (FlowFuse's copy rules). The target gets the snapshot as one of its own (`project.snapshot.imported`) and, when running, restarts on it; if it does not start, it gets back what it ran and the deploy fails. Deploys to one instance run one after the other. A device group (or device) gets the snapshot as its target snapshot: its members (the device) are told at their next check-in (409 naming it) and run it. Deploying from a device or device group stage is not supported (400 `invalid_source_instance`). Everything is checked before anything is made: the last stage is 404 `Target stage not found` (no snapshot taken), a source stage without an instance 400 `invalid_source_instance`, a target stage without its instance, group or device 400 `invalid_target_stage`, a snapshot that is not the source instance's 400 `invalid_source_snapshot`. Answers `{ status: \"importing\" }` at once, as FlowFuse, and also `operation`: await `GET /api/v1/operations/{operationId}` for `succeeded` or `failed` with the error. A stage whose action is `none` answers `{ status: \"okay\" }` and does nothing. Audit event `application.pipeline.stage-deployed`.",
       },
     })
     .input(DeployStageInput)

@@ -1,23 +1,21 @@
-// A pipeline's stages (FlowFuse's `forge/ee/routes/pipeline`): a linked list of instance stages,
+// A pipeline's stages (FlowFuse's `forge/ee/routes/pipeline`): a linked list of stages, each with
+// one target (an instance, a device group or a device: targets.ts),
 // each with the action a deploy takes on it. Owners add, edit and delete them; viewers and up read
 // them. Every change is audited, edits and deletions too (FlowFuse leaves those unaudited).
 import {
   CreatePipelineStageInput,
   PipelineStage,
   PipelineStageIdInput,
-  type StageAction,
   Status,
   UpdatePipelineStageInput,
 } from "@flowplane/contract";
 import {
   countStages,
-  type Db,
   deleteStage,
   findStage,
   insertStage,
   lockPipeline,
   type PipelineStageRow,
-  type PipelineWithApplication,
   recordAudit,
   updateStage,
 } from "@flowplane/db";
@@ -25,14 +23,7 @@ import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
 import { stageView } from "./views";
 import { TAG, pipelineOf, pipelineAudit } from "./procedures";
-
-/** Actions an instance stage may have (FlowFuse's rules). */
-const INSTANCE_ACTIONS: readonly StageAction[] = [
-  "create_snapshot",
-  "use_latest_snapshot",
-  "prompt",
-  "none",
-];
+import { checkAction, kindOfStage, targetOf } from "./targets";
 
 async function stageOf(ctx: Pick<Context, "db">, pipelineId: string, stageId: string) {
   const stage = await findStage(ctx.db, pipelineId, stageId);
@@ -40,32 +31,15 @@ async function stageOf(ctx: Pick<Context, "db">, pipelineId: string, stageId: st
   return stage;
 }
 
-/** The instance a stage names must be one of the pipeline's application (400 naming it). */
-async function checkInstance(db: Db, pipeline: PipelineWithApplication, instanceId: string) {
-  const instance = await db
-    .selectFrom("projects")
-    .select(["id", "name", "application_id"])
-    .where("id", "=", instanceId)
-    .executeTakeFirst();
-  if (!instance || instance.application_id !== pipeline.application_id) {
-    throw invalidRequest(
-      "Invalid request: instanceId: not an instance of the pipeline's application",
-      [{ path: "instanceId", message: "Not an instance of the pipeline's application" }],
-    );
-  }
-  return instance;
-}
-
-function checkAction(action: StageAction) {
-  if (!INSTANCE_ACTIONS.includes(action)) {
-    throw new ApiError(400, "invalid_input", `An instance stage cannot have the action ${action}`, [
-      { path: "action", message: "`use_active_snapshot` is for device stages" },
-    ]);
-  }
-}
-
 const stageBody = (stage: PipelineStageRow) => ({
-  stage: { id: stage.id, name: stage.name, action: stage.action, instanceId: stage.instance_id },
+  stage: {
+    id: stage.id,
+    name: stage.name,
+    action: stage.action,
+    instanceId: stage.instance_id,
+    deviceGroupId: stage.device_group_id,
+    deviceId: stage.device_id,
+  },
 });
 
 /** The procedures of a pipeline's stages (index.ts puts them in one router with the rest). */
@@ -97,16 +71,24 @@ export const stageProcedures = {
         tags: [TAG],
         summary: "Add a stage (owners)",
         description:
-          "The stage deploys to `instanceId`, an instance of the pipeline's application (else 400 naming it). `source` is the stage it follows: linked in after it, before the stage that followed it. Without `source`, only the first stage of an empty pipeline (else 400 `invalid_input`: FlowFuse then leaves a stage no other leads to). `action` defaults to `create_snapshot`; `use_active_snapshot` is for device stages (400 `invalid_input`). Audit events `application.pipeline.stage-added` and, on the instance, `project.assigned-to-pipeline-stage`.",
+          "The stage deploys to exactly one of `instanceId` (a hosted instance), `deviceGroupId` (a device group: its target snapshot) or `deviceId` (a device: its target snapshot), of the pipeline's application (else 400 naming the field); answered as `instances`, `deviceGroups`, `devices`. A device group stage is never first (400 `invalid_input`). `source` is the stage it follows: linked in after it, before the stage that followed it. Without `source`, only the first stage of an empty pipeline (else 400 `invalid_input`: FlowFuse then leaves a stage no other leads to). `action` defaults to `create_snapshot` (device stages: `use_active_snapshot`); `use_active_snapshot` is for device stages and `create_snapshot` for instance and group stages (400 `invalid_input` naming `action`). Audit events `application.pipeline.stage-added` and, on an instance, `project.assigned-to-pipeline-stage`.",
       },
     })
     .input(CreatePipelineStageInput)
     .output(PipelineStage)
     .mutation(async ({ ctx, input }) => {
       const pipeline = await pipelineOf(ctx, input.pipelineId);
-      const action = input.action ?? "create_snapshot";
-      checkAction(action);
-      const instance = await checkInstance(ctx.db, pipeline, input.instanceId);
+      const target = (await targetOf(ctx.db, pipeline, input, true))!;
+      const action =
+        input.action ?? (target.kind === "device" ? "use_active_snapshot" : "create_snapshot");
+      checkAction(action, target.kind);
+      if (target.kind === "deviceGroup" && input.source === undefined) {
+        // FlowFuse's rule: a device group stage only receives, so it cannot be first.
+        throw new ApiError(400, "invalid_input", "A device group stage cannot be the first", [
+          { path: "deviceGroupId", message: "A device group stage follows another stage" },
+        ]);
+      }
+      const instance = target.instance;
       const stage = await ctx.db.transaction().execute(async (trx) => {
         if (!(await lockPipeline(trx, pipeline.id))) throw notFound();
         let after: PipelineStageRow | undefined;
@@ -132,7 +114,7 @@ export const stageProcedures = {
             name: input.name,
             action,
             deployToDevices: input.deployToDevices ?? false,
-            instanceId: instance.id,
+            ...target.values,
           },
           after,
         );
@@ -140,17 +122,19 @@ export const stageProcedures = {
           trx,
           pipelineAudit(ctx, pipeline, "application.pipeline.stage-added", stageBody(created)),
         );
-        await recordAudit(trx, {
-          event: "project.assigned-to-pipeline-stage",
-          entity: { type: "project", id: instance.id },
-          teamId: pipeline.team_id,
-          actor: actorOf(ctx),
-          body: {
-            project: { id: instance.id, name: instance.name },
-            pipeline: { id: pipeline.id, name: pipeline.name },
-            pipelineStage: { id: created.id, name: created.name },
-          },
-        });
+        if (instance) {
+          await recordAudit(trx, {
+            event: "project.assigned-to-pipeline-stage",
+            entity: { type: "project", id: instance.id },
+            teamId: pipeline.team_id,
+            actor: actorOf(ctx),
+            body: {
+              project: { id: instance.id, name: instance.name },
+              pipeline: { id: pipeline.id, name: pipeline.name },
+              pipelineStage: { id: created.id, name: created.name },
+            },
+          });
+        }
         return created;
       });
       return stageView(stage, ctx);
@@ -165,7 +149,7 @@ export const stageProcedures = {
         tags: [TAG],
         summary: "Change a stage (owners)",
         description:
-          "Fields given replace the stage's; the order of stages does not change. A new `instanceId` must be an instance of the pipeline's application. Audit event `application.pipeline.stage-updated` (Flowplane's: FlowFuse audits none), and `project.assigned-to-pipeline-stage` for a new instance.",
+          "Fields given replace the stage's; the order of stages does not change. A new target (one of `instanceId`, `deviceGroupId`, `deviceId`, of the pipeline's application, else 400 naming the field) replaces the stage's; the action must suit the new kind. Audit event `application.pipeline.stage-updated` (Flowplane's: FlowFuse audits none), and `project.assigned-to-pipeline-stage` for a new instance.",
       },
     })
     .input(UpdatePipelineStageInput)
@@ -173,20 +157,29 @@ export const stageProcedures = {
     .mutation(async ({ ctx, input }) => {
       const pipeline = await pipelineOf(ctx, input.pipelineId);
       const before = await stageOf(ctx, pipeline.id, input.stageId);
-      if (input.action !== undefined) checkAction(input.action);
-      const instance =
-        input.instanceId !== undefined
-          ? await checkInstance(ctx.db, pipeline, input.instanceId)
-          : undefined;
+      const target = await targetOf(ctx.db, pipeline, input, false);
+      const kind = target?.kind ?? kindOfStage(before);
+      if (input.action !== undefined) checkAction(input.action, kind);
+      else if (target && target.kind !== kindOfStage(before)) checkAction(before.action, kind);
+      const instance = target?.instance;
       const after = await ctx.db.transaction().execute(async (trx) => {
         if (!(await lockPipeline(trx, pipeline.id))) throw notFound();
         const changed = await updateStage(trx, before.id, {
           name: input.name,
           action: input.action,
           deployToDevices: input.deployToDevices,
-          instanceId: instance?.id,
+          ...target?.values,
         });
-        const updates = (["name", "action", "deploy_to_devices", "instance_id"] as const)
+        const updates = (
+          [
+            "name",
+            "action",
+            "deploy_to_devices",
+            "instance_id",
+            "device_group_id",
+            "device_id",
+          ] as const
+        )
           .filter((key) => before[key] !== changed[key])
           .map((key) => ({ key, old: before[key], new: changed[key] }));
         await recordAudit(

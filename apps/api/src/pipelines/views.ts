@@ -2,6 +2,8 @@
 // `PipelineStage`; Flowplane's `Operation`).
 import type { Operation, Pipeline, PipelineStage } from "@flowplane/contract";
 import {
+  findDevice,
+  findDeviceGroup,
   findProject,
   listStages,
   type OperationRow,
@@ -9,18 +11,33 @@ import {
   type PipelineWithApplication,
 } from "@flowplane/db";
 import type { Context } from "../core/trpc";
+import { groupSummary } from "../devices/groups";
+import { deviceView } from "../devices/views";
 import { instanceSummary } from "../instances/views";
 
 type ViewContext = Pick<Context, "db" | "instances" | "baseUrl">;
 
 export async function stageView(row: PipelineStageRow, ctx: ViewContext): Promise<PipelineStage> {
   const project = row.instance_id ? await findProject(ctx.db, row.instance_id) : undefined;
+  const device = row.device_id ? await findDevice(ctx.db, row.device_id) : undefined;
+  const groupApplication = row.device_group_id
+    ? await ctx.db
+        .selectFrom("device_groups")
+        .select("application_id")
+        .where("id", "=", row.device_group_id)
+        .executeTakeFirst()
+    : undefined;
+  const group = groupApplication
+    ? await findDeviceGroup(ctx.db, groupApplication.application_id, row.device_group_id!)
+    : undefined;
   return {
     id: row.id,
     name: row.name,
     action: row.action,
     deployToDevices: row.deploy_to_devices,
     instances: project ? [await instanceSummary(project, ctx)] : [],
+    deviceGroups: group ? [groupSummary(group, ctx.baseUrl)] : [],
+    devices: device ? [deviceView(device, ctx.baseUrl)] : [],
     ...(row.next_stage_id !== null && { NextStageId: row.next_stage_id }),
   };
 }

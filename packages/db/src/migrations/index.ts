@@ -13,6 +13,7 @@ import * as deviceSnapshots from "./2026-11-25T1310-device-snapshots";
 import * as deviceGroups from "./2026-11-25T1320-device-groups";
 import * as teamLibrary from "./2026-11-25T1400-team-library";
 import * as pipelines from "./2026-11-25T1410-pipelines";
+import * as pipelineDeviceStages from "./2026-11-25T1430-pipeline-device-stages";
 import * as editorSessions from "./2026-11-25T1600-editor-sessions";
 
 export const migrations: Record<string, Migration> = {
@@ -29,5 +30,6 @@ export const migrations: Record<string, Migration> = {
   "2026-11-25T1320-device-groups": deviceGroups,
   "2026-11-25T1400-team-library": teamLibrary,
   "2026-11-25T1410-pipelines": pipelines,
+  "2026-11-25T1430-pipeline-device-stages": pipelineDeviceStages,
   "2026-11-25T1600-editor-sessions": editorSessions,
 };

@@ -1,0 +1,268 @@
+// Pipeline stages that deploy to a device group or a device: exactly one target of the pipeline's
+// application per stage (400 naming the field otherwise), answered as `deviceGroups` / `devices`;
+// `use_active_snapshot` for device stages only. Deploying an instance stage to a device group
+// stage makes the snapshot the group's target, which a member's check-in then names (409); a device
+// stage's device gets it likewise. Members and viewers cannot deploy; another team gets 404.
+import { Role } from "@flowplane/contract";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./harness";
+import { awaitOperation, createApplication } from "./team-fixtures";
+
+let server: TestServer;
+let owner: { id: string; token: string };
+let member: { id: string; token: string };
+let viewer: { id: string; token: string };
+let outsider: { id: string; token: string };
+let teamId: string;
+let applicationId: string;
+let instanceId: string;
+let groupId: string;
+let member1: { id: string; token: string };
+let loneDevice: { id: string; token: string };
+
+async function device(application: string) {
+  const reply = await server.request("POST", "/api/v1/devices", {
+    token: owner.token,
+    body: { name: `dev-${Math.random().toString(36).slice(2, 7)}`, team: teamId, application },
+  });
+  expect(reply.status, reply.text).toBe(200);
+  return { id: reply.body.id as string, token: reply.body.credentials.token as string };
+}
+
+/** The agent's check-in, as device-live.test.ts sends it: the snapshot the platform names. */
+async function checkIn(d: { id: string; token: string }) {
+  const response = await fetch(`${server.url}/api/v1/devices/${d.id}/live/state`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${d.token}`,
+      "content-type": "application/json",
+      "user-agent": "FlowFuse Device Agent v4.2.1",
+    },
+    body: JSON.stringify({
+      ownerType: "application",
+      project: null,
+      application: applicationId,
+      snapshot: null,
+      settings: null,
+      state: "running",
+      mode: "autonomous",
+      agentVersion: "4.2.1",
+    }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function pipeline(): Promise<string> {
+  const reply = await server.request("POST", "/api/v1/pipelines", {
+    token: owner.token,
+    body: { applicationId, name: `p-${Math.random().toString(36).slice(2, 7)}` },
+  });
+  expect(reply.status, reply.text).toBe(200);
+  return reply.body.id;
+}
+
+const addStage = (pipelineId: string, body: Record<string, unknown>) =>
+  server.request("POST", `/api/v1/pipelines/${pipelineId}/stages`, { token: owner.token, body });
+
+beforeAll(async () => {
+  server = await startServer({ instances: "in-memory" });
+  owner = await server.user();
+  const team = await server.request("POST", "/api/v1/teams", {
+    token: owner.token,
+    body: { name: "Fleet delivery" },
+  });
+  teamId = team.body.id;
+  member = await server.user({ teams: [{ id: teamId, role: Role.member }] });
+  viewer = await server.user({ teams: [{ id: teamId, role: Role.viewer }] });
+  outsider = await server.user();
+  applicationId = await createApplication(server, owner, teamId);
+  const instance = await server.request("POST", "/api/v1/projects", {
+    token: owner.token,
+    body: { name: "fleet-dev", applicationId },
+  });
+  instanceId = instance.body.id;
+  const group = await server.request(
+    "POST",
+    `/api/v1/applications/${applicationId}/device-groups`,
+    { token: owner.token, body: { name: "line A" } },
+  );
+  expect(group.status, group.text).toBe(201);
+  groupId = group.body.id;
+  member1 = await device(applicationId);
+  loneDevice = await device(applicationId);
+  const added = await server.request(
+    "PATCH",
+    `/api/v1/applications/${applicationId}/device-groups/${groupId}`,
+    { token: owner.token, body: { add: [member1.id] } },
+  );
+  expect(added.status, added.text).toBe(200);
+});
+afterAll(() => server?.close());
+
+describe("device group and device stages", () => {
+  it("names exactly one target of the pipeline's application, else 400 naming the field", async () => {
+    const pipelineId = await pipeline();
+    const first = await addStage(pipelineId, { name: "dev", instanceId });
+    expect(first.status, first.text).toBe(200);
+    const source = first.body.id;
+
+    const groupFirst = await addStage(await pipeline(), { name: "g", deviceGroupId: groupId });
+    expect(groupFirst.status).toBe(400);
+    expect(groupFirst.body.errors[0].path).toBe("deviceGroupId");
+
+    const both = await addStage(pipelineId, {
+      name: "x",
+      source,
+      instanceId,
+      deviceGroupId: groupId,
+    });
+    expect(both.status).toBe(400);
+    expect(both.body.errors[0].path).toBe("deviceGroupId");
+    const none = await addStage(pipelineId, { name: "x", source });
+    expect(none.status).toBe(400);
+    expect(none.body.errors[0].path).toBe("instanceId");
+
+    const elsewhere = await createApplication(server, owner, teamId);
+    const otherGroup = await server.request(
+      "POST",
+      `/api/v1/applications/${elsewhere}/device-groups`,
+      { token: owner.token, body: { name: "elsewhere" } },
+    );
+    const otherDevice = await device(elsewhere);
+    for (const [field, id] of [
+      ["deviceGroupId", otherGroup.body.id],
+      ["deviceId", otherDevice.id],
+      ["deviceGroupId", "doesnotexist"],
+    ]) {
+      const refused = await addStage(pipelineId, { name: "x", source, [field!]: id });
+      expect(refused.status, `${field} ${refused.text}`).toBe(400);
+      expect(refused.body.errors[0].path).toBe(field);
+    }
+    const active = await addStage(pipelineId, {
+      name: "x",
+      source,
+      deviceGroupId: groupId,
+      action: "use_active_snapshot",
+    });
+    expect(active.status).toBe(400);
+    expect(active.body.errors[0].path).toBe("action");
+
+    const groupStage = await addStage(pipelineId, {
+      name: "fleet",
+      source,
+      deviceGroupId: groupId,
+    });
+    expect(groupStage.status, groupStage.text).toBe(200);
+    expect(groupStage.body).toMatchObject({
+      name: "fleet",
+      action: "create_snapshot",
+      instances: [],
+      devices: [],
+      deviceGroups: [{ id: groupId, name: "line A", deviceCount: 1 }],
+    });
+    const deviceStage = await addStage(pipelineId, {
+      name: "bench",
+      source: groupStage.body.id,
+      deviceId: loneDevice.id,
+    });
+    expect(deviceStage.status, deviceStage.text).toBe(200);
+    expect(deviceStage.body).toMatchObject({
+      action: "use_active_snapshot",
+      instances: [],
+      deviceGroups: [],
+      devices: [{ id: loneDevice.id }],
+    });
+    // An instance stage cannot take use_active_snapshot; changing the target re-checks it.
+    const changed = await server.request(
+      "PUT",
+      `/api/v1/pipelines/${pipelineId}/stages/${deviceStage.body.id}`,
+      { token: owner.token, body: { instanceId } },
+    );
+    expect(changed.status).toBe(400);
+    expect(changed.body.errors[0].path).toBe("action");
+    const listed = await server.request("GET", `/api/v1/pipelines/${pipelineId}`, {
+      token: viewer.token,
+    });
+    expect(listed.body.stages.map((stage: { name: string }) => stage.name)).toEqual([
+      "dev",
+      "fleet",
+      "bench",
+    ]);
+  });
+
+  it("deploys an instance stage to a device group: the group's target is the snapshot, a member's check-in names it", async () => {
+    const pipelineId = await pipeline();
+    const dev = await addStage(pipelineId, { name: "dev", instanceId });
+    const fleet = await addStage(pipelineId, {
+      name: "fleet",
+      source: dev.body.id,
+      deviceGroupId: groupId,
+    });
+    expect(fleet.status, fleet.text).toBe(200);
+    const path = `/api/v1/pipelines/${pipelineId}/stages/${dev.body.id}/deploy`;
+
+    for (const caller of [member, viewer]) {
+      expect((await server.request("PUT", path, { token: caller.token, body: {} })).status).toBe(
+        403,
+      );
+    }
+    expect((await server.request("PUT", path, { token: outsider.token, body: {} })).status).toBe(
+      404,
+    );
+    expect(
+      (
+        await server.request("GET", `/api/v1/pipelines/${pipelineId}/stages/${fleet.body.id}`, {
+          token: outsider.token,
+        })
+      ).status,
+    ).toBe(404);
+
+    const started = await server.request("PUT", path, { token: owner.token, body: {} });
+    expect(started.status, started.text).toBe(200);
+    expect(started.body.status).toBe("importing");
+    const done = await awaitOperation(server, owner, started.body.operation.id);
+    expect(done).toMatchObject({ status: "succeeded", error: null });
+    const snapshotId = (done as unknown as { snapshot: { id: string } }).snapshot.id;
+
+    const group = await server.request(
+      "GET",
+      `/api/v1/applications/${applicationId}/device-groups/${groupId}`,
+      { token: member.token },
+    );
+    expect(group.body.targetSnapshot.id).toBe(snapshotId);
+    const told = await checkIn(member1);
+    expect(told.status).toBe(409);
+    expect(told.body.snapshot).toBe(snapshotId);
+    // Not a member: untouched.
+    expect((await checkIn(loneDevice)).body?.snapshot ?? null).toBeNull();
+
+    const audit = await server.request("GET", `/api/v1/teams/${teamId}/audit-log`, {
+      token: owner.token,
+    });
+    expect(audit.body.log.map((entry: { event: string }) => entry.event)).toContain(
+      "application.pipeline.stage-deployed",
+    );
+  });
+
+  it("deploys an instance stage to a device stage: the device's target is the snapshot", async () => {
+    const pipelineId = await pipeline();
+    const dev = await addStage(pipelineId, { name: "dev", instanceId });
+    await addStage(pipelineId, { name: "bench", source: dev.body.id, deviceId: loneDevice.id });
+    const started = await server.request(
+      "PUT",
+      `/api/v1/pipelines/${pipelineId}/stages/${dev.body.id}/deploy`,
+      { token: owner.token, body: {} },
+    );
+    const done = await awaitOperation(server, owner, started.body.operation.id);
+    expect(done.status).toBe("succeeded");
+    const snapshotId = (done as unknown as { snapshot: { id: string } }).snapshot.id;
+    const seen = await server.request("GET", `/api/v1/devices/${loneDevice.id}`, {
+      token: member.token,
+    });
+    expect(seen.body.targetSnapshot.id).toBe(snapshotId);
+    const told = await checkIn(loneDevice);
+    expect(told.status).toBe(409);
+    expect(told.body.snapshot).toBe(snapshotId);
+  });
+});
