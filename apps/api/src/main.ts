@@ -151,15 +151,8 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     instances: driver ? { driver } : undefined,
     initialPasswordFile: join(config.DATA_DIR, INITIAL_PASSWORD_FILE),
   });
-  try {
-    await app.listen({ host: config.HOST, port: config.PORT });
-  } catch (error) {
-    // Taken since the check at start: said the same way.
-    await app.close().catch(() => {});
-    throw portRefusal(error, config.HOST, config.PORT);
-  }
-  await sayWhereToSignIn(config, log, listeningUrl(app));
-
+  // Before listening: a SIGTERM that comes as soon as the server says where it listens (a
+  // supervisor, a test) stops it cleanly, not by the signal's default.
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -178,6 +171,14 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  try {
+    await app.listen({ host: config.HOST, port: config.PORT });
+  } catch (error) {
+    // Taken since the check at start: said the same way.
+    await app.close().catch(() => {});
+    throw portRefusal(error, config.HOST, config.PORT);
+  }
+  await sayWhereToSignIn(config, log, listeningUrl(app));
 }
 
 /** The start says where a person signs in, and with which password the first time. */
