@@ -18,6 +18,42 @@ interface ViewerPage {
   headers?: Readonly<Record<string, string>>;
 }
 
+/**
+ * A Swagger UI plugin (plain script, inlined into the page) that lists every tag with all its
+ * operations in the page. Swagger UI 5.35 switches its own list to a virtual one, which mounts only
+ * the rows near the viewport, once its tags plus operations reach 150 — this document passed that
+ * (132 operations and 19 tags) when pipelines and devices met. A virtual list hides what is not on
+ * screen from the browser's find-in-page, from a screen reader's list of headings and from printing,
+ * and at this size the whole list renders quickly, so this component replaces Swagger UI's
+ * `operations` with the list it renders below that count: each tag (`OperationTag`, which collapses
+ * and deep-links as before) wrapping its operations (`OperationContainer`).
+ */
+const FULL_OPERATION_LIST = `const fullOperationList = (system) => ({
+  components: {
+    operations: (props) => {
+      const h = system.React.createElement;
+      const { specSelectors, getComponent } = props;
+      const tags = specSelectors.taggedOperations();
+      if (tags.size === 0) return h("h3", null, "No operations defined in the document.");
+      const OperationTag = getComponent("OperationTag");
+      const OperationContainer = getComponent("OperationContainer", true);
+      const methods = specSelectors.validOperationMethods();
+      const shown = (operation) => methods.indexOf(operation.get("method")) !== -1;
+      return h("div", null, tags.entrySeq().map(([tag, tagObj]) =>
+        h(OperationTag, {
+          key: tag, tag, tagObj, specUrl: specSelectors.url(), getComponent,
+          getConfigs: props.getConfigs, oas3Selectors: props.oas3Selectors,
+          layoutSelectors: props.layoutSelectors, layoutActions: props.layoutActions,
+        }, h("div", { className: "operation-tag-content" }, tagObj.get("operations").filter(shown)
+          .map((operation) => h(OperationContainer, {
+            key: operation.get("path") + "-" + operation.get("method"), tag, op: operation,
+            path: operation.get("path"), method: operation.get("method"),
+            specPath: operation.get("specPath"),
+          })).toArray()))).toArray());
+    },
+  },
+});`;
+
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 
 function viewerPage(document: OpenAPIObject, baseUrl: string): ViewerPage {
@@ -28,7 +64,8 @@ function viewerPage(document: OpenAPIObject, baseUrl: string): ViewerPage {
   const style = asset("swagger-ui.css");
   const bundle = asset("swagger-ui-bundle.js").replace(/<\/script/gi, "<\\/script");
   // "Try it out" calls the document's server (BASE_URL) with the token given under "Authorize".
-  const init = `\nSwaggerUIBundle({ spec: ${spec}, dom_id: "#viewer", deepLinking: true });\n`;
+  const init = `\n${FULL_OPERATION_LIST}
+SwaggerUIBundle({ spec: ${spec}, dom_id: "#viewer", deepLinking: true, plugins: [fullOperationList] });\n`;
   // A bar with links to the signed-in user's pages, styled by its own block (allowed by hash too).
   const barStyle = `
 body{margin:0}
