@@ -38,7 +38,8 @@ function templatePath(): string {
 async function readOrMake(): Promise<Blob> {
   const path = templatePath();
   try {
-    return new Blob([await readFile(path)]);
+    // Copied into a Uint8Array: a Buffer's type allows a SharedArrayBuffer beneath, a BlobPart's not.
+    return new Blob([new Uint8Array(await readFile(path))]);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
