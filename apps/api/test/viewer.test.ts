@@ -60,7 +60,8 @@ describe.skipIf(browserMissing)("the API viewer in Chromium", () => {
         headers: { ...route.request().headers(), authorization: `Bearer ${server.adminToken}` },
       }),
     );
-    const response = await page.goto(`${server.url}/api/`);
+    // Waits for the reply only: what the test needs of the page it waits for below.
+    const response = await page.goto(`${server.url}/api/`, { waitUntil: "commit" });
     expect(response?.status()).toBe(200);
 
     // Every tag of the served document, each with exactly its operations ("GET /path"), rendered
@@ -82,7 +83,7 @@ describe.skipIf(browserMissing)("the API viewer in Chromium", () => {
             .sort(),
         })),
       );
-    await expect.poll(renderedTags, { timeout: 10_000 }).toEqual(expected);
+    await expect.poll(renderedTags, { timeout: 30_000 }).toEqual(expected);
     const rendered = (await renderedTags()).flatMap((section) => section.operations);
     expect(await page.locator(".operations-virtual").count()).toBe(0);
     for (const operation of [
@@ -114,8 +115,10 @@ describe.skipIf(browserMissing)("the API viewer in Chromium", () => {
     ]);
     expect(call.status()).toBe(200);
     await expect
-      .poll(() =>
-        operation.locator(".live-responses-table tbody .response-col_status").first().innerText(),
+      .poll(
+        () =>
+          operation.locator(".live-responses-table tbody .response-col_status").first().innerText(),
+        { timeout: 10_000 },
       )
       .toContain("200");
 
@@ -135,19 +138,21 @@ describe.skipIf(browserMissing)("the API viewer in Chromium", () => {
     // A deep link still opens its operation and scrolls to it (far down the page).
     const linked = await context.newPage();
     linked.setDefaultTimeout(10_000);
-    await linked.goto(`${server.url}/api/#/Pipelines/pipelines-deploy`);
+    await linked.goto(`${server.url}/api/#/Pipelines/pipelines-deploy`, { waitUntil: "commit" });
     const deploy = linked.locator("#operations-Pipelines-pipelines-deploy");
-    await deploy.locator(".opblock-body").waitFor();
+    await deploy.locator(".opblock-body").waitFor({ timeout: 30_000 });
     await expect
-      .poll(() =>
-        deploy.evaluate((element) => {
-          const box = element.getBoundingClientRect();
-          return box.top >= 0 && box.top < window.innerHeight;
-        }),
+      .poll(
+        () =>
+          deploy.evaluate((element) => {
+            const box = element.getBoundingClientRect();
+            return box.top >= 0 && box.top < window.innerHeight;
+          }),
+        { timeout: 10_000 },
       )
       .toBe(true);
 
     expect(violations).toEqual([]);
     await context.close();
-  }, 60_000);
+  }, 120_000);
 });
