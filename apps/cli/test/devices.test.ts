@@ -154,7 +154,7 @@ async function runs(device: { id: string; credentials: { token: string } }, snap
         nodeRedVersion: "4.1.15",
       }),
     });
-    return { status: response.status, body: await response.json() };
+    return { status: response.status, body: (await response.json()) as { settings: string } };
   };
   const first = await checkIn(null);
   expect(first.status).toBe(409);
