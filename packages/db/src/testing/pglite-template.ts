@@ -38,7 +38,7 @@ function templatePath(): string {
 async function readOrMake(): Promise<Blob> {
   const path = templatePath();
   try {
-    // Copied into a Uint8Array: a Buffer's type allows a SharedArrayBuffer beneath, a BlobPart's not.
+    // A copy: a Buffer may sit on a SharedArrayBuffer, which no Blob takes (Node 20 types).
     return new Blob([new Uint8Array(await readFile(path))]);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
