@@ -38,7 +38,8 @@ function templatePath(): string {
 async function readOrMake(): Promise<Blob> {
   const path = templatePath();
   try {
-    return new Blob([await readFile(path)]);
+    // A copy in an ArrayBuffer of its own: a Buffer may sit in a shared pool, which Blob refuses.
+    return new Blob([new Uint8Array(await readFile(path))]);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
