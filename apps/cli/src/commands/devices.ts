@@ -1,9 +1,10 @@
 // `flowplane devices`: a team's remote devices (a Node-RED on your own hardware run by the FlowFuse
 // device agent) — listed, shown, created (the one-time credentials and one-time code printed once,
 // or the credentials written to a device.yml the agent reads), renamed, deleted (asked first), given
-// new credentials, and told which snapshot to run; their variables (`env`, device-env.ts) and the
-// team's provisioning tokens (`provisioning`, provisioning.ts). A device is named by its id, or by
-// its name in the team --team names.
+// new credentials, and told which snapshot to run; snapshots of what a device runs (`devices
+// snapshots list|create|delete`), their variables (`env`, device-env.ts) and the team's
+// provisioning tokens (`provisioning`, provisioning.ts). A device is named by its id, or by its name
+// in the team --team names.
 import type { Device } from "@flowplane/contract";
 import type { Command } from "commander";
 import type { Client } from "../client";
@@ -86,7 +87,7 @@ function otcLine(otc: string | undefined, url: string): string {
 }
 
 /** A command on one device: `<device>`, and --team to look it up by name in. */
-function deviceCommand(group: Command, name: string, examples: readonly Example[]): Command {
+export function deviceCommand(group: Command, name: string, examples: readonly Example[]): Command {
   return withTeam(
     withExamples(group.command(name), examples).argument("<device>", "the device's id or name"),
     {
@@ -96,7 +97,8 @@ function deviceCommand(group: Command, name: string, examples: readonly Example[
   );
 }
 
-export function addDevicesCommands(program: Command, context: Context): void {
+/** The `devices` command and its subcommands (device-snapshots.ts adds `devices snapshots`). */
+export function addDevicesCommands(program: Command, context: Context): Command {
   const devices = program
     .command("devices")
     .description("A team's remote devices, run by the FlowFuse device agent");
@@ -351,4 +353,5 @@ export function addDevicesCommands(program: Command, context: Context): void {
   });
 
   addProvisioningCommands(devices, context);
+  return devices;
 }

@@ -38,7 +38,7 @@ function templatePath(): string {
 async function readOrMake(): Promise<Blob> {
   const path = templatePath();
   try {
-    // A copy in an ArrayBuffer of its own: a Buffer may sit in a shared pool, which Blob refuses.
+    // A copy: a Buffer may sit on a SharedArrayBuffer, which no Blob takes (Node 20 types).
     return new Blob([new Uint8Array(await readFile(path))]);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
