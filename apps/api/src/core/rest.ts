@@ -29,8 +29,11 @@ export interface RestRoute {
   contentType?: "text/csv";
   /** What authentication reads with the token for this route (the meta's `preload`). */
   preload?: "userTeams";
-  /** The JSON Schema of the JSON reply, from the output schema; absent when there is none. */
-  responseSchema?: Record<string, unknown>;
+  /**
+   * The JSON Schema of the JSON reply, from the output schema (made on the first call, not at
+   * start: a server starts with every route and calls few); undefined when there is none.
+   */
+  responseSchema: () => Record<string, unknown> | undefined;
 }
 
 export function restRoutes(router: AnyRouter): RestRoute[] {
@@ -53,13 +56,26 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
         ),
         contentType: meta.contentType,
         preload: meta.preload,
-        responseSchema:
+        responseSchema: once(() =>
           meta.contentType || meta.successStatus === 204
             ? undefined
             : responseSchemaOf((procedure._def as { output?: z.ZodType }).output),
+        ),
       },
     ];
   });
+}
+
+function once<T>(make: () => T): () => T {
+  let made = false;
+  let value: T;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
 }
 
 /**
@@ -185,17 +201,20 @@ export function registerRestRoutes(
 ): void {
   for (const route of restRoutes(router)) {
     const type = route.procedure._def.type as "query" | "mutation";
-    const schema = route.responseSchema;
-    const call = schema
-      ? callerWithoutOutputCheck(route.procedure)
-      : (opts: CallOptions) => route.procedure(opts) as Promise<unknown>;
+    // Both made on the route's first call, not at start: most routes of a server are never called.
+    const plan = once(() => {
+      const schema = route.responseSchema();
+      const call = schema
+        ? callerWithoutOutputCheck(route.procedure)
+        : (opts: CallOptions) => route.procedure(opts) as Promise<unknown>;
+      return { schema, call };
+    });
     let serialize: ((data: unknown) => string) | undefined;
-    // Compiled on the route's first reply, not at start: most routes of a server are never called.
     // A schema the compiler refuses is checked by zod and stringified, as on /trpc.
-    const serializerOf = (reply: FastifyReply) => {
+    const serializerOf = (reply: FastifyReply, schema: Record<string, unknown>) => {
       if (serialize) return serialize;
       try {
-        serialize = reply.compileSerializationSchema(schema!) as (data: unknown) => string;
+        serialize = reply.compileSerializationSchema(schema) as (data: unknown) => string;
       } catch (error) {
         reply.log.warn({ err: error, route: route.path }, "response schema not compiled");
         const output = (route.procedure._def as { output?: z.ZodType }).output!;
@@ -209,6 +228,7 @@ export function registerRestRoutes(
       config: { preload: route.preload },
       handler: async (request, reply) => {
         const input = restInput(route, request);
+        const { schema, call } = plan();
         const data: unknown = await call({
           ctx: createContext(request),
           path: route.procedurePath,
@@ -223,7 +243,7 @@ export function registerRestRoutes(
         if (!schema) return data;
         let body: string;
         try {
-          body = serializerOf(reply)(data);
+          body = serializerOf(reply, schema)(data);
         } catch (cause) {
           // A required property missing: the view does not match its schema.
           throw new TRPCError({
