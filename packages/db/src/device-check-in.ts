@@ -18,6 +18,8 @@ export interface CheckIn {
   nodejsVersion: string | null;
   /** The snapshot it runs; null (or FlowFuse's '0', the starter flows) for none. */
   snapshot: string | null;
+  /** The hash of the settings it runs with; null for none. */
+  settings: string | null;
 }
 
 /** What the platform wants of a device, as its check-in compares it. */
@@ -114,9 +116,10 @@ async function run(db: Db, batch: Pending[]): Promise<(DeviceTarget | undefined)
         ${column((p) => p.id)}::text[], ${column((p) => p.digest)}::text[],
         ${column((p) => p.report.state)}::text[], ${column((p) => p.report.agentVersion)}::text[],
         ${column((p) => p.report.nodeRedVersion)}::text[],
-        ${column((p) => p.report.nodejsVersion)}::text[], ${column((p) => p.report.snapshot)}::text[]
+        ${column((p) => p.report.nodejsVersion)}::text[], ${column((p) => p.report.snapshot)}::text[],
+        ${column((p) => p.report.settings)}::text[]
       ) with ordinality as i(id, digest, state, agent_version, node_red_version, nodejs_version,
-        snapshot, n)
+        snapshot, settings, n)
     ), found as (
       select i.*, d.application_id, d.project_id, d.settings_hash, ${effectiveTarget} as target,
         d.last_seen_at is null
@@ -125,7 +128,8 @@ async function run(db: Db, batch: Pending[]): Promise<(DeviceTarget | undefined)
           or d.agent_version is distinct from i.agent_version
           or d.node_red_version is distinct from i.node_red_version
           or d.nodejs_version is distinct from i.nodejs_version
-          or d.active_snapshot_id is distinct from i.snapshot as stale
+          or d.active_snapshot_id is distinct from i.snapshot
+          or d.active_settings_hash is distinct from i.settings as stale
       from input i join devices d on d.id = i.id and d.token_digest = i.digest
     ), written as (
       -- A device twice in one batch: its latest report is what is stored.
@@ -135,7 +139,8 @@ async function run(db: Db, batch: Pending[]): Promise<(DeviceTarget | undefined)
         agent_version = f.agent_version,
         node_red_version = f.node_red_version,
         nodejs_version = f.nodejs_version,
-        active_snapshot_id = f.snapshot
+        active_snapshot_id = f.snapshot,
+        active_settings_hash = f.settings
       from (select distinct on (id) * from found order by id, n desc) f
       where f.stale and w.id = f.id and w.token_digest = f.digest
     )

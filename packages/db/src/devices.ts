@@ -50,35 +50,40 @@ export interface DeviceDetail extends DeviceRow {
 }
 
 function detailQuery(db: Db) {
-  return db
-    .selectFrom("devices as d")
-    .innerJoin("teams as t", "t.id", "d.team_id")
-    .leftJoin("applications as a", "a.id", "d.application_id")
-    .leftJoin("projects as p", "p.id", "d.project_id")
-    .leftJoin("snapshots as ts", (join) => join.on(sql<boolean>`ts.id = ${effectiveTarget}`))
-    .leftJoin("snapshots as acs", "acs.id", "d.active_snapshot_id")
-    .leftJoin("device_groups as g", "g.id", "d.group_id")
-    .selectAll("d")
-    .select([
-      "ts.id as target_id",
-      "ts.name as target_name",
-      "ts.description as target_description",
-      "ts.created_at as target_created_at",
-      "acs.name as active_name",
-      "acs.description as active_description",
-      "acs.created_at as active_created_at",
-      "g.name as group_name",
-      "g.description as group_description",
-      "g.settings as group_settings",
-      "t.name as team_name",
-      "t.slug as team_slug",
-      "a.name as application_name",
-      "a.description as application_description",
-      "p.name as project_name",
-      "p.application_id as project_application_id",
-      "p.created_at as project_created_at",
-      "p.updated_at as project_updated_at",
-    ]);
+  return (
+    db
+      .selectFrom("devices as d")
+      .innerJoin("teams as t", "t.id", "d.team_id")
+      .leftJoin("applications as a", "a.id", "d.application_id")
+      .leftJoin("projects as p", "p.id", "d.project_id")
+      .leftJoin("snapshots as ts", (join) => join.on(sql<boolean>`ts.id = ${effectiveTarget}`))
+      // What the device reports it runs, when it is a snapshot of its team's (a device names it).
+      .leftJoin("snapshots as acs", (join) =>
+        join.onRef("acs.id", "=", "d.active_snapshot_id").onRef("acs.team_id", "=", "d.team_id"),
+      )
+      .leftJoin("device_groups as g", "g.id", "d.group_id")
+      .selectAll("d")
+      .select([
+        "ts.id as target_id",
+        "ts.name as target_name",
+        "ts.description as target_description",
+        "ts.created_at as target_created_at",
+        "acs.name as active_name",
+        "acs.description as active_description",
+        "acs.created_at as active_created_at",
+        "g.name as group_name",
+        "g.description as group_description",
+        "g.settings as group_settings",
+        "t.name as team_name",
+        "t.slug as team_slug",
+        "a.name as application_name",
+        "a.description as application_description",
+        "p.name as project_name",
+        "p.application_id as project_application_id",
+        "p.created_at as project_created_at",
+        "p.updated_at as project_updated_at",
+      ])
+  );
 }
 
 export async function findDevice(db: Db, id: string): Promise<DeviceDetail | undefined> {
