@@ -1,0 +1,26 @@
+// Vitest global setup (db, api and cli): one embedded PostgreSQL server for the whole test run,
+// as `pnpm start` runs one, in which every test file makes a schema of its own (createTestDb).
+// Not with TEST_DATABASE_URL (a server of yours) nor TEST_DATABASE=pglite.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startEmbeddedPostgres } from "../embedded-postgres";
+import { shareEmbeddedTestDatabaseUrl, testDatabaseUrl, testOnPglite, testPath } from "./env";
+
+export default async function setup(): Promise<(() => Promise<void>) | undefined> {
+  if (testDatabaseUrl || testOnPglite) return undefined;
+  const dir = await mkdtemp(join(tmpdir(), "flowplane-test-pg-"));
+  const server = await startEmbeddedPostgres({
+    dir: join(dir, "postgres"),
+    // Every test file's pools (5 each, a few files at once) and the servers some tests start.
+    maxConnections: 200,
+    // A throw-away cluster: no fsync.
+    durable: false,
+    env: { PATH: testPath },
+  });
+  shareEmbeddedTestDatabaseUrl(server.url);
+  return async () => {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+}
