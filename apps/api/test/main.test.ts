@@ -2,7 +2,7 @@
 // and configuration errors; one platform per DATA_DIR, a port in use, DATA_DIR's permissions; and
 // hosted instances where no sandbox can be had.
 import { createDb, migrateToLatest } from "@flowplane/db";
-import { createTestDb, type TestDb, testDatabaseUrl, testServerUrl } from "@flowplane/db/testing";
+import { createTestDb, type TestDb, testDatabaseUrl } from "@flowplane/db/testing";
 import { type ChildProcess, spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import {
@@ -86,32 +86,21 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/**
- * Every path under `dir` with its mode, size and modification time — but of the running platform's
- * own PostgreSQL cluster only its postmaster.pid (the server writes its files as it works).
- */
+/** Every path under `dir` with its mode, size and modification time. */
 async function snapshot(dir: string): Promise<string[]> {
   const found: string[] = [];
   for (const entry of await readdir(dir, { recursive: true })) {
-    if (entry.startsWith("postgres/") && entry !== "postgres/postmaster.pid") continue;
     const info = await stat(join(dir, entry)).catch(() => undefined);
     if (info) found.push(`${entry} ${info.mode.toString(8)} ${info.size} ${info.mtimeMs}`);
   }
   return found.sort();
 }
 
-/**
- * The server's database for a test of its own: a new schema on your PostgreSQL, else the default
- * (the platform's own). `inRunServer`: a new schema in the test run's server all the same, for
- * tests whose platform cannot start its own (no `bwrap` for it as root, PATH emptied).
- */
-async function ownDatabase(
-  options: { inRunServer?: boolean } = {},
-): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
-  const server = options.inRunServer ? testServerUrl : testDatabaseUrl;
-  if (!server) return { env: {}, drop: async () => {} };
+/** The server's database for a test of its own: a new schema on PostgreSQL, else PGlite. */
+async function ownDatabase(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  if (!testDatabaseUrl) return { env: {}, drop: async () => {} };
   const created = await createTestDb({ migrate: false });
-  const url = new URL(server);
+  const url = new URL(testDatabaseUrl);
   url.searchParams.set(
     "options",
     `-c search_path=${(created.config as { schema: string }).schema}`,
@@ -133,14 +122,13 @@ let env: Record<string, string>;
 let template: string | undefined;
 
 /**
- * A new DATA_DIR. On the embedded default it starts with a copy of the template's cluster, so that
- * each start does not make a cluster of its own (initdb: the longest part of a first start, 2–7 s
- * on a loaded machine, and tested once below); what makes a first start one — no users, no
- * files — is unchanged.
+ * A new DATA_DIR. On PGlite it starts with a copy of the template's database, so that each start
+ * does not make a database of its own (initdb: the longest part of a first start, ~20 s on a
+ * loaded machine); what makes a first start one — no users, no files — is unchanged.
  */
 async function newDataDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  if (template) await cp(join(template, "postgres"), join(dir, "postgres"), { recursive: true });
+  if (template) await cp(join(template, "pglite"), join(dir, "pglite"), { recursive: true });
   return dir;
 }
 
@@ -152,11 +140,7 @@ beforeAll(async () => {
   expect(warm.output).toContain("PORT");
   if (!testDatabaseUrl) {
     template = await mkdtemp(join(tmpdir(), "flowplane-main-template-"));
-    const made = await createDb({
-      kind: "embedded-postgres",
-      dir: join(template, "postgres"),
-      env: inheritedEnv,
-    });
+    const made = await createDb({ kind: "pglite", dataDir: join(template, "pglite") });
     await migrateToLatest(made);
     await made.destroy();
     // As the platform keeps it: its user's alone.
@@ -388,14 +372,14 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
   });
 
   test.skipIf(!!testDatabaseUrl)(
-    "the default database: a PostgreSQL server of the platform's, made at the first start in DATA_DIR/postgres, through a socket only, stopped with the platform",
+    "DATABASE=embedded-postgres: a PostgreSQL server of the platform's in DATA_DIR/postgres, through a socket only, stopped with the platform",
     async () => {
-      // No template: this start runs initdb.
       const own = await mkdtemp(join(tmpdir(), "flowplane-embedded-"));
       try {
         const server = await start({
           ...env,
           DATA_DIR: own,
+          DATABASE: "embedded-postgres",
           BROKER_MODE: "off",
           INSTANCE_DRIVER: "off",
         });
@@ -403,9 +387,7 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
           (await readFile(join(own, "postgres", "postmaster.pid"), "utf8")).split("\n")[0],
         );
         try {
-          expect(server.output()).toMatch(/initialised a PostgreSQL cluster in/);
           expect(server.output()).toMatch(/PostgreSQL 18 ready/);
-          expect(server.output()).toMatch(/"database":"embedded-postgres","migrations":\[/);
           expect((await stat(join(own, "postgres"))).mode & 0o777).toBe(0o700);
           const token = (await readFile(join(own, "initial-admin-token"), "utf8")).trim();
           const team = await fetch(`${server.url}/api/v1/teams`, {
@@ -423,45 +405,6 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
         expect(processAlive(pid)).toBe(false);
         await expect(stat(join(own, "postgres", "postmaster.pid"))).rejects.toThrow();
         expect(server.output()).not.toMatch(/"level":(40|50)/);
-      } finally {
-        await rm(own, { recursive: true, force: true });
-      }
-    },
-  );
-
-  test.skipIf(!!testDatabaseUrl)(
-    "DATABASE=pglite keeps the in-process PGlite database in DATA_DIR/pglite; a DATA_DIR that holds one (an earlier version's default) keeps it without DATABASE",
-    // Two PGlite starts, the first with PGlite's initdb in WebAssembly: 20 s on a quiet 2-core
-    // machine, 110 s on a saturated one.
-    { timeout: 3 * PROCESS_STARTS },
-    async () => {
-      const own = await mkdtemp(join(tmpdir(), "flowplane-pglite-"));
-      const quiet = { ...env, DATA_DIR: own, BROKER_MODE: "off", INSTANCE_DRIVER: "off" };
-      try {
-        const first = await start({ ...quiet, DATABASE: "pglite" });
-        try {
-          expect(first.output()).toMatch(/"database":"pglite","migrations":\[/);
-          expect(await readdir(own)).toContain("pglite");
-          expect(await readdir(own)).not.toContain("postgres");
-        } finally {
-          first.child.kill("SIGTERM");
-        }
-        expect(await first.exited).toBe(0);
-
-        const later = await start(quiet);
-        try {
-          expect(later.output()).toContain("DATA_DIR holds a PGlite database");
-          expect(later.output()).toMatch(/"database":"pglite","migrations":\[\]/);
-          const token = (await readFile(join(own, "initial-admin-token"), "utf8")).trim();
-          const me = await fetch(`${later.url}/api/v1/user`, {
-            headers: { authorization: `Bearer ${token}` },
-          });
-          expect(me.status).toBe(200);
-          expect(await readdir(own)).not.toContain("postgres");
-        } finally {
-          later.child.kill("SIGTERM");
-        }
-        expect(await later.exited).toBe(0);
       } finally {
         await rm(own, { recursive: true, force: true });
       }
@@ -624,7 +567,7 @@ describe("hosted instances where no sandbox can be had", { timeout: 120_000 }, (
 
   test("the platform starts, says in its log and to administrators that instances are not isolated, and an instance starts without an error (relative DATA_DIR)", async () => {
     const own = await newDataDir("flowplane-bare-");
-    const { env: db, drop } = await ownDatabase({ inRunServer: true });
+    const { env: db, drop } = await ownDatabase();
     const server = await start({
       ...env,
       ...db,
@@ -687,7 +630,7 @@ describe("hosted instances where no sandbox can be had", { timeout: 120_000 }, (
 
   test("with INSTANCE_ISOLATION=required, an instance is refused its start, with why in its log and state, and the platform keeps serving", async () => {
     const own = await newDataDir("flowplane-strict-");
-    const { env: db, drop } = await ownDatabase({ inRunServer: true });
+    const { env: db, drop } = await ownDatabase();
     const server = await start({
       ...env,
       ...db,

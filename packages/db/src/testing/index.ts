@@ -1,6 +1,6 @@
-// A fresh, migrated database for one test file: a schema of its own in the run's PostgreSQL server
-// (the embedded one by default, or yours with TEST_DATABASE_URL; dropped again by `drop`), or an
-// in-memory PGlite with TEST_DATABASE=pglite (see env.ts).
+// A fresh, migrated database for one test file: in-memory PGlite by default, or a schema of its own
+// in the run's PostgreSQL server (yours with TEST_DATABASE_URL, or the embedded one with
+// TEST_DATABASE=embedded-postgres; dropped again by `drop`). See env.ts.
 import pg from "pg";
 import { createDb, type Db, type DbConfig, migrateToLatest } from "../create-db";
 import { randomBase62 } from "@flowplane/auth";
@@ -49,4 +49,9 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
-export { embeddedTestDatabaseUrl, testDatabaseUrl, testOnPglite, testServerUrl } from "./env";
+export {
+  embeddedTestDatabaseUrl,
+  testDatabaseUrl,
+  testOnEmbeddedPostgres,
+  testServerUrl,
+} from "./env";
