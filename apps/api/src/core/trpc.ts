@@ -70,6 +70,17 @@ export type Meta = OpenApiMeta<{
    */
   provisioning?: boolean;
   /**
+   * Also open to a device's one-time code (only POST /api/v1/devices with `setup: true`): no team
+   * is involved, the handler finds the device by its code.
+   */
+  deviceSetup?: boolean;
+  /**
+   * A body that is one of several requests (FlowFuse's POST /devices: a creation, or the agent's
+   * setup), documented as `oneOf` them: each mode's fields and those it requires. The input's
+   * schema has every field and checks the modes itself.
+   */
+  bodyModes?: { description: string; fields: string[]; required: string[] }[];
+  /**
    * Data the REST route's authentication reads in the same query as the token, so that the
    * procedure needs no second round trip: `userTeams`, every team of the caller (GET /user/teams).
    */
@@ -120,6 +131,13 @@ const OWNED_BY: {
   },
 ];
 
+// Made once: a zod object made per request is compiled again on its first parse, every request.
+const TEAM_FIELD_SCHEMAS = {
+  teamId: z.object({ teamId: TeamIdInput.shape.teamId }),
+  team: z.object({ team: TeamIdInput.shape.teamId }),
+};
+const OwnedId = z.object({ id: Id });
+
 /**
  * Checks the procedure's permission against the caller's role and token scope. For team
  * permissions it loads the team named by `teamId` in the input — or by `slug` when there is no
@@ -134,6 +152,12 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   const caller: Caller = ctx.auth;
   if (ctx.auth.passwordExpired && !meta.allowExpiredPassword) {
     throw forbidden("Your password has expired: choose a new one first", "password_expired");
+  }
+
+  if (ctx.auth.otc) {
+    // A device's one-time code sets up its device, and does nothing else.
+    if (!meta.deviceSetup) throw unauthorized();
+    return next({ ctx: { team: undefined } });
   }
 
   const raw = await getRawInput();
@@ -170,9 +194,7 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     namedBy = teamField;
     // Checked before the lookup: a value the database cannot hold must not reach a query.
     const value = (raw as Record<string, unknown>)[teamField];
-    const parsed = z.object({ [teamField]: TeamIdInput.shape.teamId }).safeParse({
-      [teamField]: value,
-    });
+    const parsed = TEAM_FIELD_SCHEMAS[teamField].safeParse({ [teamField]: value });
     if (!parsed.success) throw validationError(parsed.error);
     teamId = value as string;
   }
@@ -183,9 +205,7 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     const field = OWNED_BY.find((entry) => entry.applies(raw as Record<string, unknown>));
     if (field) {
       namedBy = field.name;
-      const parsed = z
-        .object({ id: Id })
-        .safeParse({ id: (raw as Record<string, unknown>)[field.name] });
+      const parsed = OwnedId.safeParse({ id: (raw as Record<string, unknown>)[field.name] });
       if (!parsed.success) {
         throw validationError(
           new z.ZodError(parsed.error.issues.map((issue) => ({ ...issue, path: [field.name] }))),
@@ -260,8 +280,8 @@ export const procedure = t.procedure.use(authorized).use(rateLimited);
 
 /** Who acted, for the audit log: the user, with the token they used (null in a browser). */
 export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {
-  // A provisioning token has no user: the platform acted, on the token's behalf.
-  if (ctx.auth.provisioning) return "system";
+  // A provisioning token or a one-time code has no user: the platform acted, on their behalf.
+  if (ctx.auth.provisioning || ctx.auth.otc) return "system";
   return { userId: ctx.auth.userId, tokenId: ctx.auth.tokenId };
 }
 
