@@ -123,6 +123,20 @@ const editorSessionByDigest = compiledOnce((db, digest: string, projectId: strin
     .where("s.project_id", "=", projectId),
 );
 
+/** Ends one editor session of this instance (signed out in its editor); true when there was one. */
+export async function deleteEditorSession(
+  db: Kysely<Database>,
+  digest: string,
+  projectId: string,
+): Promise<boolean> {
+  const deleted = await db
+    .deleteFrom("sessions")
+    .where("digest", "=", digest)
+    .where("project_id", "=", projectId)
+    .executeTakeFirst();
+  return deleted.numDeletedRows > 0n;
+}
+
 /** Ends the user's editor sessions on the team's instances (they left the team, or were removed). */
 export async function deleteEditorSessionsInTeam(
   db: Kysely<Database>,
