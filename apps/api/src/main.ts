@@ -25,25 +25,35 @@ import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
 import { listeningUrl } from "./plugins/runtime";
 
 function openDb(config: Config, log: Logger): Promise<Db> {
-  return createDb(
-    config.DATABASE_URL
-      ? {
-          kind: "postgres",
-          url: config.DATABASE_URL,
-          poolSize: config.DATABASE_POOL_SIZE,
-          onIdleError: (err) => log.warn({ err }, "idle database connection failed"),
-        }
-      : { kind: "pglite", dataDir: `${config.DATA_DIR}/pglite` },
-  );
+  const onIdleError = (err: Error) => log.warn({ err }, "idle database connection failed");
+  switch (config.DATABASE) {
+    case "postgres":
+      return createDb({
+        kind: "postgres",
+        url: config.DATABASE_URL!,
+        poolSize: config.DATABASE_POOL_SIZE,
+        onIdleError,
+      });
+    case "embedded-postgres": {
+      const dbLog = log.child({ database: "embedded-postgres" });
+      return createDb({
+        kind: "embedded-postgres",
+        dir: join(config.DATA_DIR, "postgres"),
+        poolSize: config.DATABASE_POOL_SIZE,
+        onIdleError,
+        log: (level, message) => dbLog[level](message),
+        env: instanceBaseEnv(),
+      });
+    }
+    case "pglite":
+      return createDb({ kind: "pglite", dataDir: `${config.DATA_DIR}/pglite` });
+  }
 }
 
 /** Migrations, the token secret and the first administrator: once, before anything serves. */
 async function prepare(config: Config, log: Logger, db: Db): Promise<string> {
   const applied = await migrateToLatest(db);
-  log.info(
-    { database: config.DATABASE_URL ? "postgres" : "pglite", migrations: applied },
-    "database ready",
-  );
+  log.info({ database: config.DATABASE, migrations: applied }, "database ready");
   const secret = await loadTokenSecret(config.DATA_DIR, config.FLOWPLANE_TOKEN_SECRET);
   const tokenFile = await ensureInitialAdmin(db, secret, config.DATA_DIR);
   if (tokenFile) {

@@ -77,6 +77,15 @@ function run(env: Record<string, string>): Promise<{ code: number | null; output
   return new Promise((resolve) => child.on("exit", (code) => resolve({ code, output })));
 }
 
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Every path under `dir` with its mode, size and modification time. */
 async function snapshot(dir: string): Promise<string[]> {
   const found: string[] = [];
@@ -349,6 +358,57 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
     expect(stderr).toContain("PORT");
     expect(stderr).toContain("DATABASE_URL");
   });
+
+  test("DATABASE (the platform's own database) and DATABASE_URL (a server of yours) together are refused", async () => {
+    const refused = await run({
+      ...env,
+      DATABASE: "pglite",
+      DATABASE_URL: "postgres://postgres@127.0.0.1:5432/postgres",
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.output).toContain("DATABASE: chooses the platform's own database");
+    expect(refused.output).not.toContain("listening at");
+  });
+
+  test.skipIf(!!testDatabaseUrl)(
+    "DATABASE=embedded-postgres: a PostgreSQL server of the platform's in DATA_DIR/postgres, through a socket only, stopped with the platform",
+    async () => {
+      const own = await mkdtemp(join(tmpdir(), "flowplane-embedded-"));
+      try {
+        const server = await start({
+          ...env,
+          DATA_DIR: own,
+          DATABASE: "embedded-postgres",
+          BROKER_MODE: "off",
+          INSTANCE_DRIVER: "off",
+        });
+        const pid = Number(
+          (await readFile(join(own, "postgres", "postmaster.pid"), "utf8")).split("\n")[0],
+        );
+        try {
+          expect(server.output()).toMatch(/PostgreSQL 18 ready/);
+          expect((await stat(join(own, "postgres"))).mode & 0o777).toBe(0o700);
+          const token = (await readFile(join(own, "initial-admin-token"), "utf8")).trim();
+          const team = await fetch(`${server.url}/api/v1/teams`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: JSON.stringify({ name: "On PostgreSQL" }),
+          });
+          expect(team.status).toBe(200);
+          expect(processAlive(pid)).toBe(true);
+        } finally {
+          server.child.kill("SIGTERM");
+        }
+        expect(await server.exited).toBe(0);
+        // Stopped before the platform exited: its pid file is gone with it.
+        expect(processAlive(pid)).toBe(false);
+        await expect(stat(join(own, "postgres", "postmaster.pid"))).rejects.toThrow();
+        expect(server.output()).not.toMatch(/"level":(40|50)/);
+      } finally {
+        await rm(own, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe("one DATA_DIR, one platform", { timeout: PROCESS_STARTS }, () => {

@@ -1,11 +1,13 @@
-// One way to open the database: PostgreSQL through `pg`, or embedded PGlite (the zero-setup
-// default). Both speak the same SQL and run the same migrations; the type parsers agree
-// (timestamptz → Date, json → objects, text[] → arrays; counts are cast to int in queries).
+// One way to open the database: PostgreSQL through `pg` — a server of the operator's, or one the
+// platform starts for itself (embedded-postgres.ts) — or PGlite in-process. All speak the same SQL
+// and run the same migrations; the type parsers agree (timestamptz → Date, json → objects,
+// text[] → arrays; counts are cast to int in queries).
 import { PGlite } from "@electric-sql/pglite";
 import { createHash } from "node:crypto";
 import { Kysely, Migrator, PostgresDialect, type PostgresPool, sql } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
+import { type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded-postgres";
 import { migrations } from "./migrations/index";
 import type { Database } from "./schema";
 
@@ -23,6 +25,16 @@ export type DbConfig =
       onIdleError?: (error: Error) => void;
     }
   | {
+      kind: "embedded-postgres";
+      /** The cluster's directory (DATA_DIR/postgres). */
+      dir: string;
+      /** Connections in the pool (default 10); the server accepts a few more. */
+      poolSize?: number;
+      onIdleError?: (error: Error) => void;
+      log?: EmbeddedPostgresOptions["log"];
+      env?: EmbeddedPostgresOptions["env"];
+    }
+  | {
       kind: "pglite";
       /** A directory for the data, or undefined for an in-memory database. */
       dataDir?: string;
@@ -37,6 +49,29 @@ export async function createDb(config: DbConfig): Promise<Db> {
     });
     pool.on("error", (error) => config.onIdleError?.(error));
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
+  }
+  if (config.kind === "embedded-postgres") {
+    const poolSize = config.poolSize ?? 10;
+    const server = await startEmbeddedPostgres({
+      dir: config.dir,
+      // The pool, and a few for migrations' and tools' own connections.
+      maxConnections: poolSize + 5,
+      log: config.log,
+      env: config.env,
+    });
+    const pool = new pg.Pool({ connectionString: server.url, max: poolSize });
+    pool.on("error", (error) => config.onIdleError?.(error));
+    const preparedPool = preparing(pool);
+    // Destroying the Kysely instance stops the server after the pool's connections are closed.
+    const end = preparedPool.end;
+    preparedPool.end = async () => {
+      try {
+        await end();
+      } finally {
+        await server.stop();
+      }
+    };
+    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedPool }) });
   }
   const pglite = await PGlite.create(config.dataDir);
   return new Kysely<Database>({ dialect: new PGliteDialect(pglite) });

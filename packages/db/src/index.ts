@@ -5,6 +5,7 @@ export * from "./audit-log/index";
 export * from "./broker";
 export * from "./catalogue/index";
 export * from "./create-db";
+export * from "./embedded-postgres";
 export * from "./errors";
 export * from "./ids";
 export * from "./instances";
