@@ -13,7 +13,9 @@ const client = new pg.Client({ connectionString: url });
 await client.connect();
 try {
   await client.query(
-    action === "create" ? `create database ${name}` : `drop database if exists ${name} with (force)`,
+    action === "create"
+      ? `create database ${name}`
+      : `drop database if exists ${name} with (force)`,
   );
 } finally {
   await client.end();
