@@ -173,15 +173,19 @@ export async function deleteSession(db: Kysely<Database>, id: string): Promise<v
   await db.deleteFrom("sessions").where("id", "=", id).execute();
 }
 
-/** Ends every session of the user, but the one named (the caller's own, after a password change). */
+/**
+ * Ends every session of the user (browsers' and editors'), but the one named (the caller's own,
+ * after a password change): how many ended.
+ */
 export async function deleteUserSessions(
   db: Kysely<Database>,
   userId: string,
   except?: string,
-): Promise<void> {
+): Promise<number> {
   let query = db.deleteFrom("sessions").where("user_id", "=", userId);
   if (except !== undefined) query = query.where("id", "<>", except);
-  await query.execute();
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Deletes sessions past their maximum age or idle longer than `idleMs`. */
