@@ -278,7 +278,8 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
         BROKER_MODE: "off",
         INSTANCE_DRIVER: "off",
       });
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // Each worker says where it listens: the second line is the event, however long it takes.
+      await server.says(/listening at[\s\S]*listening at/);
       expect(server.output().match(/listening at/g)?.length).toBe(2);
       for (let i = 0; i < 10; i++) {
         const reply = await fetch(`${server.url}/api/v1/user`, {

@@ -38,6 +38,8 @@ export type DbConfig =
       kind: "pglite";
       /** A directory for the data, or undefined for an in-memory database. */
       dataDir?: string;
+      /** Starts from this saved data directory (PGlite's dump) instead of an empty database. */
+      loadDataDir?: Blob;
     };
 
 export async function createDb(config: DbConfig): Promise<Db> {
@@ -73,7 +75,7 @@ export async function createDb(config: DbConfig): Promise<Db> {
     };
     return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedPool }) });
   }
-  const pglite = await PGlite.create(config.dataDir);
+  const pglite = await PGlite.create({ dataDir: config.dataDir, loadDataDir: config.loadDataDir });
   return new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
 }
 

@@ -4,6 +4,7 @@ import pg from "pg";
 import { createDb, type Db, type DbConfig, migrateToLatest } from "../create-db";
 import { randomBase62 } from "@flowplane/auth";
 import { testDatabaseUrl } from "./env";
+import { migratedTemplate } from "./pglite-template";
 
 export interface TestDb {
   db: Db;
@@ -17,8 +18,9 @@ export async function createTestDb(options: { migrate?: boolean } = {}): Promise
   const migrate = options.migrate ?? true;
   if (!testDatabaseUrl) {
     const config: DbConfig = { kind: "pglite" };
-    const db = await createDb(config);
-    if (migrate) await migrateToLatest(db);
+    const db = await createDb(
+      migrate ? { ...config, loadDataDir: await migratedTemplate() } : config,
+    );
     return { db, config, drop: () => db.destroy() };
   }
   const schema = `test_${randomBase62(10).toLowerCase()}`;
