@@ -10,11 +10,13 @@ import {
   createApplication,
   createBrokerClient,
   createDevice,
+  createDeviceSnapshot,
   createInstance,
   createInvitation,
   createLibraryEntry,
   createPipeline,
   createProvisioningToken,
+  createRunningDevice,
   createSnapshot,
   createTeam,
   createToken,
@@ -107,6 +109,11 @@ const EVENTS: Record<string, string[]> = {
     "device.credential.generated",
   ],
   "PUT /api/v1/devices/{deviceId}/settings": ["device.settings.updated"],
+  "POST /api/v1/devices/{deviceId}/snapshots": ["application.device.snapshot.created"],
+  "DELETE /api/v1/devices/{deviceId}/snapshots/{snapshotId}": [
+    "application.device.snapshot.deleted",
+  ],
+  "POST /api/v1/devices/{deviceId}/snapshot": ["project.device.snapshot.created"],
   "POST /api/v1/teams/{teamId}/devices/provisioning": ["team.device.provisioning.created"],
   "PUT /api/v1/teams/{teamId}/devices/provisioning/{tokenId}": ["team.device.provisioning.updated"],
   "DELETE /api/v1/teams/{teamId}/devices/provisioning/{tokenId}": [
@@ -161,6 +168,10 @@ interface World {
   pipeline?: Promise<PipelineFixture>;
   /** The application of the world's device groups, made once it is first named. */
   groupApplication?: Promise<string>;
+  /** The world's running device of an application, made once it is first named (with its own
+   * snapshots in the path), and one of an instance. */
+  runningDevice?: ReturnType<typeof createRunningDevice>;
+  instanceDevice?: ReturnType<typeof createRunningDevice>;
 }
 
 /** The world's instance: one, so that an instance and its snapshot in one path belong together. */
@@ -174,6 +185,14 @@ const pipelineOf = (world: World) =>
 /** The application of the world's device groups: one, so that a group and its path agree. */
 const groupApplicationOf = (world: World) =>
   (world.groupApplication ??= createApplication(server, world.founder, world.team.id));
+
+/** The world's running devices: a device and its snapshot in one path belong together. */
+const runningDeviceOf = (world: World) =>
+  (world.runningDevice ??= createRunningDevice(server, world.founder, world.team.id));
+const instanceDeviceOf = (world: World) =>
+  (world.instanceDevice ??= createRunningDevice(server, world.founder, world.team.id, {
+    of: "instance",
+  }));
 
 /** A device group of the world's group application. */
 async function createGroup(world: World): Promise<string> {
@@ -223,9 +242,17 @@ const PATH_VALUES: Record<string, (world: World, template: string) => Promise<st
       : createApplication(server, world.founder, world.team.id),
   groupId: async (world) => createGroup(world),
   instanceId: async (world) => instanceOf(world),
-  snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  snapshotId: async (world, template) =>
+    template.startsWith("/api/v1/devices/")
+      ? createDeviceSnapshot(server, world.founder, (await runningDeviceOf(world)).deviceId)
+      : createSnapshot(server, world.founder, await instanceOf(world)),
   id: async (world) => createToken(server, world.founder),
-  deviceId: async (world) => createDevice(server, world.founder, world.team.id),
+  deviceId: async (world, template) =>
+    template.endsWith("/snapshot")
+      ? (await instanceDeviceOf(world)).deviceId
+      : template.includes("/snapshots")
+        ? (await runningDeviceOf(world)).deviceId
+        : createDevice(server, world.founder, world.team.id),
   tokenId: async (world, template) => {
     if (template.includes("/devices/provisioning/")) {
       return createProvisioningToken(server, world.founder, world.team.id);

@@ -11,8 +11,10 @@ import {
   createApplication,
   createBrokerClient,
   createDevice,
+  createDeviceSnapshot,
   createInstance,
   createProvisioningToken,
+  createRunningDevice,
   createSnapshot,
   createInvitation,
   createLibraryEntry,
@@ -47,7 +49,18 @@ interface World {
   application?: Promise<string>;
   /** The world's pipeline, made once it is first named (its stages and their instances). */
   pipeline?: Promise<PipelineFixture>;
+  /** The world's running device of an application, and of an instance, made once first named. */
+  runningDevice?: ReturnType<typeof createRunningDevice>;
+  instanceDevice?: ReturnType<typeof createRunningDevice>;
 }
+
+/** The world's running devices: a device and its snapshot in one path belong together. */
+const runningDeviceOf = (world: World) =>
+  (world.runningDevice ??= createRunningDevice(server, world.founder, world.team.id));
+const instanceDeviceOf = (world: World) =>
+  (world.instanceDevice ??= createRunningDevice(server, world.founder, world.team.id, {
+    of: "instance",
+  }));
 
 /** The world's application: one, so that a device group in the path is one of its. */
 const applicationOf = (world: World) =>
@@ -65,7 +78,7 @@ const instanceOf = (world: World) =>
  * How each path parameter is filled in a world. Extend this when an operation brings a new
  * parameter: make the resource through the API, as the team's founder would.
  */
-const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
+const PATH_VALUES: Record<string, (world: World, template: string) => Promise<string>> = {
   teamId: async (world) => world.team.id,
   slug: async (world) => world.team.slug,
   userId: async (world) => world.member.id,
@@ -82,11 +95,19 @@ const PATH_VALUES: Record<string, (world: World) => Promise<string>> = {
     return reply.body.id;
   },
   instanceId: async (world) => instanceOf(world),
-  snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  snapshotId: async (world, template) =>
+    template.startsWith("/api/v1/devices/")
+      ? createDeviceSnapshot(server, world.founder, (await runningDeviceOf(world)).deviceId)
+      : createSnapshot(server, world.founder, await instanceOf(world)),
   pipelineId: async (world) => (await pipelineOf(world)).pipelineId,
   stageId: async (world) => (await pipelineOf(world)).stageId,
   operationId: async (world) => createOperation(server, world.founder, await pipelineOf(world)),
-  deviceId: async (world) => createDevice(server, world.founder, world.team.id),
+  deviceId: async (world, template) =>
+    template.endsWith("/snapshot")
+      ? (await instanceDeviceOf(world)).deviceId
+      : template.includes("/snapshots")
+        ? (await runningDeviceOf(world)).deviceId
+        : createDevice(server, world.founder, world.team.id),
   tokenId: async (world) => createProvisioningToken(server, world.founder, world.team.id),
 };
 
@@ -198,7 +219,8 @@ describe("each team role may do what the permission matrix says, and is 403 othe
             values[param] =
               param === "userId" && onSelf
                 ? world.caller.id
-                : (GLOBAL_PATH_PARAMS[param]?.() ?? (await PATH_VALUES[param]!(world)));
+                : (GLOBAL_PATH_PARAMS[param]?.() ??
+                  (await PATH_VALUES[param]!(world, operation.template)));
           }
           const path =
             operation.template.replace(/\{(\w+)\}/g, (_, param: string) => values[param]!) +

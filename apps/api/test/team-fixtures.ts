@@ -373,3 +373,97 @@ export async function createDeviceGroup(
   expect(device.status, device.text).toBe(200);
   return { applicationId, groupId: reply.body.id, deviceId: device.body.id };
 }
+
+/** A device that runs what it was given, and what it runs. */
+export interface RunningDevice {
+  deviceId: string;
+  /** The device's own token, for its live routes. */
+  deviceToken: string;
+  instanceId: string;
+  applicationId: string;
+  /** The snapshot it runs (one of the instance's). */
+  snapshotId: string;
+}
+
+/**
+ * A device of a new instance's application (or, with `of: "instance"`, of the instance) whose
+ * target is a snapshot of the instance, and which has checked in running it with its settings, as
+ * the agent does once it has deployed them: what a snapshot of a device is taken from.
+ */
+export async function createRunningDevice(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+  options: { of?: "application" | "instance"; snapshot?: Record<string, unknown> } = {},
+): Promise<RunningDevice> {
+  const of = options.of ?? "application";
+  const instanceId = await createInstance(server, owner, teamId);
+  const instance = await server.request("GET", `/api/v1/projects/${instanceId}`, {
+    token: owner.token,
+  });
+  const applicationId = instance.body.application.id as string;
+  const created = await server.request("POST", "/api/v1/devices", {
+    token: owner.token,
+    body: {
+      name: unique("running"),
+      team: teamId,
+      ...(of === "instance" ? { instance: instanceId } : { application: applicationId }),
+    },
+  });
+  expect(created.status, `POST /api/v1/devices: ${created.text}`).toBe(200);
+  const deviceId = created.body.id as string;
+  const deviceToken = created.body.credentials.token as string;
+  let snapshotId: string;
+  if (options.snapshot) {
+    const taken = await server.request("POST", `/api/v1/projects/${instanceId}/snapshots`, {
+      token: owner.token,
+      body: { name: unique("snapshot"), ...options.snapshot },
+    });
+    expect(taken.status, taken.text).toBe(200);
+    snapshotId = taken.body.id;
+  } else {
+    snapshotId = await createSnapshot(server, owner, instanceId);
+  }
+  const set = await server.request("PUT", `/api/v1/devices/${deviceId}`, {
+    token: owner.token,
+    body: { targetSnapshot: snapshotId },
+  });
+  expect(set.status, set.text).toBe(200);
+  const checkIn = async (settings: string | null) => {
+    const response = await fetch(`${server.url}/api/v1/devices/${deviceId}/live/state`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${deviceToken}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        state: "running",
+        project: of === "instance" ? instanceId : null,
+        application: of === "instance" ? null : applicationId,
+        snapshot: snapshotId,
+        settings,
+        agentVersion: "4.2.1",
+        nodeRedVersion: "4.1.15",
+      }),
+    });
+    return { status: response.status, body: (await response.json()) as { settings: string } };
+  };
+  // The first check-in names the settings hash it should run; the second runs it.
+  const first = await checkIn(null);
+  expect(first.status).toBe(409);
+  const second = await checkIn(first.body.settings);
+  expect(second.status, JSON.stringify(second.body)).toBe(200);
+  return { deviceId, deviceToken, instanceId, applicationId, snapshotId };
+}
+
+/** A snapshot of what an application's running device runs, taken by its owner; its id. */
+export async function createDeviceSnapshot(
+  server: TestServer,
+  owner: { token: string },
+  deviceId: string,
+): Promise<string> {
+  const path = `/api/v1/devices/${deviceId}/snapshots`;
+  const reply = await server.request("POST", path, {
+    token: owner.token,
+    body: { name: unique("device snapshot") },
+  });
+  expect(reply.status, `POST ${path}: ${reply.text}`).toBe(200);
+  return reply.body.id;
+}

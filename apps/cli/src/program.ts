@@ -6,6 +6,7 @@ import { apiFailure } from "./client";
 import { addAuditLogCommand } from "./commands/audit-log";
 import { addBrokerCommands } from "./commands/broker";
 import { addDeviceGroupsCommands } from "./commands/device-groups";
+import { addDeviceSnapshotsCommands } from "./commands/device-snapshots";
 import { addDevicesCommands } from "./commands/devices";
 import { addAppsCommands, addInstancesCommands } from "./commands/instances";
 import { showExamples } from "./commands/examples";
@@ -54,7 +55,7 @@ export function createProgram(context: Context, io: Io): Command {
   addAppsCommands(program, context);
   addInstancesCommands(program, context);
   addSnapshotsCommands(program, context);
-  addDevicesCommands(program, context);
+  addDeviceSnapshotsCommands(addDevicesCommands(program, context), context);
   addDeviceGroupsCommands(program, context);
   addBrokerCommands(program, context);
   addLibraryCommands(program, context);

@@ -1,7 +1,8 @@
 // `flowplane devices` as a user runs it, against the real server: an owner creates a device of an
 // application (credentials printed once, or written to a device.yml readable by the owner alone),
 // lists, shows and renames it, gives it new credentials, sets and clears its target snapshot (a
-// snapshot of a real hosted instance of the application), and deletes it (asked first).
+// snapshot of a real hosted instance of the application), and deletes it (asked first); snapshots
+// of what a device runs (`devices snapshots`).
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -130,6 +131,96 @@ describe("flowplane devices", { timeout: 60_000 }, () => {
     expect(gone.status).toBe(1);
     expect(gone.stderr).toContain("(not_found)");
     expect(await ok(admin, "devices", "list", "--team", "devs")).toBe("No devices.\n");
+  });
+});
+
+/** A check-in as the agent sends it once it runs `snapshot`: first told the settings, then in step. */
+async function runs(device: { id: string; credentials: { token: string } }, snapshot: string) {
+  const owner = (device as { instance?: { id: string } }).instance;
+  const checkIn = async (settings: string | null) => {
+    const response = await fetch(`${server.url}/api/v1/devices/${device.id}/live/state`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${device.credentials.token}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        state: "running",
+        project: owner?.id ?? null,
+        application: owner ? null : (device as { application?: { id: string } }).application?.id,
+        snapshot,
+        settings,
+        agentVersion: "4.2.1",
+        nodeRedVersion: "4.1.15",
+      }),
+    });
+    return { status: response.status, body: (await response.json()) as { settings: string } };
+  };
+  const first = await checkIn(null);
+  expect(first.status).toBe(409);
+  expect((await checkIn(first.body.settings)).status).toBe(200);
+}
+
+describe("flowplane devices snapshots", { timeout: 60_000 }, () => {
+  it("takes a snapshot of what an application's device runs, lists it, deletes it (asked first)", async () => {
+    const device = JSON.parse(
+      await ok(
+        admin,
+        ...["devices", "create", "line-9", "--team", "devs"],
+        ...["--application", "Line", "--json"],
+      ),
+    );
+    await ok(admin, "devices", "target", device.id, snapshotId);
+    const early = await admin.flowplane(
+      ...["devices", "snapshots", "create", "line-9", "Too early", "--team", "devs"],
+    );
+    expect(early.status).toBe(1);
+    expect(early.stderr).toContain("(invalid_state)");
+
+    await runs(device, snapshotId);
+    const taken = await ok(
+      admin,
+      ...["devices", "snapshots", "create", "line-9", "As deployed", "--team", "devs"],
+    );
+    const id = /^Took snapshot As deployed \(id (\w+)\) of device line-9\.\n$/.exec(taken)![1]!;
+    const list = await ok(admin, "devices", "snapshots", "list", device.id);
+    expect(list.split("\n")[0]).toMatch(/^ID\s+NAME\s+TAKEN\s+BY\s+DESCRIPTION$/);
+    expect(cell(list, 1, "ID")).toBe(id);
+    expect(cell(list, 1, "NAME")).toBe("As deployed");
+    const json = JSON.parse(await ok(admin, "devices", "snapshots", "list", device.id, "--json"));
+    expect(json.snapshots[0]).toMatchObject({ id, ownerType: "device", deviceId: device.id });
+
+    expect((await admin.flowplane("devices", "snapshots", "delete", device.id, id)).status).toBe(2);
+    expect(await ok(admin, "devices", "snapshots", "delete", device.id, id, "--yes")).toBe(
+      `Deleted snapshot ${id}.\n`,
+    );
+    expect(await ok(admin, "devices", "snapshots", "list", device.id)).toBe(
+      "No snapshots of this device.\n",
+    );
+    await ok(admin, "devices", "delete", device.id, "--yes");
+  });
+
+  it("an instance's device: the snapshot is the instance's", async () => {
+    const device = JSON.parse(
+      await ok(
+        admin,
+        ...["devices", "create", "line-10", "--team", "devs"],
+        ...["--instance", "dev-cli", "--json"],
+      ),
+    );
+    await ok(admin, "devices", "target", device.id, snapshotId);
+    await runs(device, snapshotId);
+    const taken = await ok(
+      admin,
+      ...["devices", "snapshots", "create", device.id, "From the field", "--set-as-target"],
+    );
+    expect(taken).toMatch(
+      /^Took snapshot From the field \(id \w+\) of device line-10, for instance dev-cli\.\n$/,
+    );
+    const listed = await admin.flowplane("devices", "snapshots", "list", device.id);
+    expect(listed.status).toBe(1);
+    expect(listed.stderr).toContain("(invalid_device)");
+    await ok(admin, "devices", "delete", device.id, "--yes");
   });
 });
 

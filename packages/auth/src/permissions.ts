@@ -106,6 +106,11 @@ export const PERMISSIONS = {
   "device:edit": { kind: "team", role: Role.owner, access: "write" },
   /** A body with only `targetSnapshot`; anything else needs device:edit. */
   "device:snapshot:set-target": { kind: "team", role: Role.member, access: "write" },
+  /** An application's device's own snapshots: of what it runs. */
+  "device:snapshot:list": { kind: "team", role: Role.viewer, access: "read" },
+  "device:snapshot:read": { kind: "team", role: Role.viewer, access: "read" },
+  "device:snapshot:create": { kind: "team", role: Role.member, access: "write" },
+  "device:snapshot:delete": { kind: "team", role: Role.owner, access: "write" },
   "device:edit-env": { kind: "team", role: Role.member, access: "write" },
   "device:delete": { kind: "team", role: Role.owner, access: "write" },
   "device:audit-log": { kind: "team", role: Role.viewer, access: "read" },

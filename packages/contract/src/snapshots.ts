@@ -101,6 +101,10 @@ export const Snapshot = SnapshotSummary.extend({
     .object({ id: Id, name: z.string(), createdAt: Timestamp, updatedAt: Timestamp, links: Links })
     .optional()
     .describe("The instance that owns it"),
+  device: z
+    .object({ id: Id, name: z.string(), links: Links })
+    .optional()
+    .describe("The device that owns it"),
   modules: z.record(z.string(), z.string()),
   links: Links,
 }).meta({ id: "Snapshot" });
@@ -165,6 +169,16 @@ export const InstanceSnapshotIdInput = z.strictObject({ instanceId: Id, snapshot
 
 export const ListInstanceSnapshotsInput = z.strictObject({ instanceId: Id, ...PageInput });
 
+export const DeviceSnapshotIdInput = z.strictObject({ deviceId: Id, snapshotId: Id });
+export const ListDeviceSnapshotsInput = z.strictObject({ deviceId: Id, ...PageInput });
+
+export const ListApplicationSnapshotsInput = z.strictObject({
+  applicationId: Id,
+  deviceId: Id.optional().describe("Only the snapshots of this device of the application"),
+  instanceId: Id.optional().describe("Only the snapshots of this instance of the application"),
+  ...PageInput,
+});
+
 /** Variables given with a snapshot's content: FlowFuse's `{ NAME: value }` or our array. */
 const SnapshotEnvInput = z.union([
   z.record(EnvVarName, Text.max(32_768)),
@@ -208,6 +222,19 @@ export const CreateInstanceSnapshotInput = z.strictObject({
     .describe("Also make it the snapshot the instance's devices run"),
 });
 
+/** A snapshot of what a device runs: its name, and whether it becomes a target at once. */
+export const CreateDeviceSnapshotInput = z.strictObject({
+  deviceId: Id,
+  name: SnapshotName,
+  description: SnapshotDescription.optional(),
+  setAsTarget: z
+    .boolean()
+    .optional()
+    .describe(
+      "Also make it the target: the device's own (`/snapshots`), or the instance's devices' (`/snapshot`)",
+    ),
+});
+
 export const UpdateSnapshotInput = z.strictObject({
   snapshotId: Id,
   name: SnapshotName.optional(),
@@ -236,8 +263,10 @@ export const ExportSnapshotInput = z.strictObject({
 export const ExportInstanceSnapshotInput = ExportSnapshotInput.extend({ instanceId: Id });
 
 export const ImportSnapshotInput = z.strictObject({
-  ownerId: Id.describe("The instance (or device) of the caller's team to import it into"),
-  ownerType: z.enum(["instance"]).describe("`instance` (devices: their own area)"),
+  ownerId: Id.describe("The instance or device of the caller's team to import it into"),
+  ownerType: SnapshotOwnerType.describe(
+    "`instance`, or `device` (a device of an application: its snapshots are its own)",
+  ),
   snapshot: z.strictObject({
     name: SnapshotName,
     description: SnapshotDescription.optional(),

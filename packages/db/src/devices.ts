@@ -50,35 +50,40 @@ export interface DeviceDetail extends DeviceRow {
 }
 
 function detailQuery(db: Db) {
-  return db
-    .selectFrom("devices as d")
-    .innerJoin("teams as t", "t.id", "d.team_id")
-    .leftJoin("applications as a", "a.id", "d.application_id")
-    .leftJoin("projects as p", "p.id", "d.project_id")
-    .leftJoin("snapshots as ts", (join) => join.on(sql<boolean>`ts.id = ${effectiveTarget}`))
-    .leftJoin("snapshots as acs", "acs.id", "d.active_snapshot_id")
-    .leftJoin("device_groups as g", "g.id", "d.group_id")
-    .selectAll("d")
-    .select([
-      "ts.id as target_id",
-      "ts.name as target_name",
-      "ts.description as target_description",
-      "ts.created_at as target_created_at",
-      "acs.name as active_name",
-      "acs.description as active_description",
-      "acs.created_at as active_created_at",
-      "g.name as group_name",
-      "g.description as group_description",
-      "g.settings as group_settings",
-      "t.name as team_name",
-      "t.slug as team_slug",
-      "a.name as application_name",
-      "a.description as application_description",
-      "p.name as project_name",
-      "p.application_id as project_application_id",
-      "p.created_at as project_created_at",
-      "p.updated_at as project_updated_at",
-    ]);
+  return (
+    db
+      .selectFrom("devices as d")
+      .innerJoin("teams as t", "t.id", "d.team_id")
+      .leftJoin("applications as a", "a.id", "d.application_id")
+      .leftJoin("projects as p", "p.id", "d.project_id")
+      .leftJoin("snapshots as ts", (join) => join.on(sql<boolean>`ts.id = ${effectiveTarget}`))
+      // What the device reports it runs, when it is a snapshot of its team's (a device names it).
+      .leftJoin("snapshots as acs", (join) =>
+        join.onRef("acs.id", "=", "d.active_snapshot_id").onRef("acs.team_id", "=", "d.team_id"),
+      )
+      .leftJoin("device_groups as g", "g.id", "d.group_id")
+      .selectAll("d")
+      .select([
+        "ts.id as target_id",
+        "ts.name as target_name",
+        "ts.description as target_description",
+        "ts.created_at as target_created_at",
+        "acs.name as active_name",
+        "acs.description as active_description",
+        "acs.created_at as active_created_at",
+        "g.name as group_name",
+        "g.description as group_description",
+        "g.settings as group_settings",
+        "t.name as team_name",
+        "t.slug as team_slug",
+        "a.name as application_name",
+        "a.description as application_description",
+        "p.name as project_name",
+        "p.application_id as project_application_id",
+        "p.created_at as project_created_at",
+        "p.updated_at as project_updated_at",
+      ])
+  );
 }
 
 export async function findDevice(db: Db, id: string): Promise<DeviceDetail | undefined> {
@@ -380,6 +385,8 @@ export interface CheckIn {
   nodejsVersion: string | null;
   /** The snapshot it runs; null (or FlowFuse's '0', the starter flows) for none. */
   snapshot: string | null;
+  /** The hash of the settings it runs with; null for none. */
+  settings: string | null;
 }
 
 /** What the platform wants of a device, as its check-in compares it. */
@@ -406,7 +413,8 @@ export async function checkInDevice(
       agent_version = ${report.agentVersion},
       node_red_version = ${report.nodeRedVersion},
       nodejs_version = ${report.nodejsVersion},
-      active_snapshot_id = ${report.snapshot}
+      active_snapshot_id = ${report.snapshot},
+      active_settings_hash = ${report.settings}
     where d.id = ${id} and d.token_digest = ${tokenDigest}
     returning d.application_id, d.project_id, d.settings_hash, ${effectiveTarget} as target`.execute(
     db,

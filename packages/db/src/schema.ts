@@ -274,6 +274,8 @@ export interface DevicesTable {
   settings_hash: string;
   target_snapshot_id: string | null;
   active_snapshot_id: string | null;
+  /** The settings hash the device last reported (what it runs with). */
+  active_settings_hash: string | null;
   state: string | null;
   last_seen_at: Date | null;
   agent_version: string | null;

@@ -33,6 +33,7 @@ export interface SnapshotSummaryRow {
   project_name: string | null;
   project_created_at: Date | null;
   project_updated_at: Date | null;
+  device_name: string | null;
   user_id: string | null;
   user_username: string | null;
   user_name: string | null;
@@ -45,6 +46,7 @@ function summaryQuery(db: Kysely<Database>) {
   return db
     .selectFrom("snapshots as s")
     .leftJoin("projects as p", "p.id", "s.project_id")
+    .leftJoin("devices as dv", "dv.id", "s.device_id")
     .leftJoin("users as u", "u.id", "s.user_id")
     .select([
       "s.id",
@@ -61,6 +63,7 @@ function summaryQuery(db: Kysely<Database>) {
       "p.name as project_name",
       "p.created_at as project_created_at",
       "p.updated_at as project_updated_at",
+      "dv.name as device_name",
       "u.id as user_id",
       "u.username as user_username",
       "u.name as user_name",

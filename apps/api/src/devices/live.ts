@@ -100,6 +100,7 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       nodeRedVersion: body.nodeRedVersion ?? null,
       nodejsVersion: body.nodejsVersion ?? null,
       snapshot: snapshotOf(body.snapshot),
+      settings: body.settings ?? null,
     });
     // A wrong token, or a device deleted: the agent stops and forgets what it ran.
     if (!target) return refuse(request, reply);

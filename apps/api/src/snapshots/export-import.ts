@@ -8,6 +8,7 @@ import {
   Snapshot,
 } from "@flowplane/contract";
 import {
+  findDevice,
   findProject,
   findSnapshot,
   findSnapshotSummary,
@@ -15,8 +16,9 @@ import {
   recordAudit,
   type SnapshotSummaryRow,
 } from "@flowplane/db";
-import { notFound } from "../core/errors";
+import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
+import { storeDeviceSnapshot } from "./device";
 import { exportSnapshot, importedContent } from "./transfer";
 import { snapshotView } from "./views";
 import {
@@ -121,24 +123,41 @@ export const snapshotTransferProcedures = {
         method: "POST",
         path: "/api/v1/snapshots/import",
         tags: [TAG],
-        summary: "Import an exported snapshot into an instance of your team (owners)",
+        summary: "Import an exported snapshot into an instance or a device of your team (owners)",
         description:
-          "Makes a new snapshot of the instance named by `ownerId` (`ownerType` `instance`) from an export: its credentials (and hidden variables) opened with the `credentialSecret` it was exported with (a wrong one is 400 `bad_request`), and sealed anew. Roll the instance back to it to run it. An instance the caller cannot see is 400 naming `ownerId`.",
+          "Makes a new snapshot of the instance (`ownerType` `instance`) or the application's device (`ownerType` `device`) named by `ownerId` from an export: its credentials (and hidden variables) opened with the `credentialSecret` it was exported with (a wrong one is 400 `bad_request`), and sealed anew. Roll the instance back to it, or make it the device's target, to run it. An instance or device the caller cannot see is 400 naming `ownerId`; a device that is not an application's, 400 `invalid_device`.",
       },
     })
     .input(ImportSnapshotInput)
     .output(Snapshot)
     .mutation(async ({ ctx, input }) => {
-      const project = await findProject(ctx.db, input.ownerId);
-      if (!project) throw invalidSnapshot("ownerId", "No such instance");
       const content = importedContent(input.snapshot, input.credentialSecret, input.components);
-      const row = await ctx.db.transaction().execute((trx) =>
-        storeInstanceSnapshot(ctx, trx, project, content, {
-          name: input.snapshot.name,
-          description: input.snapshot.description,
-          event: "imported",
-        }),
-      );
-      return snapshotView((await findSnapshotSummary(ctx.db, row.id))!, ctx.baseUrl);
+      const meta = {
+        name: input.snapshot.name,
+        description: input.snapshot.description,
+        event: "imported" as const,
+      };
+      let id: string;
+      if (input.ownerType === "device") {
+        const device = await findDevice(ctx.db, input.ownerId);
+        if (!device) throw invalidSnapshot("ownerId", "No such device");
+        if (device.application_id === null) {
+          throw new ApiError(400, "invalid_device", "Not a device of an application", [
+            { path: "ownerId", message: "Not a device of an application" },
+          ]);
+        }
+        const row = await ctx.db
+          .transaction()
+          .execute((trx) => storeDeviceSnapshot(ctx, trx, device, content, meta));
+        id = row.id;
+      } else {
+        const project = await findProject(ctx.db, input.ownerId);
+        if (!project) throw invalidSnapshot("ownerId", "No such instance");
+        const row = await ctx.db
+          .transaction()
+          .execute((trx) => storeInstanceSnapshot(ctx, trx, project, content, meta));
+        id = row.id;
+      }
+      return snapshotView((await findSnapshotSummary(ctx.db, id))!, ctx.baseUrl);
     }),
 };

@@ -38,6 +38,14 @@ export function snapshotView(row: SnapshotSummaryRow, baseUrl: string): Snapshot
           links: { self: `${baseUrl}/api/v1/projects/${row.project_id}` },
         },
       }),
+    ...(row.device_id !== null &&
+      row.device_name !== null && {
+        device: {
+          id: row.device_id,
+          name: row.device_name,
+          links: { self: `${baseUrl}/api/v1/devices/${row.device_id}` },
+        },
+      }),
     modules: row.modules ?? {},
     links: { self: snapshotPath(baseUrl, row.id) },
   };

@@ -1,7 +1,8 @@
 // `flowplane devices`: a team's remote devices (a Node-RED on your own hardware run by the FlowFuse
 // device agent) — listed, shown, created (the one-time credentials printed once, or written to a
 // device.yml the agent reads), renamed, deleted (asked first), given new credentials, and told which
-// snapshot to run. A device is named by its id, or by its name in the team --team names.
+// snapshot to run; snapshots of what a device runs (`devices snapshots list|create|delete`). A device
+// is named by its id, or by its name in the team --team names.
 import type { Device } from "@flowplane/contract";
 import type { Command } from "commander";
 import { writeFile } from "node:fs/promises";
@@ -84,7 +85,7 @@ async function writePrivate(file: string, text: string): Promise<void> {
 }
 
 /** A command on one device: `<device>`, and --team to look it up by name in. */
-function deviceCommand(group: Command, name: string, examples: readonly Example[]): Command {
+export function deviceCommand(group: Command, name: string, examples: readonly Example[]): Command {
   return withTeam(
     withExamples(group.command(name), examples).argument("<device>", "the device's id or name"),
     {
@@ -94,7 +95,8 @@ function deviceCommand(group: Command, name: string, examples: readonly Example[
   );
 }
 
-export function addDevicesCommands(program: Command, context: Context): void {
+/** The `devices` command and its subcommands (device-snapshots.ts adds `devices snapshots`). */
+export function addDevicesCommands(program: Command, context: Context): Command {
   const devices = program
     .command("devices")
     .description("A team's remote devices, run by the FlowFuse device agent");
@@ -327,4 +329,6 @@ export function addDevicesCommands(program: Command, context: Context): void {
       );
     },
   );
+
+  return devices;
 }

@@ -38,7 +38,8 @@ function templatePath(): string {
 async function readOrMake(): Promise<Blob> {
   const path = templatePath();
   try {
-    return new Blob([await readFile(path)]);
+    // A copy: a Buffer may sit on a SharedArrayBuffer, which no Blob takes (Node 20 types).
+    return new Blob([new Uint8Array(await readFile(path))]);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
