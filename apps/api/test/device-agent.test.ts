@@ -1,10 +1,13 @@
 // The real FlowFuse device agent (4.2.1, from ../shared/clients/, installed outside the
-// repository) against the real server: a device created through the API and its device.yml
-// written as an operator would, a target snapshot of a hosted instance set, and the device's own
-// Node-RED answering an HTTP endpoint of that flow with a credential and variables decrypted; a
-// second snapshot replacing it and the device reporting it; and a provisioning-token start doing
-// the same. The agent installs node-red with npm on its first snapshot (~20 s): slow, so CI runs
-// it and a machine without the agent's package skips it (CI fails instead).
+// repository) against the real server: a hosted instance runs (real Node-RED) a flow whose HTTP
+// endpoint answers with a credential and a variable; a snapshot taken of it while it runs is set as
+// the target of a device created through the API (its device.yml written as an operator would),
+// and the device's own Node-RED answers that endpoint with the credential and variables decrypted;
+// a second snapshot of the instance (its flow changed) replaces it and the device reports it; a
+// snapshot taken of the running device holds what it runs; and a provisioning-token start does the
+// same. The agent installs node-red with npm on its first snapshot (~20 s): slow, so CI runs it
+// and a machine without the agent's package skips it (CI fails instead).
+import { decryptCredentials } from "@flowplane/auth";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -37,7 +40,7 @@ if (!agentPackage && inCI) {
 
 const run = promisify(execFile);
 
-/** Node-RED's flow: GET /hello answers what the device was given. */
+/** Node-RED's flow: GET /hello answers what the Node-RED running it was given. */
 function flows(label: string) {
   const tab = "tab1";
   return [
@@ -46,6 +49,8 @@ function flows(label: string) {
       id: "cfg1",
       type: "global-config",
       env: [{ name: "SECRET", value: "", type: "cred" }],
+      // As the editor deploys it: the credential in the clear, kept encrypted by Node-RED.
+      credentials: { map: { SECRET: `secret-of-${label}` } },
     },
     {
       id: "in1",
@@ -148,17 +153,48 @@ async function helloOf(agent: Agent, label: string, timeoutMs = 150_000) {
   );
 }
 
-async function snapshot(name: string, label: string) {
+/** Waits for what `check` finds (undefined: not yet), polling, up to `ms`. */
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 120_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 250));
+  }
+}
+
+let instanceUrl: string;
+
+/**
+ * A snapshot of the running instance once it runs `label`'s flow: the flow deployed to its
+ * Node-RED through the editor's API (the credential with it), its /hello answering with the
+ * credential and the variable, then the snapshot taken of what it runs (no content sent).
+ */
+async function snapshotOfRunning(name: string, label: string) {
+  const deployed = await fetch(`${instanceUrl}/flows`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${owner.token}`,
+      "content-type": "application/json",
+      "Node-RED-Deployment-Type": "full",
+    },
+    body: JSON.stringify(flows(label)),
+  });
+  expect(deployed.status, await deployed.text()).toBe(204);
+  const answer = await until(`the instance answering ${label}`, async () => {
+    const reply = await fetch(`${instanceUrl}/hello`);
+    const body = reply.status === 200 ? await reply.json() : undefined;
+    return body?.flows === label ? body : undefined;
+  });
+  expect(answer).toMatchObject({ secret: `secret-of-${label}`, snapEnv: "from-the-instance" });
   const reply = await server.request("POST", `/api/v1/projects/${instanceId}/snapshots`, {
     token: owner.token,
-    body: {
-      name,
-      flows: flows(label),
-      credentials: { cfg1: { map: { SECRET: `secret-of-${label}` } } },
-      settings: { modules: { "node-red": "4.1.15" }, env: { FROM_SNAPSHOT: `env-of-${label}` } },
-    },
+    body: { name },
   });
   expect(reply.status, reply.text).toBe(200);
+  // The instance's stack's Node-RED (4.x: the device runs on Node 20).
+  expect(reply.body.modules).toMatchObject({ "node-red": expect.stringMatching(/^4\./) });
   return reply.body.id as string;
 }
 
@@ -170,11 +206,33 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
       cwd: installDir,
       env: { ...inheritedEnv, npm_config_cache: join(installDir, "npm-cache") },
     });
-    server = await startServer({ instances: "in-memory" });
+    server = await startServer({ instances: true });
     owner = await makeUser(server);
     team = await createTeam(server, owner);
     instanceId = await createInstance(server, owner, team.id);
-  }, 180_000);
+    const running = async () => {
+      const reply = await server.request("GET", `/api/v1/projects/${instanceId}`, {
+        token: owner.token,
+      });
+      return reply.body.meta.state === "running" ? reply.body : undefined;
+    };
+    await until("the instance running", running);
+    // The instance's variable, which its Node-RED gets once restarted.
+    const set = await server.request("PUT", `/api/v1/projects/${instanceId}`, {
+      token: owner.token,
+      body: { settings: { env: [{ name: "FROM_SNAPSHOT", value: "from-the-instance" }] } },
+    });
+    expect(set.status, set.text).toBe(200);
+    const restarted = await server.request(
+      "POST",
+      `/api/v1/projects/${instanceId}/actions/restart`,
+      {
+        token: owner.token,
+      },
+    );
+    expect(restarted.status, restarted.text).toBe(200);
+    instanceUrl = (await until("the instance running again", running)).url;
+  }, 240_000);
 
   afterAll(async () => {
     for (const agent of agents) await stopAgent(agent);
@@ -183,7 +241,7 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
     if (installDir) await rm(installDir, { recursive: true, force: true });
   }, 60_000);
 
-  test("runs a target snapshot of a hosted instance, credentials and variables decrypted; a second one replaces it", async () => {
+  test("runs a target snapshot of a running hosted instance, credentials and variables decrypted; a second one replaces it; a snapshot of the device holds what it runs", async () => {
     const created = await server.request("POST", "/api/v1/devices", {
       token: owner.token,
       body: { name: "line-1", type: "Raspberry Pi", team: team.id, instance: instanceId },
@@ -202,7 +260,7 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
       intervalJitter: 1,
     });
 
-    const first = await snapshot("first", "one");
+    const first = await snapshotOfRunning("first", "one");
     const set = await server.request("PUT", `/api/v1/devices/${device.id}`, {
       token: owner.token,
       body: { targetSnapshot: first },
@@ -212,12 +270,12 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
       flows: "one",
       device: "line-1",
       snapshot: first,
-      snapEnv: "env-of-one",
+      snapEnv: "from-the-instance",
       settingsEnv: "from-settings",
       secret: "secret-of-one",
     });
 
-    const second = await snapshot("second", "two");
+    const second = await snapshotOfRunning("second", "two");
     await server.request("PUT", `/api/v1/devices/${device.id}`, {
       token: owner.token,
       body: { targetSnapshot: second },
@@ -241,11 +299,38 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
       activeSnapshot: { id: second },
       isDeploying: false,
     });
+
+    // A snapshot of what the running device runs: the instance's, as the device is the instance's.
+    const ofDevice = await server.request("POST", `/api/v1/devices/${device.id}/snapshot`, {
+      token: owner.token,
+      body: { name: "from line-1" },
+    });
+    expect(ofDevice.status, ofDevice.text).toBe(200);
+    expect(ofDevice.body).toMatchObject({
+      ownerType: "instance",
+      projectId: instanceId,
+      modules: { "node-red": seen.body.nodeRedVersion },
+    });
+    const full = await server.request("GET", `/api/v1/snapshots/${ofDevice.body.id}/full`, {
+      token: owner.token,
+    });
+    expect(full.body.flows.flows.find((n: { type: string }) => n.type === "tab").label).toBe("two");
+    expect(full.body.settings.env).toMatchObject({
+      FROM_SNAPSHOT: "from-the-instance",
+      FROM_SETTINGS: "from-settings",
+    });
+    const exported = await server.request("POST", `/api/v1/snapshots/${ofDevice.body.id}/export`, {
+      token: owner.token,
+      body: { credentialSecret: "the operator's secret" },
+    });
+    expect(
+      decryptCredentials("the operator's secret", exported.body.flows.credentials),
+    ).toMatchObject({ cfg1: { map: { SECRET: "secret-of-two" } } });
     await stopAgent(agent);
   }, 300_000);
 
   test("a provisioning token starts a device that registers itself and runs the instance's device target", async () => {
-    const target = await snapshot("for provisioned", "three");
+    const target = await snapshotOfRunning("for provisioned", "three");
     await server.request("POST", `/api/v1/projects/${instanceId}/devices/settings`, {
       token: owner.token,
       body: { targetSnapshot: target },
