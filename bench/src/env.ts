@@ -18,6 +18,8 @@ export interface BenchConfig {
   cpuProf: boolean;
   /** Use the existing apps/api/dist/main.js instead of building. */
   skipBuild: boolean;
+  /** Another build of the server to run instead of apps/api/dist/main.js (before/after runs). */
+  serverMain: string | undefined;
   /** A module the server loads first (`node --import`), for A/B experiments; see experiments/. */
   serverPreload: string | undefined;
   /** Extra node options for the server, e.g. "--max-old-space-size=128" (A/B experiments). */
@@ -46,13 +48,17 @@ const USAGE = `Usage: pnpm bench [-- options]
                         team-members, audit-log, session-teams, login, token-pair,
                         users-list, teams-all, token-malformed, token-unknown,
                         token-unknown-fresh, instances-list,
-                        instance-status, snapshot-create, snapshot-list, device-check-in
+                        instance-status, snapshot-create, snapshot-list, device-check-in,
+                        device-check-in-changed, device-settings
   --cpu-prof            run the server with --cpu-prof (BENCH_CPU_PROF=1); see README
   --skip-build          do not build apps/api first (BENCH_SKIP_BUILD=1)
   --server-log-level=l  the server's LOG_LEVEL (BENCH_SERVER_LOG_LEVEL, default info: the
                         server's own default, so what is measured is what \`pnpm start\` runs)
   --server-workers=n    the server's WORKERS, processes sharing the port (BENCH_SERVER_WORKERS,
                         default 1; PostgreSQL only). CPU and RSS then cover them all
+  --server-main=f       run this build of the server (BENCH_SERVER_MAIN; implies --skip-build),
+                        e.g. another worktree's apps/api/dist/main.js, for before/after runs
+                        of one bench against two commits
   --server-preload=f    start the server with \`node --import f\` (BENCH_SERVER_PRELOAD), for
                         A/B experiments such as experiments/no-error-stacks.mjs (path
                         relative to bench/)
@@ -124,6 +130,7 @@ export function loadConfig(
         "skip-build": { type: "boolean" },
         "server-log-level": { type: "string" },
         "server-workers": { type: "string" },
+        "server-main": { type: "string" },
         "server-preload": { type: "string" },
         "server-node-options": { type: "string" },
         "max-minutes": { type: "string" },
@@ -147,6 +154,7 @@ export function loadConfig(
     .map((s) => s.trim())
     .filter(Boolean);
   const cpuProf = flag("--cpu-prof", values["cpu-prof"] ?? env.BENCH_CPU_PROF, false);
+  const serverMain = values["server-main"] ?? (env.BENCH_SERVER_MAIN || undefined);
   const serverPreload = values["server-preload"] ?? (env.BENCH_SERVER_PRELOAD || undefined);
   const serverNodeOptions = (values["server-node-options"] ?? env.BENCH_SERVER_NODE_OPTIONS ?? "")
     .split(/\s+/)
@@ -172,7 +180,10 @@ export function loadConfig(
     scale: flag("--scale", values.scale ?? env.BENCH_SCALE, true),
     only: only?.length ? only : undefined,
     cpuProf,
-    skipBuild: flag("--skip-build", values["skip-build"] ?? env.BENCH_SKIP_BUILD, false),
+    skipBuild:
+      serverMain !== undefined ||
+      flag("--skip-build", values["skip-build"] ?? env.BENCH_SKIP_BUILD, false),
+    serverMain,
     serverPreload,
     serverNodeOptions,
     serverLogLevel: values["server-log-level"] ?? (env.BENCH_SERVER_LOG_LEVEL || "info"),

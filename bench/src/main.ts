@@ -131,7 +131,10 @@ async function main(config: BenchConfig): Promise<void> {
     // up "node dist/main.js" processes by name (other people's test runs) leave it alone. Node
     // resolves the symlink: imports, package type and source map are those of apps/api/dist.
     const serverLink = join(work, "flowplane-bench-api.js");
-    await symlink(join(API_DIR, SERVER_ARGS.at(-1)!), serverLink);
+    await symlink(
+      config.serverMain ? resolve(config.serverMain) : join(API_DIR, SERVER_ARGS.at(-1)!),
+      serverLink,
+    );
     const preload = config.serverPreload
       ? ["--import", pathToFileURL(resolve(config.serverPreload)).href]
       : [];
@@ -285,19 +288,20 @@ async function main(config: BenchConfig): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
-    // A device of the application, checking in as the agent does.
-    const device = (await post("/api/v1/devices", {
-      name: "bench device",
-      team: instanceTeamId,
-      application: application.id,
-    })) as { id: string; credentials?: { token: string } };
+    // Devices of the application, one per connection, checking in as the agent does.
+    const devices: Fixture["devices"] = [];
+    for (let i = 0; i < config.connections; i++) {
+      const device = (await post("/api/v1/devices", {
+        name: `bench device ${i + 1}`,
+        team: instanceTeamId,
+        application: application.id,
+      })) as { id: string; credentials?: { token: string } };
+      devices.push({ id: device.id, token: device.credentials!.token });
+    }
     const valid = generateToken("personalAccessToken");
     const fixture: Fixture = {
-      device: {
-        id: device.id,
-        token: device.credentials!.token,
-        applicationId: application.id,
-      },
+      devices,
+      deviceApplicationId: application.id,
       instanceTeamId,
       instanceId: instanceIds[0]!,
       auditTeamId,
@@ -459,7 +463,8 @@ async function main(config: BenchConfig): Promise<void> {
           ...config.serverNodeOptions,
           ...(config.cpuProf ? ["--cpu-prof"] : []),
           ...(config.serverPreload ? ["--import", config.serverPreload] : []),
-          ...SERVER_ARGS,
+          ...SERVER_ARGS.slice(0, -1),
+          config.serverMain ? resolve(config.serverMain) : SERVER_ARGS.at(-1),
         ].join(" "),
         serverLogLevel: config.serverLogLevel,
         startedAt: new Date(started).toISOString(),

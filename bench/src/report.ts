@@ -95,6 +95,8 @@ export function targets(
   ratioTarget("token-unknown", 0.6);
   ratioTarget("instance-status", 0.04);
   ratioTarget("instances-list", 0.04);
+  // Issue 23: the check-in, the hottest path once there are thousands of devices.
+  ratioTarget("device-check-in", 0.3);
   const withScale = scenarios.filter((s) => s.scaleRatio !== undefined);
   if (scaled && withScale.length > 0) {
     const worst = withScale.reduce((a, b) => (b.scaleRatio! < a.scaleRatio! ? b : a));

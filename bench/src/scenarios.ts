@@ -21,8 +21,10 @@ export interface Fixture {
   /** A team of the admin's with an application of running hosted instances, and one of them. */
   instanceTeamId: string;
   instanceId: string;
-  /** A device of an application (no target): its check-in is in step, 200 `{}`. */
-  device: { id: string; token: string; applicationId: string };
+  /** Devices of an application (no target), one per connection: their check-in is in step, 200 `{}`. */
+  devices: { id: string; token: string }[];
+  /** Their application. */
+  deviceApplicationId: string;
 }
 
 export interface Scenario {
@@ -40,30 +42,61 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 export const AUDIT_PAGE = 100;
 const json = { "content-type": "application/json" };
 
+const deviceOf = (f: Fixture, connection: number) => f.devices[connection % f.devices.length]!;
+
+/** The agent's check-in body (`getState()`) of a device in step with no target. */
+function checkIn(f: Fixture, connection: number, state: string): Step {
+  const device = deviceOf(f, connection);
+  return {
+    method: "POST",
+    path: `/api/v1/devices/${device.id}/live/state`,
+    headers: { ...bearer(device.token), ...json },
+    body: JSON.stringify({
+      ownerType: "application",
+      project: null,
+      application: f.deviceApplicationId,
+      snapshot: null,
+      settings: null,
+      state,
+      mode: "autonomous",
+      agentVersion: "4.2.1",
+      nodejsVersion: "v20.20.2",
+    }),
+    expect: 200,
+  };
+}
+
 export const SCENARIOS: Scenario[] = [
   {
     id: "device-check-in",
     title: "POST /api/v1/devices/{id}/live/state (the agent's check-in)",
-    note: "the device agent's poll, in step (200 {}): one UPDATE … RETURNING records it and reads the target",
-    steps: (f) => [
-      {
-        method: "POST",
-        path: `/api/v1/devices/${f.device.id}/live/state`,
-        headers: { ...bearer(f.device.token), ...json },
-        body: JSON.stringify({
-          ownerType: "application",
-          project: null,
-          application: f.device.applicationId,
-          snapshot: null,
-          settings: null,
-          state: "running",
-          mode: "autonomous",
-          agentVersion: "4.2.1",
-          nodejsVersion: "v20.20.2",
-        }),
-        expect: 200,
-      },
+    note: "each connection is a device of its own polling in step (200 {}), reporting the same thing each time: one statement authenticates it, reads its target, and writes only when the stored lastSeenAt is over a second old",
+    steps: (f, connection) => [checkIn(f, connection, "running")],
+  },
+  {
+    id: "device-check-in-changed",
+    title: "POST /api/v1/devices/{id}/live/state, a new state each time",
+    note: "each connection's device alternates its reported state (running, stopped), so every check-in writes its row: what a fleet polling once a minute costs per check-in",
+    steps: (f, connection) => [
+      checkIn(f, connection, "running"),
+      checkIn(f, connection, "stopped"),
     ],
+  },
+  {
+    id: "device-settings",
+    title: "GET /api/v1/devices/{id}/live/settings",
+    note: "each connection is a device of its own",
+    steps: (f, connection) => {
+      const device = deviceOf(f, connection);
+      return [
+        {
+          method: "GET",
+          path: `/api/v1/devices/${device.id}/live/settings`,
+          headers: bearer(device.token),
+          expect: 200,
+        },
+      ];
+    },
   },
   {
     id: "teams-list",

@@ -326,6 +326,80 @@ describe("what reaches the live routes", () => {
     }
   });
 
+  test("a check-in in step within a second of the stored one writes nothing; a change is written at once; an older lastSeenAt is brought up to date", async () => {
+    const d = await device();
+    const path = `/api/v1/devices/${d.id}/live/state`;
+    const report = state({ project: instanceId });
+    expect((await live("POST", path, d.credentials.token, report)).status).toBe(200);
+    const row = () =>
+      server.db
+        .selectFrom("devices")
+        .select(["last_seen_at", "state", "node_red_version"])
+        .where("id", "=", d.id)
+        .executeTakeFirstOrThrow();
+    // Stored as seen just now (a minute ahead, so that a slow machine cannot age it past the
+    // resolution between the two requests): the same report again is a read, the row as it was.
+    await server.db
+      .updateTable("devices")
+      .set({ last_seen_at: new Date(Date.now() + 60_000) })
+      .where("id", "=", d.id)
+      .execute();
+    const first = await row();
+    expect((await live("POST", path, d.credentials.token, report)).status).toBe(200);
+    expect(await row()).toEqual(first);
+    // Something new in the report: written by that check-in, seen by the team at once.
+    const running = state({ project: instanceId, state: "running", nodeRedVersion: "4.1.15" });
+    expect((await live("POST", path, d.credentials.token, running)).status).toBe(200);
+    const seen = await server.request("GET", `/api/v1/devices/${d.id}`, { token: member.token });
+    expect(seen.body).toMatchObject({ status: "running", nodeRedVersion: "4.1.15" });
+    // A stored lastSeenAt older than the resolution is brought up to date by the next check-in.
+    await server.db
+      .updateTable("devices")
+      .set({ last_seen_at: new Date(Date.now() - 10 * 60_000) })
+      .where("id", "=", d.id)
+      .execute();
+    expect((await live("POST", path, d.credentials.token, running)).status).toBe(200);
+    const later = await row();
+    expect(Math.abs(Date.now() - later.last_seen_at!.getTime())).toBeLessThan(60_000);
+  });
+
+  test("check-ins arriving together (one statement) each get their own answer; a wrong token among them is refused and changes nothing", async () => {
+    const devices = await Promise.all([device(), device(), device(), device()]);
+    const target = await snapshot("together");
+    const targeted = devices[3]!;
+    expect(
+      (
+        await server.request("PUT", `/api/v1/devices/${targeted.id}`, {
+          token: owner.token,
+          body: { targetSnapshot: target },
+        })
+      ).status,
+    ).toBe(200);
+    const replies = await Promise.all([
+      ...devices.map((d, i) =>
+        live(
+          "POST",
+          `/api/v1/devices/${d.id}/live/state`,
+          d.credentials.token,
+          state({ project: instanceId, state: i % 2 ? "running" : "stopped" }),
+        ),
+      ),
+      // Another device's token on the first one's path.
+      live(
+        "POST",
+        `/api/v1/devices/${devices[0]!.id}/live/state`,
+        devices[1]!.credentials.token,
+        state({ project: instanceId, state: "crashed" }),
+      ),
+    ]);
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 409, 401]);
+    expect(replies[3]!.body).toMatchObject({ snapshot: target, project: instanceId });
+    for (const [i, d] of devices.entries()) {
+      const seen = await server.request("GET", `/api/v1/devices/${d.id}`, { token: owner.token });
+      expect(seen.body.status).toBe(i % 2 ? "running" : "stopped");
+    }
+  });
+
   test("a check-in that is not the agent's shape is 400, and changes nothing", async () => {
     const d = await device();
     const reply = await live("POST", `/api/v1/devices/${d.id}/live/state`, d.credentials.token, {

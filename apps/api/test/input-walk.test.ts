@@ -27,6 +27,15 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+/** Runs the tasks, at most `width` at a time. */
+async function inTurns(tasks: (() => Promise<void>)[], width: number): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < tasks.length) await tasks[next++]!();
+  };
+  await Promise.all(Array.from({ length: width }, lane));
+}
+
 let deref: SchemaWalker["deref"];
 let jsonTypes: SchemaWalker["jsonTypes"];
 let example: SchemaWalker["example"];
@@ -339,45 +348,52 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
 
       // Path parameters: 400 invalid_request (naming it, when it is decoded and refused) or
       // 404 not_found (unknown, or longer than the router takes).
+      // Each case of the operation is queued and sent a few at a time (all are refused, so their
+      // order does not matter): on a loaded machine a walk of thousands of requests sent one by
+      // one waits on the scheduler between every two of them.
+      const cases: (() => Promise<void>)[] = [];
       for (const param of pathNames) {
-        for (const [label, value] of BAD_PATH_VALUES) {
-          const record = await send(
-            `${name} path {${param}} ${label}`,
+        for (const [label, value] of BAD_PATH_VALUES)
+          cases.push(async () => {
+            const record = await send(
+              `${name} path {${param}} ${label}`,
+              method,
+              pathWith({ [param]: value }),
+              validBodyText,
+            );
+            const reply = record.reply;
+            if (!reply || record.problems.length > 0) return;
+            if (reply.status === 400) {
+              if (reply.body.code !== "invalid_request") {
+                record.problems.push("400 must be invalid_request");
+              } else if (label.startsWith("NUL")) {
+                const named =
+                  (reply.body.errors ?? []).some((e: any) => e.path === param) ||
+                  String(reply.body.error).includes(param);
+                if (!named) record.problems.push(`400 does not name ${param}`);
+              }
+            } else if (reply.status === 404) {
+              if (reply.body.code !== "not_found") record.problems.push("404 must be not_found");
+            } else {
+              record.problems.push("expected 400 invalid_request or 404 not_found");
+            }
+            if (label === "2000 characters" && reply.status !== 404) {
+              record.problems.push("an id beyond the router's maximum parameter length is 404");
+            }
+          });
+        cases.push(async () => {
+          const unknown = await send(
+            `${name} path {${param}} unknown id`,
             method,
-            pathWith({ [param]: value }),
+            pathWith({ [param]: UNKNOWN_ID }),
             validBodyText,
           );
-          const reply = record.reply;
-          if (!reply || record.problems.length > 0) continue;
-          if (reply.status === 400) {
-            if (reply.body.code !== "invalid_request") {
-              record.problems.push("400 must be invalid_request");
-            } else if (label.startsWith("NUL")) {
-              const named =
-                (reply.body.errors ?? []).some((e: any) => e.path === param) ||
-                String(reply.body.error).includes(param);
-              if (!named) record.problems.push(`400 does not name ${param}`);
+          if (unknown.reply && unknown.problems.length === 0) {
+            if (unknown.reply.status !== 404 || unknown.reply.body.code !== "not_found") {
+              unknown.problems.push("a valid-looking unknown id must be 404 not_found");
             }
-          } else if (reply.status === 404) {
-            if (reply.body.code !== "not_found") record.problems.push("404 must be not_found");
-          } else {
-            record.problems.push("expected 400 invalid_request or 404 not_found");
           }
-          if (label === "2000 characters" && reply.status !== 404) {
-            record.problems.push("an id beyond the router's maximum parameter length is 404");
-          }
-        }
-        const unknown = await send(
-          `${name} path {${param}} unknown id`,
-          method,
-          pathWith({ [param]: UNKNOWN_ID }),
-          validBodyText,
-        );
-        if (unknown.reply && unknown.problems.length === 0) {
-          if (unknown.reply.status !== 404 || unknown.reply.body.code !== "not_found") {
-            unknown.problems.push("a valid-looking unknown id must be 404 not_found");
-          }
-        }
+        });
       }
 
       // Query parameters: 400 invalid_request naming the parameter.
@@ -399,16 +415,17 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
           if (schema.type === "integer") values.push(["fraction", "1.5"]);
         }
         if (schema.type === "boolean") values.push(["not a boolean", "maybe"]);
-        for (const [label, value] of values) {
-          const query = [...validQuery(param.name), `${param.name}=${value}`].join("&");
-          const record = await send(
-            `${name} query ${param.name} ${label}`,
-            method,
-            `${pathWith()}?${query}`,
-            validBodyText,
-          );
-          expectFieldError(record, param.name);
-        }
+        for (const [label, value] of values)
+          cases.push(async () => {
+            const query = [...validQuery(param.name), `${param.name}=${value}`].join("&");
+            const record = await send(
+              `${name} query ${param.name} ${label}`,
+              method,
+              `${pathWith()}?${query}`,
+              validBodyText,
+            );
+            expectFieldError(record, param.name);
+          });
       }
 
       // Body fields: 400 invalid_request naming the field.
@@ -441,18 +458,22 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
               ]);
             }
           }
-          for (const [label, value] of variants) {
-            // JSON.stringify writes a lone surrogate as the escape `\ud800`, so the server's
-            // JSON.parse gives back the same lone surrogate.
-            const text = JSON.stringify({ ...validBody, [field]: value });
-            const record = await send(`${name} body ${field} ${label}`, method, pathWith(), text);
-            expectFieldError(record, field);
-          }
+          for (const [label, value] of variants)
+            cases.push(async () => {
+              // JSON.stringify writes a lone surrogate as the escape `\ud800`, so the server's
+              // JSON.parse gives back the same lone surrogate.
+              const text = JSON.stringify({ ...validBody, [field]: value });
+              const record = await send(`${name} body ${field} ${label}`, method, pathWith(), text);
+              expectFieldError(record, field);
+            });
         }
         for (const [label, text] of BAD_BODIES) {
-          await send(`${name} body ${label}`, method, pathWith(), text);
+          cases.push(async () => {
+            await send(`${name} body ${label}`, method, pathWith(), text);
+          });
         }
       }
+      await inTurns(cases, 8);
       walked.set(name, sent.length - startedAt);
     }
 

@@ -3,7 +3,7 @@
 // order of paths and fields is not part of the contract). After an intended change to the API,
 // save the new copy with `pnpm --filter @flowplane/api exec vitest run test/openapi-document.test.ts -u`
 // and review its diff.
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentChecker } from "./document-check";
 import { startServer, type TestServer } from "./harness";
 
@@ -31,14 +31,21 @@ const rateLimitedOperations = (server: TestServer) =>
     .sort();
 
 describe("the served OpenAPI document", () => {
-  const servers: TestServer[] = [];
+  // Started once, in a hook: the tests read what they serve (none changes anything).
+  let plain: TestServer;
+  let limited: TestServer;
+  beforeAll(async () => {
+    [plain, limited] = await Promise.all([
+      startServer(),
+      startServer({ rateLimits: { enabled: true } }),
+    ]);
+  });
   afterAll(async () => {
-    await Promise.all(servers.map((server) => server.close()));
+    await Promise.all([plain, limited].filter(Boolean).map((server) => server.close()));
   });
 
   it("is the saved one", async () => {
-    const server = await startServer();
-    servers.push(server);
+    const server = plain;
     await expect(text(server.document)).toMatchFileSnapshot("./openapi/document.json");
     await expect(text(rateLimitedOperations(server))).toMatchFileSnapshot(
       "./openapi/rate-limited-operations.json",
@@ -46,11 +53,6 @@ describe("the served OpenAPI document", () => {
   });
 
   it("declares 429 on every operation with FlowFuse's optional rate limits on, else the same", async () => {
-    const [plain, limited] = await Promise.all([
-      startServer(),
-      startServer({ rateLimits: { enabled: true } }),
-    ]);
-    servers.push(plain, limited);
     const paths = (server: TestServer) => Object.keys(server.document.paths).sort();
     expect(paths(limited)).toEqual(paths(plain));
     for (const [path, methods] of Object.entries(limited.document.paths)) {
@@ -64,8 +66,7 @@ describe("the served OpenAPI document", () => {
   });
 
   it("holds every reply to it: a status an operation does not declare, a body not of its schema", async () => {
-    const server = await startServer();
-    servers.push(server);
+    const server = plain;
     const check = documentChecker(server.document);
     const envelope = JSON.stringify({ code: "conflict", error: "x", requestId: "r" });
     const reply = { method: "GET", url: "/api/v1/user", contentType: "application/json" };

@@ -377,51 +377,6 @@ export async function deleteProvisioningToken(
 
 // ---- The live protocol ----
 
-/** What a device reports at check-in. */
-export interface CheckIn {
-  state: string | null;
-  agentVersion: string | null;
-  nodeRedVersion: string | null;
-  nodejsVersion: string | null;
-  /** The snapshot it runs; null (or FlowFuse's '0', the starter flows) for none. */
-  snapshot: string | null;
-  /** The hash of the settings it runs with; null for none. */
-  settings: string | null;
-}
-
-/** What the platform wants of a device, as its check-in compares it. */
-export interface DeviceTarget {
-  application_id: string | null;
-  project_id: string | null;
-  settings_hash: string;
-  target: string | null;
-}
-
-/**
- * A check-in: records what the device reports and answers what it should run, in one statement —
- * found by its id and its token's digest together, so a wrong token changes nothing.
- */
-export async function checkInDevice(
-  db: Db,
-  id: string,
-  tokenDigest: string,
-  report: CheckIn,
-): Promise<DeviceTarget | undefined> {
-  const result = await sql<DeviceTarget>`update devices d set
-      last_seen_at = now(),
-      state = ${report.state},
-      agent_version = ${report.agentVersion},
-      node_red_version = ${report.nodeRedVersion},
-      nodejs_version = ${report.nodejsVersion},
-      active_snapshot_id = ${report.snapshot},
-      active_settings_hash = ${report.settings}
-    where d.id = ${id} and d.token_digest = ${tokenDigest}
-    returning d.application_id, d.project_id, d.settings_hash, ${effectiveTarget} as target`.execute(
-    db,
-  );
-  return result.rows[0];
-}
-
 /** The device a live request's token belongs to, when it is the device the path names. */
 export async function findDeviceByToken(
   db: Db,

@@ -1,9 +1,15 @@
 // REST under /api/v1, generated from the same procedures (and their `openapi` meta) that tRPC
 // serves and that the OpenAPI document describes. Each route calls its procedure directly: no
-// second router, no per-request proxy; the procedure's middleware and zod schemas do the rest.
+// second router, no per-request proxy; the procedure's middleware and input schemas do the rest.
+// The reply is written by a serializer compiled from the procedure's output schema (zod → JSON
+// Schema → fast-json-stringify, Fastify's own serializer compiler), instead of parsing the output
+// with zod and then stringifying it: it writes the schema's properties only, so a view still
+// cannot leak a column, and a required one missing is still a 500.
 import type { AnyProcedure, AnyRouter } from "@trpc/server";
-import type { z } from "zod";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import { TRPCError } from "@trpc/server";
+import { getTRPCErrorFromUnknown } from "@trpc/server/unstable-core-do-not-import";
+import { z } from "zod";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { invalidRequest } from "./errors";
 import type { Context, Meta } from "./trpc";
 
@@ -23,6 +29,11 @@ export interface RestRoute {
   contentType?: "text/csv";
   /** What authentication reads with the token for this route (the meta's `preload`). */
   preload?: "userTeams";
+  /**
+   * The JSON Schema of the JSON reply, from the output schema (made on the first call, not at
+   * start: a server starts with every route and calls few); undefined when there is none.
+   */
+  responseSchema: () => Record<string, unknown> | undefined;
 }
 
 export function restRoutes(router: AnyRouter): RestRoute[] {
@@ -45,9 +56,119 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
         ),
         contentType: meta.contentType,
         preload: meta.preload,
+        responseSchema: once(() =>
+          meta.contentType || meta.successStatus === 204
+            ? undefined
+            : responseSchemaOf((procedure._def as { output?: z.ZodType }).output),
+        ),
       },
     ];
   });
+}
+
+function once<T>(make: () => T): () => T {
+  let made = false;
+  let value: T;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
+}
+
+/**
+ * The output schema as the JSON Schema fast-json-stringify compiles: draft-07, the output side.
+ * Undefined when zod cannot represent it (then the reply is validated by zod, as on /trpc).
+ */
+export function responseSchemaOf(output: z.ZodType | undefined) {
+  if (!output) return undefined;
+  try {
+    const schema = z.toJSONSchema(output, { io: "output", target: "draft-07" }) as Record<
+      string,
+      unknown
+    >;
+    delete schema.$schema;
+    return withoutConstChoices(schema) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `anyOf` of constants of one type (a role: 5, 10, 30 or 50) as that type: fast-json-stringify
+ * would otherwise run a validator per value to choose a branch that writes the same JSON.
+ */
+function withoutConstChoices(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutConstChoices);
+  if (typeof node !== "object" || node === null) return node;
+  const object = node as Record<string, unknown>;
+  const choices = object.anyOf;
+  if (
+    Array.isArray(choices) &&
+    choices.length > 0 &&
+    choices.every(
+      (c: Record<string, unknown>) =>
+        "const" in c &&
+        (c.type === "string" || c.type === "number" || c.type === "integer") &&
+        c.type === (choices[0] as Record<string, unknown>).type &&
+        Object.keys(c).every((key) => key === "const" || key === "type" || key === "description"),
+    )
+  ) {
+    const { anyOf: _, ...rest } = object;
+    return { ...rest, type: (choices[0] as Record<string, unknown>).type };
+  }
+  return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, withoutConstChoices(v)]));
+}
+
+type Middleware = ((opts: Record<string, unknown>) => Promise<MiddlewareResult>) & {
+  _type?: string;
+};
+type MiddlewareResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
+interface CallOptions {
+  ctx: object;
+  path: string;
+  type: "query" | "mutation";
+  input?: unknown;
+  getRawInput: () => Promise<unknown>;
+  signal: undefined;
+  batchIndex: number;
+}
+
+/**
+ * Calls a procedure's middleware chain as tRPC's own caller does (the same options, context
+ * merging and error wrapping), without its output validator: the compiled serializer writes the
+ * reply instead.
+ */
+function callerWithoutOutputCheck(procedure: AnyProcedure) {
+  const def = procedure._def as unknown as { middlewares: Middleware[]; meta: unknown };
+  const middlewares = def.middlewares.filter((m) => m._type !== "output");
+  const step = async (index: number, opts: CallOptions): Promise<MiddlewareResult> => {
+    try {
+      return await middlewares[index]!({
+        ...opts,
+        meta: def.meta,
+        next: (next?: { ctx?: object; input?: unknown; getRawInput?: () => Promise<unknown> }) =>
+          step(index + 1, {
+            ...opts,
+            ctx: next?.ctx ? { ...opts.ctx, ...next.ctx } : opts.ctx,
+            input: next && "input" in next ? next.input : opts.input,
+            getRawInput: next?.getRawInput ?? opts.getRawInput,
+          }),
+      });
+    } catch (cause) {
+      return {
+        ok: false,
+        error: getTRPCErrorFromUnknown(cause),
+      };
+    }
+  };
+  return async (opts: CallOptions): Promise<unknown> => {
+    const result = await step(0, opts);
+    if (!result.ok) throw result.error;
+    return result.data;
+  };
 }
 
 function restInput(route: RestRoute, request: FastifyRequest): unknown {
@@ -80,13 +201,35 @@ export function registerRestRoutes(
 ): void {
   for (const route of restRoutes(router)) {
     const type = route.procedure._def.type as "query" | "mutation";
+    // Both made on the route's first call, not at start: most routes of a server are never called.
+    const plan = once(() => {
+      const schema = route.responseSchema();
+      const call = schema
+        ? callerWithoutOutputCheck(route.procedure)
+        : (opts: CallOptions) => route.procedure(opts) as Promise<unknown>;
+      return { schema, call };
+    });
+    let serialize: ((data: unknown) => string) | undefined;
+    // A schema the compiler refuses is checked by zod and stringified, as on /trpc.
+    const serializerOf = (reply: FastifyReply, schema: Record<string, unknown>) => {
+      if (serialize) return serialize;
+      try {
+        serialize = reply.compileSerializationSchema(schema) as (data: unknown) => string;
+      } catch (error) {
+        reply.log.warn({ err: error, route: route.path }, "response schema not compiled");
+        const output = (route.procedure._def as { output?: z.ZodType }).output!;
+        serialize = (data) => JSON.stringify(output.parse(data));
+      }
+      return serialize;
+    };
     app.route({
       method: route.method,
       url: route.path.replace(/\{(\w+)\}/g, ":$1"),
       config: { preload: route.preload },
       handler: async (request, reply) => {
         const input = restInput(route, request);
-        const data: unknown = await route.procedure({
+        const { schema, call } = plan();
+        const data: unknown = await call({
           ctx: createContext(request),
           path: route.procedurePath,
           type,
@@ -96,7 +239,20 @@ export function registerRestRoutes(
         });
         reply.code(route.successStatus);
         if (route.contentType) return reply.type(`${route.contentType}; charset=utf-8`).send(data);
-        return route.successStatus === 204 ? reply.send() : data;
+        if (route.successStatus === 204) return reply.send();
+        if (!schema) return data;
+        let body: string;
+        try {
+          body = serializerOf(reply, schema)(data);
+        } catch (cause) {
+          // A required property missing: the view does not match its schema.
+          throw new TRPCError({
+            message: "Output validation failed",
+            code: "INTERNAL_SERVER_ERROR",
+            cause,
+          });
+        }
+        return reply.type("application/json; charset=utf-8").send(body);
       },
     });
   }

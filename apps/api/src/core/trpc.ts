@@ -120,6 +120,13 @@ const OWNED_BY: {
   },
 ];
 
+// Made once: a zod object made per request is compiled again on its first parse, every request.
+const TEAM_FIELD_SCHEMAS = {
+  teamId: z.object({ teamId: TeamIdInput.shape.teamId }),
+  team: z.object({ team: TeamIdInput.shape.teamId }),
+};
+const OwnedId = z.object({ id: Id });
+
 /**
  * Checks the procedure's permission against the caller's role and token scope. For team
  * permissions it loads the team named by `teamId` in the input — or by `slug` when there is no
@@ -170,9 +177,7 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     namedBy = teamField;
     // Checked before the lookup: a value the database cannot hold must not reach a query.
     const value = (raw as Record<string, unknown>)[teamField];
-    const parsed = z.object({ [teamField]: TeamIdInput.shape.teamId }).safeParse({
-      [teamField]: value,
-    });
+    const parsed = TEAM_FIELD_SCHEMAS[teamField].safeParse({ [teamField]: value });
     if (!parsed.success) throw validationError(parsed.error);
     teamId = value as string;
   }
@@ -183,9 +188,7 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     const field = OWNED_BY.find((entry) => entry.applies(raw as Record<string, unknown>));
     if (field) {
       namedBy = field.name;
-      const parsed = z
-        .object({ id: Id })
-        .safeParse({ id: (raw as Record<string, unknown>)[field.name] });
+      const parsed = OwnedId.safeParse({ id: (raw as Record<string, unknown>)[field.name] });
       if (!parsed.success) {
         throw validationError(
           new z.ZodError(parsed.error.issues.map((issue) => ({ ...issue, path: [field.name] }))),
