@@ -4,13 +4,14 @@
 // the target of a device created through the API (its device.yml written as an operator would),
 // and the device's own Node-RED answers that endpoint with the credential and variables decrypted;
 // a second snapshot of the instance (its flow changed) replaces it and the device reports it; a
-// snapshot taken of the running device holds what it runs; and a provisioning-token start does the
-// same. The agent installs node-red with npm on its first snapshot (~20 s): slow, so CI runs it
+// snapshot taken of the running device holds what it runs; a provisioning-token start does the
+// same; and so does a one-time-code setup (`--otc`), which writes the device.yml the agent then
+// runs. The agent installs node-red with npm on its first snapshot (~20 s): slow, so CI runs it
 // and a machine without the agent's package skips it (CI fails instead).
 import { decryptCredentials } from "@flowplane/auth";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,22 +94,33 @@ let instanceId: string;
 let installDir: string;
 const agents: Agent[] = [];
 
-async function startAgent(config: Record<string, unknown>): Promise<Agent> {
+const agentEntry = () => join(installDir, "node_modules/@flowfuse/device-agent/index.js");
+const agentEnv = () => ({ ...inheritedEnv, npm_config_cache: join(installDir, "npm-cache") });
+/** A device's directory (removed after the tests). */
+const deviceDirs: string[] = [];
+async function deviceDir() {
   const dir = await mkdtemp(join(tmpdir(), "flowplane-device-"));
-  const yaml = Object.entries(config)
-    .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
-    .join("\n");
-  await writeFile(join(dir, "device.yml"), `${yaml}\n`, { mode: 0o600 });
+  deviceDirs.push(dir);
+  return dir;
+}
+
+/** The agent, started with the device.yml written from `config` (or the one in `dir`). */
+async function startAgent(config: Record<string, unknown> | { dir: string }): Promise<Agent> {
+  let dir: string;
+  if ("dir" in config && typeof config.dir === "string") {
+    dir = config.dir;
+  } else {
+    dir = await deviceDir();
+    const yaml = Object.entries(config)
+      .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
+      .join("\n");
+    await writeFile(join(dir, "device.yml"), `${yaml}\n`, { mode: 0o600 });
+  }
   const port = await freePort();
-  const entry = join(installDir, "node_modules/@flowfuse/device-agent/index.js");
   const child = spawn(
     process.execPath,
-    [entry, "--dir", dir, "--port", String(port), "-i", "1", "--no-interactive"],
-    {
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...inheritedEnv, npm_config_cache: join(installDir, "npm-cache") },
-    },
+    [agentEntry(), "--dir", dir, "--port", String(port), "-i", "1", "--no-interactive"],
+    { detached: true, stdio: ["ignore", "pipe", "pipe"], env: agentEnv() },
   );
   const agent = { process: child, port, dir, output: [] as string[] };
   child.stdout!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
@@ -237,7 +249,7 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
   afterAll(async () => {
     for (const agent of agents) await stopAgent(agent);
     await server?.close();
-    for (const agent of agents) await rm(agent.dir, { recursive: true, force: true });
+    for (const dir of deviceDirs) await rm(dir, { recursive: true, force: true });
     if (installDir) await rm(installDir, { recursive: true, force: true });
   }, 60_000);
 
@@ -357,6 +369,80 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
     );
     expect(provisioned).toMatchObject({ ownerType: "instance", instance: { id: instanceId } });
     expect(answer.device).toBe(provisioned.name);
+    await stopAgent(agent);
+  }, 300_000);
+
+  test("a one-time code sets a device up (--otc): the agent writes its device.yml and runs the device", async () => {
+    const created = await server.request("POST", "/api/v1/devices", {
+      token: owner.token,
+      body: { name: "line-3", type: "Raspberry Pi", team: team.id, instance: instanceId },
+    });
+    expect(created.status, created.text).toBe(200);
+    const device = created.body;
+    const target = await snapshotOfRunning("for the code", "four");
+    await server.request("POST", `/api/v1/projects/${instanceId}/devices/settings`, {
+      token: owner.token,
+      body: { targetSnapshot: target },
+    });
+
+    // As an operator types it on the device, without prompts and without starting.
+    const dir = await deviceDir();
+    const setup = await run(
+      process.execPath,
+      [
+        agentEntry(),
+        "--dir",
+        dir,
+        "--port",
+        String(await freePort()),
+        "--otc",
+        device.credentials.otc,
+        "--ff-url",
+        server.url,
+        "--otc-no-import",
+        "--otc-no-start",
+      ],
+      { env: agentEnv() },
+    );
+    expect(setup.stdout).toContain(`Successfully registered as line-3 (${device.id})`);
+    const yml = await readFile(join(dir, "device.yml"), "utf8");
+    expect(yml).toContain(`deviceId: ${device.id}`);
+    expect(yml).toContain(`forgeURL: ${server.url}`);
+    expect(yml).toContain("cliSetup: true");
+    expect(yml).toMatch(/^token: fpd_/m);
+    // The setup gave new credentials: the ones the device was created with are dead.
+    expect(yml).not.toContain(device.credentials.token);
+
+    // The code was used: a second setup is refused as the agent reports it.
+    const again = await run(
+      process.execPath,
+      [
+        agentEntry(),
+        "--dir",
+        await deviceDir(),
+        "--port",
+        String(await freePort()),
+        "--otc",
+        device.credentials.otc,
+        "--ff-url",
+        server.url,
+        "--otc-no-import",
+        "--otc-no-start",
+      ],
+      { env: agentEnv() },
+    ).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("One-Time Code is invalid or has already been used");
+
+    const agent = await startAgent({ dir });
+    expect(await helloOf(agent, "four")).toMatchObject({
+      device: "line-3",
+      snapshot: target,
+      secret: "secret-of-four",
+    });
     await stopAgent(agent);
   }, 300_000);
 });

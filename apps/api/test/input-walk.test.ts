@@ -324,19 +324,25 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
 
       const bodySchema = operation.requestBody?.content?.["application/json"]?.schema;
       const body = bodySchema ? deref(bodySchema) : undefined;
-      const validBody = body
-        ? (example(body, `${name} body`) as Record<string, unknown>)
-        : undefined;
-      // Body fields that name what the caller owns (the team, the application, the instance a
-      // snapshot is imported into) get real ids, so that the field under test is the one at fault.
-      for (const [field, param] of [
-        ["teamId", "teamId"],
-        ["team", "teamId"],
-        ["applicationId", "applicationId"],
-        ["ownerId", "instanceId"],
-      ] as const) {
-        if (validBody && field in validBody) validBody[field] = validIds[param];
-      }
+      // A body that is one of several requests (POST /devices: a creation or a setup): each is
+      // walked with a valid body of its own; the first is the operation's valid body.
+      const bodyModes = body ? (body.oneOf ?? [body]).map((mode) => deref(mode)) : [];
+      const validBodyOf = (mode: typeof body) => {
+        const valid = example(mode!, `${name} body`) as Record<string, unknown>;
+        // Body fields that name what the caller owns (the team, the application, the instance a
+        // snapshot is imported into) get real ids, so that the field under test is the one at
+        // fault.
+        for (const [field, param] of [
+          ["teamId", "teamId"],
+          ["team", "teamId"],
+          ["applicationId", "applicationId"],
+          ["ownerId", "instanceId"],
+        ] as const) {
+          if (field in valid) valid[field] = validIds[param];
+        }
+        return valid;
+      };
+      const validBody = body ? validBodyOf(bodyModes[0]) : undefined;
       const validBodyText = validBody ? JSON.stringify(validBody) : undefined;
 
       // Required query parameters get valid values; the one under test replaces its own.
@@ -429,8 +435,9 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       }
 
       // Body fields: 400 invalid_request naming the field.
-      if (body && validBody) {
-        for (const [field, propertySchema] of Object.entries(body.properties ?? {})) {
+      for (const mode of bodyModes) {
+        const modeBody = validBodyOf(mode);
+        for (const [field, propertySchema] of Object.entries(mode.properties ?? {})) {
           const property = deref(propertySchema);
           const types = jsonTypes(property);
           const variants: [string, unknown][] = [
@@ -462,7 +469,7 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
             cases.push(async () => {
               // JSON.stringify writes a lone surrogate as the escape `\ud800`, so the server's
               // JSON.parse gives back the same lone surrogate.
-              const text = JSON.stringify({ ...validBody, [field]: value });
+              const text = JSON.stringify({ ...modeBody, [field]: value });
               const record = await send(`${name} body ${field} ${label}`, method, pathWith(), text);
               expectFieldError(record, field);
             });

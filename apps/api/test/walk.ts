@@ -182,10 +182,16 @@ export function schemaWalker(document: unknown) {
     }
   }
 
-  /** The operation's JSON body schema, resolved, if it takes one. */
+  /**
+   * The operation's JSON body schema, resolved, if it takes one. A body that is one of several
+   * requests (`oneOf`: POST /devices, a creation or a device's setup) gives its first, which is
+   * the one people's tokens send (the input walk walks every one).
+   */
   function bodySchema(operation: Operation): Schema | undefined {
     const schema = operation.requestBody?.content?.["application/json"]?.schema;
-    return schema ? deref(schema) : undefined;
+    if (!schema) return undefined;
+    const body = deref(schema);
+    return body.oneOf?.[0] ? deref(body.oneOf[0]) : body;
   }
 
   return { deref, jsonTypes, example, bodySchema };

@@ -6,3 +6,4 @@ export * from "./token-scope";
 export * from "./passwords";
 export * from "./mqtt";
 export * from "./credentials";
+export * from "./one-time-code";

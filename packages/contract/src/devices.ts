@@ -75,12 +75,21 @@ export const Device = DeviceSummary.extend({
 }).meta({ id: "Device" });
 export type Device = z.infer<typeof Device>;
 
+/** How long a device's one-time code works (FlowFuse: 24 hours). */
+export const DEVICE_OTC_LIFETIME_MS = 24 * 60 * 60_000;
+
 export const DeviceCredentials = z
   .object({
     token: z.string().describe("The device's token (`fpd_…`): shown once, never again"),
     credentialSecret: z
       .string()
       .describe("The key Node-RED on the device decrypts its credentials with: shown once"),
+    otc: z
+      .string()
+      .optional()
+      .describe(
+        "A one-time code (four words, e.g. `ocean-pistol-brave-tunnel`) to set the device up with instead of writing its `device.yml`: `flowfuse-device-agent --otc <code> --ff-url <platform URL>`. Works once, for 24 hours; shown once. A new device made by an owner and new credentials carry one; a provisioning token's device and a setup's reply do not",
+      ),
   })
   .meta({ id: "DeviceCredentials" });
 
@@ -92,13 +101,50 @@ export const CreatedDevice = Device.extend({
 /** Free text as FlowFuse's, bounded. */
 const DeviceType = Text.max(128);
 
-export const CreateDeviceInput = z.strictObject({
-  name: Name,
-  type: DeviceType.optional().describe("Free text (e.g. the hardware); default empty"),
-  team: Id.describe("The team the device belongs to (owners; a provisioning token: its own team)"),
-  application: Id.optional().describe("An application of the team to assign the device to"),
-  instance: Id.optional().describe("A hosted instance of the team to assign the device to"),
-});
+/** Fields a setup (`setup: true`, the agent's one-time code) must not send. */
+const CREATE_ONLY = ["name", "type", "team", "application", "instance"] as const;
+
+/**
+ * Two requests in one body, as FlowFuse's: creating a device (`name` and `team`), or the agent's
+ * one-time-code setup (`setup: true`, with only `agentHost` beside it).
+ */
+export const CreateDeviceInput = z
+  .strictObject({
+    name: Name.optional().describe("Required to create a device (not in a setup)"),
+    type: DeviceType.optional().describe("Free text (e.g. the hardware); default empty"),
+    team: Id.optional().describe(
+      "Required to create a device: the team it belongs to (owners; a provisioning token: its own team)",
+    ),
+    application: Id.optional().describe("An application of the team to assign the device to"),
+    instance: Id.optional().describe("A hosted instance of the team to assign the device to"),
+    setup: z
+      .literal(true)
+      .optional()
+      .describe(
+        "The device agent's one-time-code setup (`--otc`): the bearer is the base64 of the device's one-time code, and the body has no other field than `agentHost`",
+      ),
+    agentHost: Text.max(256)
+      .optional()
+      .describe("Setup: the device's host name or address, kept in its audit log"),
+  })
+  .superRefine((input, ctx) => {
+    if (input.setup) {
+      for (const field of CREATE_ONLY) {
+        if (input[field] !== undefined) {
+          ctx.addIssue({ code: "custom", path: [field], message: "Not allowed in a setup" });
+        }
+      }
+      return;
+    }
+    for (const field of ["name", "team"] as const) {
+      if (input[field] === undefined) {
+        ctx.addIssue({ code: "custom", path: [field], message: "Required" });
+      }
+    }
+    if (input.agentHost !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["agentHost"], message: "Only in a setup" });
+    }
+  });
 export type CreateDeviceInput = z.infer<typeof CreateDeviceInput>;
 
 export const DeviceIdInput = z.strictObject({ deviceId: Id });

@@ -99,9 +99,16 @@ export interface NewDevice {
   applicationId: string | null;
   projectId: string | null;
   tokenDigest: string;
-  otcDigest: string | null;
+  /** The one-time code's digest and when it stops working (none: the device gets no code). */
+  otc: DeviceOtc | null;
   credentialSecret: string;
   settingsHash: string;
+}
+
+/** A one-time code as kept: its digest and when it stops working. */
+export interface DeviceOtc {
+  digest: string;
+  expiresAt: Date;
 }
 
 export async function insertDevice(db: Db, values: NewDevice): Promise<DeviceRow> {
@@ -115,7 +122,8 @@ export async function insertDevice(db: Db, values: NewDevice): Promise<DeviceRow
       application_id: values.applicationId,
       project_id: values.projectId,
       token_digest: values.tokenDigest,
-      otc_digest: values.otcDigest,
+      otc_digest: values.otc?.digest ?? null,
+      otc_expires_at: values.otc?.expiresAt ?? null,
       credential_secret: values.credentialSecret,
       settings: JSON.stringify({ env: [] }),
       settings_hash: values.settingsHash,
@@ -166,13 +174,14 @@ export async function updateDevice(
 export async function setDeviceCredentials(
   db: Db,
   id: string,
-  credentials: { tokenDigest: string; otcDigest: string | null; credentialSecret: string },
+  credentials: { tokenDigest: string; otc: DeviceOtc | null; credentialSecret: string },
 ): Promise<DeviceRow | undefined> {
   return db
     .updateTable("devices")
     .set({
       token_digest: credentials.tokenDigest,
-      otc_digest: credentials.otcDigest,
+      otc_digest: credentials.otc?.digest ?? null,
+      otc_expires_at: credentials.otc?.expiresAt ?? null,
       credential_secret: credentials.credentialSecret,
       updated_at: sql`now()`,
     })
@@ -181,12 +190,27 @@ export async function setDeviceCredentials(
     .executeTakeFirst();
 }
 
-/** The device whose one-time code this is, which it uses up (null: unknown or used). */
-export async function useDeviceOtc(db: Db, otcDigest: string): Promise<DeviceRow | undefined> {
+/**
+ * A device set up with its one-time code: in one statement the code is used up and the device
+ * gets new credentials (its old token stops working). Of two uses of one code, only the first
+ * finds it; an unknown, used or expired code changes nothing (undefined).
+ */
+export async function setUpDeviceWithOtc(
+  db: Db,
+  otcDigest: string,
+  credentials: { tokenDigest: string; credentialSecret: string },
+): Promise<DeviceRow | undefined> {
   return db
     .updateTable("devices")
-    .set({ otc_digest: null })
+    .set({
+      token_digest: credentials.tokenDigest,
+      otc_digest: null,
+      otc_expires_at: null,
+      credential_secret: credentials.credentialSecret,
+      updated_at: sql`now()`,
+    })
     .where("otc_digest", "=", otcDigest)
+    .where("otc_expires_at", ">", sql<Date>`now()`)
     .returningAll()
     .executeTakeFirst();
 }

@@ -269,6 +269,7 @@ export interface DevicesTable {
   type: Generated<string>;
   token_digest: string;
   otc_digest: string | null;
+  otc_expires_at: Date | null;
   credential_secret: string;
   settings: Json<{ env?: EnvVar[] }>;
   settings_hash: string;

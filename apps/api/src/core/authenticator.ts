@@ -9,7 +9,13 @@
 // made-up token costs no query. This cannot delay a revocation or hide a new token: values are
 // random and created here, so a digest unknown once is never valid later. (A suspended user's
 // token is not unknown, and is not remembered as such.)
-import { bearerToken, type Caller, parseToken, tokenDigest } from "@flowplane/auth";
+import {
+  bearerToken,
+  type Caller,
+  oneTimeCodeFromBearer,
+  parseToken,
+  tokenDigest,
+} from "@flowplane/auth";
 import {
   type Db,
   deleteSession,
@@ -31,7 +37,7 @@ import { LRUCache } from "lru-cache";
 
 /** Who is calling: a token's owner narrowed by its scope, or a signed-in user (no scope limits). */
 export interface Identity extends Caller {
-  kind: "token" | "session" | "provisioning";
+  kind: "token" | "session" | "provisioning" | "otc";
   /** The token's or the session's id. */
   id: string;
   /** The token used; null in a signed-in browser. */
@@ -41,6 +47,11 @@ export interface Identity extends Caller {
   passwordExpired: boolean;
   /** A team's provisioning token (no user): it may create devices in its team, nothing else. */
   provisioning?: ProvisioningIdentity;
+  /**
+   * A device's one-time code (no user): it may set up its device (POST /api/v1/devices with
+   * `setup: true`), once, nothing else. Its digest; whether it is a live code, the setup decides.
+   */
+  otc?: { digest: string };
 }
 
 export interface ProvisioningIdentity {
@@ -226,6 +237,28 @@ export class Authenticator {
         applicationId: row.application_id,
         projectId: row.project_id,
       },
+    };
+  }
+
+  /**
+   * A device's one-time code as the agent sends it (the base64 of the code), only where the
+   * caller accepts one (POST /api/v1/devices). Only its shape is checked here: the setup uses it
+   * up in the same statement that finds it, so that two uses cannot both succeed.
+   */
+  authenticateOtc(header: string | undefined): Identity | undefined {
+    const code = oneTimeCodeFromBearer(header);
+    if (code === undefined) return undefined;
+    const digest = tokenDigest(this.secret, code);
+    return {
+      kind: "otc",
+      id: digest,
+      tokenId: null,
+      userId: "",
+      username: "device-setup",
+      admin: false,
+      scope: { readOnly: false, adminOptIn: false, teamIds: [], expiresAt: null },
+      passwordExpired: false,
+      otc: { digest },
     };
   }
 

@@ -25,8 +25,26 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 
 type Operation = {
   responses: Record<string, { description: string; headers?: unknown; content?: unknown }>;
+  requestBody?: { content: Record<string, { schema: JsonSchema }> };
   [key: string]: unknown;
 };
+
+type JsonSchema = { properties?: Record<string, unknown>; [key: string]: unknown };
+
+/** The body as `oneOf` its modes (`Meta.bodyModes`), each with its own fields only. */
+function documentBodyModes(operation: Operation, modes: NonNullable<Meta["bodyModes"]>) {
+  const content = operation.requestBody!.content["application/json"]!;
+  const properties = content.schema.properties ?? {};
+  content.schema = {
+    oneOf: modes.map((mode) => ({
+      type: "object",
+      description: mode.description,
+      properties: Object.fromEntries(mode.fields.map((field) => [field, properties[field]])),
+      required: mode.required,
+      additionalProperties: false,
+    })),
+  };
+}
 
 /**
  * Paths are the full paths (`/api/v1/teams/{teamId}`), as FlowFuse's document lists them, so
@@ -61,6 +79,7 @@ export function openApiDocument(
       route.method.toLowerCase()
     ]!;
     const meta = route.procedure._def.meta as Meta;
+    if (meta.bodyModes) documentBodyModes(operation, meta.bodyModes);
     const success = operation.responses["200"]!;
     delete operation.responses["200"];
     operation.responses[String(route.successStatus)] =

@@ -70,6 +70,17 @@ export type Meta = OpenApiMeta<{
    */
   provisioning?: boolean;
   /**
+   * Also open to a device's one-time code (only POST /api/v1/devices with `setup: true`): no team
+   * is involved, the handler finds the device by its code.
+   */
+  deviceSetup?: boolean;
+  /**
+   * A body that is one of several requests (FlowFuse's POST /devices: a creation, or the agent's
+   * setup), documented as `oneOf` them: each mode's fields and those it requires. The input's
+   * schema has every field and checks the modes itself.
+   */
+  bodyModes?: { description: string; fields: string[]; required: string[] }[];
+  /**
    * Data the REST route's authentication reads in the same query as the token, so that the
    * procedure needs no second round trip: `userTeams`, every team of the caller (GET /user/teams).
    */
@@ -141,6 +152,12 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   const caller: Caller = ctx.auth;
   if (ctx.auth.passwordExpired && !meta.allowExpiredPassword) {
     throw forbidden("Your password has expired: choose a new one first", "password_expired");
+  }
+
+  if (ctx.auth.otc) {
+    // A device's one-time code sets up its device, and does nothing else.
+    if (!meta.deviceSetup) throw unauthorized();
+    return next({ ctx: { team: undefined } });
   }
 
   const raw = await getRawInput();
@@ -263,8 +280,8 @@ export const procedure = t.procedure.use(authorized).use(rateLimited);
 
 /** Who acted, for the audit log: the user, with the token they used (null in a browser). */
 export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {
-  // A provisioning token has no user: the platform acted, on the token's behalf.
-  if (ctx.auth.provisioning) return "system";
+  // A provisioning token or a one-time code has no user: the platform acted, on their behalf.
+  if (ctx.auth.provisioning || ctx.auth.otc) return "system";
   return { userId: ctx.auth.userId, tokenId: ctx.auth.tokenId };
 }
 

@@ -2,7 +2,7 @@
 // viewers and up, renamed and assigned by owners, their target snapshot changed by members; new
 // credentials. Their variables: device-settings.ts; the device's audit log: audit-log.ts; the
 // team's and an application's lists: lists.ts.
-import { actsAsAdmin, generateToken, tokenDigest } from "@flowplane/auth";
+import { actsAsAdmin } from "@flowplane/auth";
 import {
   CreateDeviceInput,
   CreatedDevice,
@@ -29,12 +29,12 @@ import {
   teamLimits,
   updateDevice,
 } from "@flowplane/db";
-import { randomBytes } from "node:crypto";
-import { ApiError, forbidden, notFound } from "../core/errors";
+import { ApiError, forbidden, notFound, unauthorized } from "../core/errors";
 import { actorOf, procedure, teamOf } from "../core/trpc";
 import { VERSION } from "../version";
 import { applicationOfDevice, deviceView } from "./views";
 import { refreshSettingsHashes, settingsHash } from "./settings";
+import { newCredentials, newOtc, setUpDevice } from "./credentials";
 
 export const TAG = "Devices";
 
@@ -46,16 +46,6 @@ export async function deviceOf(db: Db, deviceId: string): Promise<DeviceDetail> 
   const device = await findDevice(db, deviceId);
   if (!device) throw notFound();
   return device;
-}
-
-/** New credentials: the token and its digest, the secret Node-RED decrypts with. */
-function newCredentials(secret: string) {
-  const token = generateToken("device");
-  return {
-    token,
-    tokenDigest: tokenDigest(secret, token),
-    credentialSecret: randomBytes(32).toString("hex"),
-  };
 }
 
 /**
@@ -99,21 +89,49 @@ export const deviceProcedures = {
     .meta({
       permission: "device:create",
       provisioning: true,
+      deviceSetup: true,
+      bodyModes: [
+        {
+          description: "Create a device",
+          fields: ["name", "type", "team", "application", "instance"],
+          required: ["name", "team"],
+        },
+        {
+          description:
+            "The device agent's setup with its one-time code (the bearer: the base64 of the code)",
+          fields: ["setup", "agentHost"],
+          required: ["setup"],
+        },
+      ],
       openapi: {
         method: "POST",
         path: "/api/v1/devices",
         tags: [TAG],
-        summary: "Create a device (owners, or a provisioning token of the team)",
+        summary:
+          "Create a device (owners, or a provisioning token of the team), or set one up with its one-time code",
         description:
-          "The reply's `credentials` (the device's token and credential secret) are shown once and never again: they go into the agent's `device.yml` with the device's `id` and the platform's URL as `forgeURL`. `application` or `instance` assigns the device at once. With a provisioning token (`fpv_…`), `team` must be the token's team, and the device is assigned to the token's application or instance (the body's are ignored). No `credentials.broker`: devices talk to the platform over HTTP. Past the team type's `devices` limit, 400 `device_limit_reached`.",
+          "The reply's `credentials` (the device's token and credential secret, and a one-time code) are shown once and never again: the token and secret go into the agent's `device.yml` with the device's `id` and the platform's URL as `forgeURL`; or, instead, the device is set up with the one-time code (below). `application` or `instance` assigns the device at once. With a provisioning token (`fpv_…`), `team` must be the token's team, and the device is assigned to the token's application or instance (the body's are ignored); its reply has no one-time code. No `credentials.broker`: devices talk to the platform over HTTP. Past the team type's `devices` limit, 400 `device_limit_reached`.\n\nSetup (the agent's `--otc <code> --ff-url <url>`): the bearer is the base64 of the one-time code and the body `{ setup: true, agentHost }`. The reply is the device with new `credentials` (token and secret, no code): the device's old token stops working, and the code is used up, so of two setups with one code only the first succeeds. A used, expired (after 24 hours) or unknown code: 401.",
       },
     })
     .input(CreateDeviceInput)
     .output(CreatedDevice)
     .mutation(async ({ ctx, input }) => {
+      if (input.setup) {
+        const { deviceId, credentials } = await setUpDevice(ctx, input.agentHost);
+        return {
+          ...deviceView(await deviceOf(ctx.db, deviceId), ctx.baseUrl),
+          credentials,
+          meta: { ffVersion: VERSION },
+        };
+      }
+      // A one-time code sets its device up, and creates nothing.
+      if (ctx.auth.otc) throw unauthorized();
       const teamId = teamOf(ctx).team.id;
       const provisioning = ctx.auth.provisioning;
       const credentials = newCredentials(ctx.tokenSecret);
+      // The device's one-time code: not for a provisioning token's device, which has its
+      // credentials already (a code would only be one more way in).
+      const otc = provisioning ? undefined : newOtc(ctx.tokenSecret);
       const id = await ctx.db.transaction().execute(async (trx) => {
         // The team row is the lock: two creations cannot both take the last place.
         if (!(await lockTeam(trx, teamId))) throw notFound();
@@ -130,11 +148,12 @@ export const deviceProcedures = {
         }
         const row = await insertDevice(trx, {
           teamId,
-          name: input.name,
+          // The schema requires both unless it is a setup.
+          name: input.name!,
           type: input.type ?? "",
           ...owner,
           tokenDigest: credentials.tokenDigest,
-          otcDigest: null,
+          otc: otc?.kept ?? null,
           credentialSecret: credentials.credentialSecret,
           settingsHash: settingsHash([]),
         });
@@ -154,7 +173,11 @@ export const deviceProcedures = {
       });
       return {
         ...deviceView(await deviceOf(ctx.db, id), ctx.baseUrl),
-        credentials: { token: credentials.token, credentialSecret: credentials.credentialSecret },
+        credentials: {
+          token: credentials.token,
+          credentialSecret: credentials.credentialSecret,
+          ...(otc && { otc: otc.code }),
+        },
         meta: { ffVersion: VERSION },
       };
     }),
@@ -325,17 +348,18 @@ export const deviceProcedures = {
         tags: [TAG],
         summary: "New credentials for a device (owners)",
         description:
-          "A new token and credential secret, shown once: the old token stops working at once (write the new ones into the agent's `device.yml`).",
+          "A new token, credential secret and one-time code, shown once: the old token and code stop working at once (write the new token and secret into the agent's `device.yml`, or set the device up with the code).",
       },
     })
     .input(DeviceIdInput)
     .output(DeviceCredentials)
     .mutation(async ({ ctx, input }) => {
       const credentials = newCredentials(ctx.tokenSecret);
+      const otc = newOtc(ctx.tokenSecret);
       await ctx.db.transaction().execute(async (trx) => {
         const device = await setDeviceCredentials(trx, input.deviceId, {
           tokenDigest: credentials.tokenDigest,
-          otcDigest: null,
+          otc: otc.kept,
           credentialSecret: credentials.credentialSecret,
         });
         if (!device) throw notFound();
@@ -350,6 +374,10 @@ export const deviceProcedures = {
           });
         }
       });
-      return { token: credentials.token, credentialSecret: credentials.credentialSecret };
+      return {
+        token: credentials.token,
+        credentialSecret: credentials.credentialSecret,
+        otc: otc.code,
+      };
     }),
 };

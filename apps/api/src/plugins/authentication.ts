@@ -24,7 +24,10 @@ export const GUARDED = /^\/api(\/|\?|$)/;
 /** Sign-in and sign-out: a session is read when there is one, but none is needed. */
 export const ACCOUNT = /^\/account\//;
 const TRPC = /^\/trpc\//;
-/** Where a provisioning token is taken: POST /api/v1/devices (the agent's first start). */
+/**
+ * Where a provisioning token or a device's one-time code is taken: POST /api/v1/devices (the
+ * agent's first start).
+ */
 const PROVISIONING = /^\/api\/v1\/devices\/?(\?|$)/;
 
 /** The session cookie's value, parsed from the request's Cookie header (undefined: none). */
@@ -79,13 +82,14 @@ export const authenticationPlugin = fp(
         request.preloadedUserTeams = authenticated.userTeams;
         return;
       }
-      // A device registering itself: its team's provisioning token, on this one route only.
+      // A device registering itself: its team's provisioning token, or its own one-time code,
+      // on this one route only.
       if (request.method === "POST" && PROVISIONING.test(request.url)) {
-        const provisioning = await authenticator.authenticateProvisioning(
-          request.headers.authorization,
-        );
-        if (provisioning) {
-          request.auth = provisioning;
+        const device =
+          (await authenticator.authenticateProvisioning(request.headers.authorization)) ??
+          authenticator.authenticateOtc(request.headers.authorization);
+        if (device) {
+          request.auth = device;
           return;
         }
       }

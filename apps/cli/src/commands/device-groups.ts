@@ -10,6 +10,7 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { fields, json, table } from "../output";
+import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
 import { deviceIdOf } from "./devices";
 import { applicationIdOf } from "./instances";
@@ -252,5 +253,27 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
     }
     await client.deviceGroups.delete.mutate({ applicationId, groupId });
     context.print(options.json ? json({ status: "okay" }) : `Deleted device group ${groupId}.\n`);
+  });
+
+  addEnvCommands(groups, context, {
+    group: "device-groups",
+    command: (env, name, examples) =>
+      groupsCommand(env, name, examples).argument("<group>", "the group's id or name"),
+    example: "Line-A --application A1b2c3d4e5f6",
+    readers: "members and up",
+    changers: "owners",
+    takesEffect:
+      "every member gets them under its own (a member's variable of the same name wins) at its next check-in",
+    async open(client, group, options: Options) {
+      const applicationId = await applicationIdOf(client, options.application, options.team);
+      const groupId = await groupIdOf(client, applicationId, group);
+      return {
+        read: async () =>
+          (await client.deviceGroups.byId.query({ applicationId, groupId })).settings.env,
+        write: async (env) => {
+          await client.deviceGroups.updateSettings.mutate({ applicationId, groupId, env });
+        },
+      };
+    },
   });
 }

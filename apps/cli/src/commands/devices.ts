@@ -1,18 +1,22 @@
 // `flowplane devices`: a team's remote devices (a Node-RED on your own hardware run by the FlowFuse
-// device agent) — listed, shown, created (the one-time credentials printed once, or written to a
-// device.yml the agent reads), renamed, deleted (asked first), given new credentials, and told which
-// snapshot to run; snapshots of what a device runs (`devices snapshots list|create|delete`). A device
-// is named by its id, or by its name in the team --team names.
+// device agent) — listed, shown, created (the one-time credentials and one-time code printed once,
+// or the credentials written to a device.yml the agent reads), renamed, deleted (asked first), given
+// new credentials, and told which snapshot to run; snapshots of what a device runs (`devices
+// snapshots list|create|delete`), their variables (`env`, device-env.ts) and the team's
+// provisioning tokens (`provisioning`, provisioning.ts). A device is named by its id, or by its name
+// in the team --team names.
 import type { Device } from "@flowplane/contract";
 import type { Command } from "commander";
-import { writeFile } from "node:fs/promises";
 import type { Client } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { fields, json, table, when } from "../output";
+import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
+import { addProvisioningCommands } from "./provisioning";
 import { applicationIdOf, instanceIdOf } from "./instances";
 import { withJson, withTeam, withYes } from "./options";
+import { writePrivate } from "./private-file";
 import { teamIdOf } from "./teams/members";
 
 interface Options {
@@ -73,15 +77,13 @@ function deviceYml(deviceId: string, token: string, credentialSecret: string, ur
   );
 }
 
-async function writePrivate(file: string, text: string): Promise<void> {
-  await writeFile(file, text, { mode: 0o600, flag: "wx" }).catch((error: NodeJS.ErrnoException) => {
-    throw new CliError(
-      error.code === "EEXIST"
-        ? `${file} exists: choose another file`
-        : `cannot write ${file}: ${error.message}`,
-      "cannot_write",
-    );
-  });
+/** How to set the device up with its one-time code instead of writing its device.yml. */
+function otcLine(otc: string | undefined, url: string): string {
+  if (otc === undefined) return "";
+  return (
+    "Or, on the device, set it up with its one-time code (works once, for 24 hours):\n" +
+    `  flowfuse-device-agent --otc ${otc} --ff-url ${url.replace(/\/+$/, "")}\n`
+  );
 }
 
 /** A command on one device: `<device>`, and --team to look it up by name in. */
@@ -214,7 +216,8 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         options.json
           ? json(created)
           : `Created device ${created.name} (id ${created.id}). Its credentials, shown this once:\n` +
-              deviceYml(created.id, token, credentialSecret, url),
+              deviceYml(created.id, token, credentialSecret, url) +
+              otcLine(created.credentials.otc, url),
       );
     },
   );
@@ -274,7 +277,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
   ).action(async (device: string, options: Options & { output?: string }) => {
     const { client, url } = await context.connect();
     const deviceId = await deviceIdOf(client, device, options.team);
-    const { token, credentialSecret } = await client.devices.generateCredentials.mutate({
+    const { token, credentialSecret, otc } = await client.devices.generateCredentials.mutate({
       deviceId,
     });
     if (options.output !== undefined) {
@@ -287,9 +290,10 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     }
     context.print(
       options.json
-        ? json({ token, credentialSecret })
+        ? json({ token, credentialSecret, otc })
         : `New credentials for device ${deviceId}, shown this once:\n` +
-            deviceYml(deviceId, token, credentialSecret, url),
+            deviceYml(deviceId, token, credentialSecret, url) +
+            otcLine(otc, url),
     );
   });
 
@@ -330,5 +334,24 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     },
   );
 
+  addEnvCommands(devices, context, {
+    group: "devices",
+    command: (env, name, examples) => deviceCommand(env, name, examples),
+    example: "line-1 --team night",
+    readers: "viewers and up",
+    changers: "members and owners",
+    takesEffect: "the device restarts Node-RED with them at its next check-in",
+    async open(client, device, options: Options) {
+      const deviceId = await deviceIdOf(client, device, options.team);
+      return {
+        read: async () => (await client.devices.settings.query({ deviceId })).env,
+        write: async (env) => {
+          await client.devices.updateSettings.mutate({ deviceId, env });
+        },
+      };
+    },
+  });
+
+  addProvisioningCommands(devices, context);
   return devices;
 }

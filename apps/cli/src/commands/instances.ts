@@ -91,7 +91,7 @@ export async function applicationIdOf(client: Client, application: string, team?
 }
 
 /** `NAME=value` (or `NAME` alone: the value is asked for, as a password is). */
-function assignment(value: string): { name: string; value?: string } {
+export function assignment(value: string): { name: string; value?: string } {
   const equals = value.indexOf("=");
   const name = equals < 0 ? value : value.slice(0, equals);
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {

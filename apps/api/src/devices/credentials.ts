@@ -1,0 +1,68 @@
+// A device's credentials: its token and credential secret, the one-time code that comes with them,
+// and the device agent's one-time-code setup (`flowfuse-device-agent --otc <code> --ff-url <url>`),
+// which trades the code for new credentials.
+import { generateOneTimeCode, generateToken, tokenDigest } from "@flowplane/auth";
+import { DEVICE_OTC_LIFETIME_MS } from "@flowplane/contract";
+import { type Db, type DeviceOtc, recordAudit, setUpDeviceWithOtc } from "@flowplane/db";
+import { randomBytes } from "node:crypto";
+import { invalidRequest, unauthorized } from "../core/errors";
+import type { Context } from "../core/trpc";
+
+/** New credentials: the token and its digest, the secret Node-RED decrypts with. */
+export function newCredentials(secret: string) {
+  const token = generateToken("device");
+  return {
+    token,
+    tokenDigest: tokenDigest(secret, token),
+    credentialSecret: randomBytes(32).toString("hex"),
+  };
+}
+
+/** A new one-time code: the code (shown once) and what is kept of it. */
+export function newOtc(secret: string, now = Date.now()): { code: string; kept: DeviceOtc } {
+  const code = generateOneTimeCode();
+  return {
+    code,
+    kept: { digest: tokenDigest(secret, code), expiresAt: new Date(now + DEVICE_OTC_LIFETIME_MS) },
+  };
+}
+
+/**
+ * The setup: the caller's one-time code is used up and its device gets new credentials (its old
+ * token stops working), in one statement, so of two uses of a code only one succeeds. An unknown,
+ * used or expired code: 401, which the agent reports as "invalid or already used". Audited as new
+ * credentials (as FlowFuse does), by the platform, with the host the agent named.
+ */
+export async function setUpDevice(
+  ctx: Pick<Context, "db" | "auth" | "tokenSecret">,
+  agentHost: string | undefined,
+): Promise<{ deviceId: string; credentials: { token: string; credentialSecret: string } }> {
+  const otc = ctx.auth.otc;
+  if (!otc) {
+    throw invalidRequest("Invalid request: setup: only with a device's one-time code", [
+      { path: "setup", message: "A setup's bearer is the base64 of the device's one-time code" },
+    ]);
+  }
+  const credentials = newCredentials(ctx.tokenSecret);
+  const deviceId = await ctx.db.transaction().execute(async (trx: Db) => {
+    const device = await setUpDeviceWithOtc(trx, otc.digest, credentials);
+    if (!device) throw unauthorized();
+    for (const event of ["team.device.credentials-generated", "device.credential.generated"]) {
+      await recordAudit(trx, {
+        event,
+        entity: { type: "device", id: device.id },
+        teamId: device.team_id,
+        actor: "system",
+        body: {
+          device: { id: device.id, name: device.name },
+          setup: { oneTimeCode: true, ...(agentHost !== undefined && { agentHost }) },
+        },
+      });
+    }
+    return device.id;
+  });
+  return {
+    deviceId,
+    credentials: { token: credentials.token, credentialSecret: credentials.credentialSecret },
+  };
+}
