@@ -74,7 +74,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     options.initialPasswordFile !== undefined
       ? new InitialPassword(options.initialPasswordFile)
       : undefined;
-  const deploys = new Deploys();
+  const deploys = new Deploys(db, app.log);
   const contextOf = requestContext({
     db,
     baseUrl,
@@ -116,7 +116,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(devices.routes, { db, tokenSecret });
   await app.register(library.routes, { db, tokenSecret, authenticator, baseUrl, sessionCookie });
-  await app.register(pipelines.routes, { deploys });
+  await app.register(pipelines.routes, { db, deploys });
   const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse);
   await app.register(docsPlugin, { document, baseUrl });
   await app.register(accounts.routes, account);

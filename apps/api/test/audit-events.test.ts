@@ -64,6 +64,7 @@ const EVENTS: Record<string, string[]> = {
   "DELETE /api/v1/users/{userId}": ["users.deleted-user"],
   "PUT /api/v1/user": ["user.updated-user"],
   "PUT /api/v1/user/change_password": ["user.updated-password"],
+  "DELETE /api/v1/user/sessions": ["user.signed-out-everywhere"],
   // The caller's own account, with the team they owned alone.
   "DELETE /api/v1/user": ["user.deleted", "team.deleted", "platform.team.deleted"],
   "POST /api/v1/user/tokens": ["user.pat.created"],

@@ -190,6 +190,16 @@ describe("changing a device", () => {
       body: { name: "member's" },
     });
     expect(byMember.status).toBe(403);
+    // An administrator who is a member acts as one only with an unrestricted opt-in token.
+    const adminMember = await makeUser(server, {
+      admin: true,
+      teams: [{ id: team.id, role: 30 }],
+    });
+    const byAdminsPlainToken = await server.request("PUT", `/api/v1/devices/${device.id}`, {
+      token: adminMember.token,
+      body: { name: "admin's, without opt-in" },
+    });
+    expect(byAdminsPlainToken.status).toBe(403);
 
     const unassigned = await server.request("PUT", `/api/v1/devices/${device.id}`, {
       token: owner.token,

@@ -5,6 +5,7 @@
 import { Role } from "@flowplane/contract";
 import { addMember } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { WebSocket } from "ws";
 import { startServer, type TestServer } from "./harness";
 
 let server: TestServer;
@@ -80,6 +81,47 @@ const deploy = async (url: string, token: string) =>
 const readFlows = async (url: string, token: string) =>
   (await fetch(`${url}/flows`, { headers: { authorization: `Bearer ${token}` } })).status;
 
+/**
+ * The editor's websocket (Node-RED's comms), authenticated with the session as the editor does:
+ * resolves once Node-RED said `auth: ok`; `closed` resolves when the connection ends.
+ */
+async function openComms(url: string, token: string) {
+  const ws = new WebSocket(`${url.replace(/^http/, "ws")}/comms`);
+  const messages: unknown[] = [];
+  const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    ws.once("error", reject);
+    ws.once("open", () => ws.send(JSON.stringify({ auth: token })));
+    ws.on("message", (data) => {
+      const message = JSON.parse(String(data)) as { auth?: string };
+      messages.push(message);
+      if (message.auth === "ok") resolve();
+      if (message.auth === "fail") reject(new Error("comms refused the session"));
+    });
+  });
+  return { ws, closed, messages };
+}
+
+/** Node-RED's sign-out, as the editor's menu does it. */
+const signOut = async (url: string, token: string) =>
+  (
+    await fetch(`${url}/auth/revoke`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ token }),
+    })
+  ).status;
+
+const editorSessionsOf = async (userId: string) =>
+  (
+    await server.db
+      .selectFrom("sessions")
+      .select("id")
+      .where("user_id", "=", userId)
+      .where("project_id", "is not", null)
+      .execute()
+  ).length;
+
 /** A person with a password in the team, with this role. */
 async function person(role: number, email?: string) {
   const user = await server.userWithPassword({ email });
@@ -91,7 +133,12 @@ const setRole = (userId: string, role: number) =>
   server.request("PUT", `/api/v1/teams/${teamId}/members/${userId}`, { body: { role } });
 
 beforeAll(async () => {
-  server = await startServer({ instances: true });
+  // The per-instance count's window is longer than the test's 31 attempts take on a loaded
+  // machine, so that the count is not reset halfway (30 in the window, as by default).
+  server = await startServer({
+    instances: true,
+    rateLimits: { signInAddress: { max: 30, windowMs: 10 * 60_000 } },
+  });
   const team = await server.request("POST", "/api/v1/teams", { body: { name: "Editors" } });
   teamId = team.body.id;
   const application = await server.request("POST", "/api/v1/applications", {
@@ -244,3 +291,62 @@ describe(
     });
   },
 );
+
+describe("signing out and revoking reach an open editor", { timeout: 120_000 }, () => {
+  test("signing out in the editor ends the platform's session: the token is refused everywhere after", async () => {
+    const member = await person(Role.member);
+    const token = await signedInEditor(second.url, member);
+    const other = await signedInEditor(second.url, member);
+    const comms = await openComms(second.url, token);
+    expect(await editorSessionsOf(member.id)).toBe(2);
+    expect(await signOut(second.url, token)).toBe(200);
+    await comms.closed;
+    expect(await readFlows(second.url, token)).toBe(401);
+    expect(await deploy(second.url, token)).toBe(401);
+    // The platform no longer has it; the person's other editor session is untouched.
+    await until("the session ended on the platform", async () =>
+      (await editorSessionsOf(member.id)) === 1 ? true : undefined,
+    );
+    expect(await deploy(second.url, other)).toBe(204);
+  });
+
+  test("an open editor's websocket closes on removal, suspension, a password change and a role without the editor", async () => {
+    const revocations: [
+      string,
+      (member: { id: string; username: string; password: string }) => Promise<unknown>,
+    ][] = [
+      [
+        "removal from the team",
+        (member) => server.request("DELETE", `/api/v1/teams/${teamId}/members/${member.id}`),
+      ],
+      [
+        "suspension",
+        (member) =>
+          server.request("PUT", `/api/v1/users/${member.id}`, { body: { suspended: true } }),
+      ],
+      [
+        "a password change",
+        async (member) => {
+          const sid = await server.signIn(member.username, member.password);
+          return server.asSession(sid, "PUT", "/api/v1/user/change_password", {
+            body: { old_password: member.password, password: "another long passphrase" },
+          });
+        },
+      ],
+      ["a dashboard role", (member) => setRole(member.id, Role.dashboard)],
+    ];
+    await Promise.all(
+      revocations.map(async ([what, revoke]) => {
+        const member = await person(Role.member);
+        const token = await signedInEditor(second.url, member);
+        const comms = await openComms(second.url, token);
+        const reply = (await revoke(member)) as { status: number };
+        expect(reply.status, what).toBe(200);
+        await comms.closed;
+        // Node-RED said why before closing, so the editor asks to sign in again.
+        expect(comms.messages.at(-1), what).toEqual({ auth: "fail" });
+        expect(await readFlows(second.url, token), what).toBe(401);
+      }),
+    );
+  });
+});

@@ -201,6 +201,63 @@ describe("inviting", () => {
     expect(await server.roleOf(team.id, holder.id)).toBe(Role.member);
   });
 
+  test("an owner inviting a member's or an invitee's email learns no more than for an unknown one; an administrator is told", async () => {
+    const { owner, team } = await setting();
+    const memberEmail = `member.${counter}@example.com`;
+    const member = await person({ email: memberEmail });
+    await addMember(server.db, { teamId: team.id, userId: member.id, role: Role.member });
+    const inviteeEmail = `invitee.${counter}@example.com`;
+    const invitee = await person({ email: inviteeEmail });
+    expect((await invite(team.id, owner, invitee.username)).status).toBe(200);
+    const unknown = `nobody.${counter}@example.com`;
+
+    for (const address of [memberEmail, inviteeEmail, unknown]) {
+      const reply = await invite(team.id, owner, address);
+      expect(reply.status, address).toBe(200);
+      expect(reply.body, address).toEqual({ status: "okay" });
+    }
+    // Listed alike, the address as typed; and asked again, each is "already invited".
+    const listed = await teamInvitations(team.id, owner);
+    for (const address of [memberEmail, inviteeEmail, unknown]) {
+      expect(listed.find((i) => i.invitee.email === address)?.invitee).toEqual({
+        external: true,
+        email: address,
+      });
+    }
+    const again = await invite(team.id, owner, `${memberEmail},${unknown}`);
+    expect(again.body.errors).toEqual([
+      { path: "user", message: `${memberEmail}: Already invited` },
+      { path: "user", message: `${unknown}: Already invited` },
+    ]);
+    // Nothing reached the member; the invitee has the one invitation sent to their username.
+    expect(await myInvitations(member)).toEqual([]);
+    expect((await myInvitations(invitee)).length).toBe(1);
+    expect(await server.roleOf(team.id, member.id)).toBe(Role.member);
+    // An account invited through its address, then named by username: invited, nothing new, and
+    // nothing that ties the username to the address.
+    const addressedEmail = `addressed.${counter}@example.com`;
+    const addressed = await person({ email: addressedEmail });
+    expect((await invite(team.id, owner, addressedEmail)).body).toEqual({ status: "okay" });
+    expect((await invite(team.id, owner, addressed.username)).body).toEqual({ status: "okay" });
+    expect((await myInvitations(addressed)).length).toBe(1);
+    expect(JSON.stringify(await teamInvitations(team.id, owner))).not.toContain(addressed.username);
+    // By username the owner sees who is a member anyway, and is told.
+    const byName = await invite(team.id, owner, member.username);
+    expect(byName.body.errors).toEqual([
+      { path: "user", message: `${member.username}: Already a member of the team` },
+    ]);
+    // An administrator acting as one sees every user's email, and is told what it is.
+    const admin = await server.user({ admin: true, scope: { adminOptIn: true } });
+    const asAdmin = await server.request("POST", invitationsPath(team.id), {
+      token: admin.token,
+      body: { user: memberEmail },
+    });
+    expect(asAdmin.status).toBe(400);
+    expect(asAdmin.body.errors).toEqual([
+      { path: "user", message: `${memberEmail}: Already a member of the team` },
+    ]);
+  });
+
   test("some invitees failing: 200 invitation_failed with a reason for each, the others invited", async () => {
     const { owner, team, member } = await setting();
     const invited = await person();

@@ -266,3 +266,143 @@ describe("device group and device stages", () => {
     expect(told.body.snapshot).toBe(snapshotId);
   });
 });
+
+describe("one deploy at a time to a device group, and none pending forever", () => {
+  /** A pipeline whose instance stage deploys to the group. */
+  async function toGroup() {
+    const pipelineId = await pipeline();
+    const dev = await addStage(pipelineId, { name: "dev", instanceId });
+    await addStage(pipelineId, { name: "fleet", source: dev.body.id, deviceGroupId: groupId });
+    return `/api/v1/pipelines/${pipelineId}/stages/${dev.body.id}/deploy`;
+  }
+
+  /** What a deploy under way looks like in the database (another process's, or a dead one's). */
+  const pendingOperation = async (minutesSinceHeartbeat: number) => {
+    const id = `op-${Math.random().toString(36).slice(2, 10)}`;
+    await server.db
+      .insertInto("operations")
+      .values({
+        id,
+        team_id: teamId,
+        kind: "pipeline.deploy",
+        subject: JSON.stringify({
+          pipeline: { id: "gone", name: "an earlier pipeline" },
+          sourceStage: { id: "s1", name: "dev" },
+          targetStage: { id: "s2", name: "fleet" },
+        }),
+        user_id: owner.id,
+        target: `group:${groupId}`,
+        updated_at: new Date(Date.now() - minutesSinceHeartbeat * 60_000),
+      })
+      .execute();
+    return id;
+  };
+
+  it("two concurrent deploys to one group: the second is refused (409) or runs after the first; the group ends on the last one's snapshot", async () => {
+    const [a, b] = await Promise.all([toGroup(), toGroup()]);
+    const replies = await Promise.all(
+      [a, b].map((path) => server.request("PUT", path, { token: owner.token, body: {} })),
+    );
+    const started = replies.filter((reply) => reply.status === 200);
+    const refused = replies.filter((reply) => reply.status !== 200);
+    expect(started.length).toBeGreaterThanOrEqual(1);
+    for (const reply of refused) {
+      expect(reply.status, reply.text).toBe(409);
+      expect(reply.body.code).toBe("deploy_in_progress");
+      expect(reply.body.error).toContain(started[0]!.body.operation.id);
+    }
+    const done = await Promise.all(
+      started.map((reply) => awaitOperation(server, owner, reply.body.operation.id)),
+    );
+    expect(done.map((operation) => operation.status)).toEqual(done.map(() => "succeeded"));
+    // Both ran: one after the other (the second was made after the first had finished).
+    if (started.length === 2) {
+      const [first, second] = await Promise.all(
+        started.map((reply) =>
+          server.db
+            .selectFrom("operations")
+            .select(["created_at", "finished_at"])
+            .where("id", "=", reply.body.operation.id)
+            .executeTakeFirstOrThrow(),
+        ),
+      );
+      const [earlier, later] =
+        first!.created_at <= second!.created_at ? [first!, second!] : [second!, first!];
+      expect(later.created_at >= earlier.finished_at!).toBe(true);
+    }
+    const last = done.at(-1) as unknown as { snapshot: { id: string } };
+    const group = await server.request(
+      "GET",
+      `/api/v1/applications/${applicationId}/device-groups/${groupId}`,
+      { token: owner.token },
+    );
+    const snapshots = done.map((operation) => (operation as any).snapshot.id);
+    expect(snapshots).toContain(group.body.targetSnapshot.id);
+    expect(last.snapshot.id).toBeDefined();
+  });
+
+  it("a deploy under way (its process alive) refuses another to the same group with 409 naming it; it ends and the group takes deploys again", async () => {
+    const path = await toGroup();
+    const underWay = await pendingOperation(0);
+    const refused = await server.request("PUT", path, { token: owner.token, body: {} });
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.body).toMatchObject({ code: "deploy_in_progress" });
+    expect(refused.body.error).toContain(underWay);
+    // Nothing was made for the refused one.
+    const pending = await server.db
+      .selectFrom("operations")
+      .select("id")
+      .where("status", "=", "pending")
+      .execute();
+    expect(pending.map((row) => row.id)).toEqual([underWay]);
+    await server.db
+      .updateTable("operations")
+      .set({ status: "succeeded", finished_at: new Date() })
+      .where("id", "=", underWay)
+      .execute();
+    const started = await server.request("PUT", path, { token: owner.token, body: {} });
+    expect(started.status, started.text).toBe(200);
+    expect((await awaitOperation(server, owner, started.body.operation.id)).status).toBe(
+      "succeeded",
+    );
+  });
+
+  it("a deploy left pending by a process that died is failed when the platform starts again, and says so", async () => {
+    const path = await toGroup();
+    // The process running it died: its heartbeat stopped minutes ago, and nothing will finish it.
+    const abandoned = await pendingOperation(5);
+    // Restarted: a new server on the same database.
+    const restarted = await startServer({
+      db: server.testDb,
+      dataDir: server.dataDir,
+      instances: "in-memory",
+    });
+    try {
+      const failed = await awaitOperation(restarted, owner, abandoned);
+      expect(failed).toMatchObject({
+        status: "failed",
+        error: { code: "deploy_interrupted", error: expect.stringContaining("platform stopped") },
+      });
+      const audit = await restarted.request("GET", `/api/v1/teams/${teamId}/audit-log`, {
+        token: owner.token,
+      });
+      const entry = audit.body.log.find(
+        (e: { event: string; body: { operation?: { id: string } } }) =>
+          e.event === "application.pipeline.stage-deploy-failed" &&
+          e.body.operation?.id === abandoned,
+      );
+      expect(entry).toMatchObject({
+        trigger: { type: "system" },
+        body: { error: { code: "deploy_interrupted" }, targetStage: { name: "fleet" } },
+      });
+      // The group it held takes deploys again.
+      const started = await restarted.request("PUT", path, { token: owner.token, body: {} });
+      expect(started.status, started.text).toBe(200);
+      expect((await awaitOperation(restarted, owner, started.body.operation.id)).status).toBe(
+        "succeeded",
+      );
+    } finally {
+      await restarted.close();
+    }
+  });
+});

@@ -234,6 +234,79 @@ describe("scopes", () => {
     expect(await status(optIn.token, "GET", "/api/v1/teams")).toBe(200);
   });
 
+  test("an administrator's opt-in token restricted to teams reaches no administration (403)", async () => {
+    const owner = await server.user();
+    const theirs = await createTeam(owner.token, "Someone Else's");
+    const admin = await server.user({ admin: true, scope: { adminOptIn: true } });
+    const mine = await createTeam(admin.token, "Admin's Own");
+    // Made before such tokens were refused (or narrowed into one): the scope is in the database.
+    const restricted = await server.user({
+      admin: true,
+      scope: { adminOptIn: true, teamIds: [mine.id, theirs.id] },
+    });
+    await server.db
+      .updateTable("access_tokens")
+      .set({ user_id: admin.id })
+      .where("id", "=", restricted.tokenId)
+      .execute();
+    const refusals = [
+      ["GET", "/api/v1/teams", undefined],
+      ["GET", "/api/v1/users", undefined],
+      [
+        "POST",
+        "/api/v1/users",
+        {
+          username: "made-by-a-team-token",
+          name: "x",
+          email: "m@example.com",
+          password: "a long enough phrase",
+        },
+      ],
+      ["GET", `/api/v1/users/${owner.id}`, undefined],
+      ["GET", "/api/v1/admin/audit-log", undefined],
+    ] as const;
+    for (const [method, path, body] of refusals) {
+      const reply = await server.request(method, path, { token: restricted.token, body });
+      expect(reply.status, `${method} ${path}`).toBe(403);
+      expect(reply.body.error).toContain("restricted to teams");
+    }
+    // A team of its list that the admin is not a member of is not reachable as administrator.
+    expect(await status(restricted.token, "GET", `/api/v1/teams/${theirs.id}`)).toBe(404);
+    // Its own team and its own account still work; the unrestricted opt-in token administers.
+    expect(await status(restricted.token, "GET", `/api/v1/teams/${mine.id}`)).toBe(200);
+    expect(await status(restricted.token, "GET", "/api/v1/user")).toBe(200);
+    const unrestricted = await server.request("POST", "/api/v1/user/tokens", {
+      token: admin.token,
+      body: { name: "whole platform", adminOptIn: true },
+    });
+    expect(unrestricted.status).toBe(200);
+    expect(await status(unrestricted.body.token, "GET", "/api/v1/teams")).toBe(200);
+    expect(await status(unrestricted.body.token, "GET", `/api/v1/teams/${theirs.id}`)).toBe(200);
+  });
+
+  test("admin opt-in and a team restriction together are refused (400 naming adminOptIn)", async () => {
+    const admin = await server.user({ admin: true, scope: { adminOptIn: true } });
+    const team = await createTeam(admin.token, "Opt-in Team");
+    const both = await server.request("POST", "/api/v1/user/tokens", {
+      token: admin.token,
+      body: { name: "both", adminOptIn: true, teamIds: [team.id] },
+    });
+    expect(both.status).toBe(400);
+    expect(both.body.code).toBe("invalid_request");
+    expect(JSON.stringify(both.body)).toContain("adminOptIn");
+    const optIn = await createToken(admin.token, { name: "opt-in", adminOptIn: true });
+    const narrowed = await server.request("PUT", `/api/v1/user/tokens/${optIn.id}`, {
+      token: admin.token,
+      body: { teamIds: [team.id] },
+    });
+    expect(narrowed.status).toBe(400);
+    const after = await server.request("GET", "/api/v1/user/tokens", { token: admin.token });
+    expect(after.body.tokens.find((t: { id: string }) => t.id === optIn.id)).toMatchObject({
+      adminOptIn: true,
+      teams: [],
+    });
+  });
+
   test("a token never exceeds its owner: opt-in on a non-admin's token grants nothing", async () => {
     const user = await server.user({ scope: { adminOptIn: true } });
     expect(await status(user.token, "GET", "/api/v1/teams")).toBe(403);

@@ -14,7 +14,7 @@ export function whoMay(rule: PermissionRule): string {
         ? "the caller, on their own account (another user's: administrators only), with a token not restricted to teams"
         : "the caller, on their own account (another user's: administrators only)";
     case "admin":
-      return "platform administrators (a token with admin opt-in)";
+      return "platform administrators (a token with admin opt-in, not restricted to teams)";
     case "user":
       return "any signed-in user";
   }

@@ -81,4 +81,32 @@ describe("authorize", () => {
       status: 404,
     });
   });
+
+  test("an opted-in admin token restricted to teams has no admin rights, in or out of a team", () => {
+    const restricted = caller({ admin: true }, { adminOptIn: true, teamIds: ["t1"] });
+    for (const permission of ["team:list", "user:create", "platform:audit-log"] as const) {
+      expect(authorize(permission, restricted)).toMatchObject({ allowed: false, status: 403 });
+      expect(authorize(permission, restricted)).toHaveProperty(
+        "message",
+        expect.stringContaining("restricted to teams"),
+      );
+    }
+    // Another user's account is administration too; its own account stays its own.
+    expect(authorize("user:read", restricted, undefined, { userId: "other" })).toMatchObject({
+      allowed: false,
+      status: 403,
+    });
+    expect(authorize("user:read", restricted, undefined, { userId: "u" })).toEqual({
+      allowed: true,
+    });
+    // In a team of its list it counts as its membership, not as an administrator.
+    expect(authorize("team:read", restricted, team(undefined))).toEqual({
+      allowed: false,
+      status: 404,
+    });
+    expect(authorize("team:edit", restricted, team(Role.member))).toEqual({
+      allowed: false,
+      status: 403,
+    });
+  });
 });

@@ -160,10 +160,18 @@ export interface Caller {
   scope: TokenScope;
 }
 
-/** True when the caller acts with administrator rights: an admin whose token opted in. */
+/**
+ * True when the caller acts with administrator rights: an admin whose token opted in and is not
+ * restricted to teams. A token restricted to teams is meant for those teams' work; it never
+ * carries the platform's (FlowFuse leaves an opted-in token's admin rights outside its teams).
+ */
 export function actsAsAdmin(caller: Caller): boolean {
-  return caller.admin && caller.scope.adminOptIn;
+  return caller.admin && caller.scope.adminOptIn && caller.scope.teamIds === null;
 }
+
+/** Why an administrator's opted-in token still does not act as one, for the 403's message. */
+const RESTRICTED_ADMIN =
+  "This token is restricted to teams: administration needs an admin opt-in token that is not";
 
 /** Whether the token's team restriction lets it reach this team at all. */
 export function tokenReachesTeam(scope: TokenScope, teamId: string): boolean {
@@ -174,6 +182,12 @@ export type Decision =
   | { allowed: true }
   /** `message`: why, where the status alone would not tell the caller what to do. */
   | { allowed: false; status: 403 | 404; message?: string };
+
+function notAdmin(caller: Caller): Decision {
+  return caller.admin && caller.scope.adminOptIn
+    ? { allowed: false, status: 403, message: RESTRICTED_ADMIN }
+    : { allowed: false, status: 403 };
+}
 
 /**
  * Decide a request. `membershipRole` is the caller's role in the request's team (undefined when
@@ -212,9 +226,9 @@ export function authorize(
     case "self":
       return !subject || subject.userId === caller.userId || admin
         ? { allowed: true }
-        : { allowed: false, status: 403 };
+        : notAdmin(caller);
     case "admin":
-      return admin ? { allowed: true } : { allowed: false, status: 403 };
+      return admin ? { allowed: true } : notAdmin(caller);
     case "team": {
       const level = admin ? Role.admin : (team!.membershipRole ?? 0);
       if (level >= rule.role) return { allowed: true };

@@ -10,6 +10,12 @@ export const TEAM_LIBRARY_SOURCE = "flowforge-team-library";
 /** The most an entry's body may hold (its text; a flow's JSON), within the API's body limit. */
 export const MAX_LIBRARY_BODY = 1_000_000;
 
+/** The most a team's library may hold: its entries' bodies and meta together, in bytes. */
+export const MAX_TEAM_LIBRARY_BYTES = 25_000_000;
+
+/** The most entries a team's library may hold. */
+export const MAX_TEAM_LIBRARY_ENTRIES = 5_000;
+
 export const LibraryType = Text.max(64)
   .regex(/^[A-Za-z0-9_-]{1,64}$/, "1 to 64 letters, digits, '_' or '-'")
   .describe("Node-RED's library type: `flows`, `functions`, `templates`, …");

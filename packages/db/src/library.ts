@@ -50,7 +50,12 @@ export async function listLibraryEntries(
   return query.execute();
 }
 
-export type SaveLibraryResult = "saved" | "conflict" | "no_team";
+/**
+ * `full`: the team's library would hold more than its limits (`entries`, `bytes`: bodies and meta
+ * together) with this entry, counted without the one it replaces.
+ */
+export type SaveLibraryResult =
+  "saved" | "conflict" | "no_team" | { full: { entries: number; bytes: number } };
 
 /**
  * Creates or replaces an entry. Refused (`conflict`) when a folder on its path is an entry, or
@@ -66,6 +71,7 @@ export async function saveLibraryEntry(
     meta: Record<string, unknown>;
     body: string;
   },
+  limits: { entries: number; bytes: number },
 ): Promise<SaveLibraryResult> {
   if (!(await lockTeam(trx, entry.teamId))) return "no_team";
   const parts = entry.path.split("/");
@@ -81,6 +87,26 @@ export async function saveLibraryEntry(
       : clashes.where(under(`${entry.path}/`));
   const clash = await clashes.limit(1).executeTakeFirst();
   if (clash) return "conflict";
+  // What the team holds besides this entry (under the team's lock, so two saves cannot together
+  // pass the limits).
+  const held = await trx
+    .selectFrom("team_library_entries")
+    .select([
+      sql<number>`count(*)::int`.as("entries"),
+      sql<string>`coalesce(sum(octet_length(body) + octet_length(meta::text)), 0)::text`.as(
+        "bytes",
+      ),
+    ])
+    .where("team_id", "=", entry.teamId)
+    .where((eb) => eb.or([eb("type", "<>", entry.type), eb("path", "<>", entry.path)]))
+    .executeTakeFirstOrThrow();
+  const bytes =
+    Number(held.bytes) +
+    Buffer.byteLength(entry.body) +
+    Buffer.byteLength(JSON.stringify(entry.meta));
+  if (held.entries + 1 > limits.entries || bytes > limits.bytes) {
+    return { full: { entries: held.entries, bytes: Number(held.bytes) } };
+  }
   await trx
     .insertInto("team_library_entries")
     .values({

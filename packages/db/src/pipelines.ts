@@ -265,7 +265,14 @@ export async function deleteStage(trx: Kysely<Database>, stage: PipelineStageRow
 
 export async function insertOperation(
   db: Kysely<Database>,
-  values: { teamId: string; kind: string; subject: Record<string, unknown>; userId: string | null },
+  values: {
+    teamId: string;
+    kind: string;
+    subject: Record<string, unknown>;
+    userId: string | null;
+    /** At most one pending operation names a target: another is a unique violation. */
+    target?: string;
+  },
 ): Promise<OperationRow> {
   return db
     .insertInto("operations")
@@ -275,6 +282,7 @@ export async function insertOperation(
       kind: values.kind,
       subject: JSON.stringify(values.subject),
       user_id: values.userId,
+      target: values.target ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -319,5 +327,53 @@ export async function finishOperation(
     })
     .where("id", "=", id)
     .where("status", "=", "pending")
+    .execute();
+}
+
+/** The pending operation that names this target, if any. */
+export async function pendingOperationFor(
+  db: Kysely<Database>,
+  target: string,
+): Promise<OperationRow | undefined> {
+  return db
+    .selectFrom("operations")
+    .selectAll()
+    .where("target", "=", target)
+    .where("status", "=", "pending")
+    .executeTakeFirst();
+}
+
+/** The running process's heartbeat on the operations it runs. */
+export async function touchOperations(db: Kysely<Database>, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable("operations")
+    .set({ updated_at: sql<Date>`now()` })
+    .where("id", "in", ids)
+    .where("status", "=", "pending")
+    .execute();
+}
+
+/**
+ * Fails the operations still pending whose heartbeat stopped `staleSeconds` ago: the process that
+ * ran them is gone. Returns them, failed.
+ */
+export async function failAbandonedOperations(
+  db: Kysely<Database>,
+  staleSeconds: number,
+  error: { code: string; message: string },
+): Promise<OperationRow[]> {
+  return db
+    .updateTable("operations")
+    .set({
+      status: "failed",
+      error_code: error.code,
+      error_message: error.message,
+      updated_at: sql<Date>`now()`,
+      finished_at: sql<Date>`now()`,
+    })
+    .where("status", "=", "pending")
+    .where("updated_at", "<", sql<Date>`now() - make_interval(secs => ${staleSeconds})`)
+    .returningAll()
     .execute();
 }

@@ -357,8 +357,11 @@ export interface OperationsTable {
   subject: Json<Record<string, unknown>>;
   user_id: string | null;
   created_at: CreatedAt;
+  /** While pending, the running process's heartbeat too. */
   updated_at: Timestamp;
   finished_at: Date | null;
+  /** What it deploys to, when only one may run at a time (`group:<id>`, `device:<id>`). */
+  target: string | null;
 }
 
 export interface Database {

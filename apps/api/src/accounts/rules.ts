@@ -1,7 +1,7 @@
 // What changing or deleting an account takes, shared by the caller's own routes (/user) and the
 // administrators' (/users/{userId}): uniqueness of username and email, the default team, the last
 // administrator, the teams a deleted user owns alone, and sessions ended at once.
-import { passwordProblem } from "@flowplane/auth";
+import { actsAsAdmin, passwordProblem } from "@flowplane/auth";
 import { RESERVED_USERNAMES, type UpdateUserInput } from "@flowplane/contract";
 import {
   activeAdminIds,
@@ -80,7 +80,7 @@ export async function changeAccount(
   userId: string,
   change: AccountChange,
 ): Promise<UserRow> {
-  const asAdmin = ctx.auth.admin && ctx.auth.scope.adminOptIn;
+  const asAdmin = actsAsAdmin(ctx.auth);
   const adminOnly = (["admin", "suspended", "password_expired"] as const).filter(
     (key) => change[key] !== undefined,
   );

@@ -134,6 +134,35 @@ export const userRouter = router({
       return { status: "okay" as const };
     }),
 
+  signOutEverywhere: procedure
+    .meta({
+      permission: "user:edit",
+      openapi: {
+        method: "DELETE",
+        path: "/api/v1/user/sessions",
+        tags: ["User"],
+        summary: "Sign out everywhere: end all your sessions, your tokens stay",
+        description:
+          "Flowplane's (FlowFuse has none). Ends every session of yours at once: signed-in browsers (this one too, when a browser asks) and the editors of hosted instances, whose open websockets close within seconds. Your personal access tokens stay: revoke those with `DELETE /api/v1/user/tokens/{id}`. Not with a token restricted to teams (403). Audit event `user.signed-out-everywhere`, with how many sessions ended.",
+      },
+    })
+    .input(z.void())
+    .output(Status)
+    .mutation(async ({ ctx }) => {
+      await ctx.db.transaction().execute(async (trx) => {
+        const user = await findUser(trx, ctx.auth.userId);
+        if (!user) throw new Error("caller vanished");
+        const ended = await deleteUserSessions(trx, user.id);
+        await recordAudit(trx, {
+          event: "user.signed-out-everywhere",
+          entity: { type: "user", id: user.id },
+          actor: actorOf(ctx),
+          body: { user: { id: user.id, username: user.username }, sessions: ended },
+        });
+      });
+      return { status: "okay" as const };
+    }),
+
   delete: procedure
     .meta({
       permission: "user:delete",

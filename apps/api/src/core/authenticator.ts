@@ -164,6 +164,8 @@ export class Authenticator {
   async authenticateEditor(
     value: string,
     projectId: string,
+    /** false: a check that the session still holds, not a use of it (its idle time runs on). */
+    activity = true,
   ): Promise<EditorSessionIdentity | undefined> {
     if (parseToken(value) !== "editorSession") return undefined;
     const digest = tokenDigest(this.secret, value);
@@ -171,13 +173,14 @@ export class Authenticator {
     const session = await findEditorSession(this.db, digest, projectId);
     // Not remembered as unknown: another instance's session is valid there.
     if (!session) return undefined;
-    return (await this.live(session, digest)) ? session : undefined;
+    return (await this.live(session, digest, activity)) ? session : undefined;
   }
 
   /** Whether a session found by its digest still holds: ended ones are deleted here. */
   private async live(
     session: { id: string; suspended: boolean; expiresAt: Date; lastSeenAt: Date },
     digest: string,
+    activity = true,
   ): Promise<boolean> {
     if (session.suspended) return false;
     const now = Date.now();
@@ -190,8 +193,8 @@ export class Authenticator {
       return false;
     }
     if (
-      now - session.lastSeenAt.getTime() >=
-      Math.min(TOUCH_INTERVAL_MS, this.sessions.idleMs / 10)
+      activity &&
+      now - session.lastSeenAt.getTime() >= Math.min(TOUCH_INTERVAL_MS, this.sessions.idleMs / 10)
     ) {
       await touchSession(this.db, session.id, new Date(now));
     }

@@ -2,6 +2,7 @@
 // viewers and up, renamed and assigned by owners, their target snapshot changed by members; new
 // credentials. Their variables: device-settings.ts; the device's audit log: audit-log.ts; the
 // team's and an application's lists: lists.ts.
+import { actsAsAdmin } from "@flowplane/auth";
 import {
   CreateDeviceInput,
   CreatedDevice,
@@ -216,7 +217,7 @@ export const deviceProcedures = {
     .mutation(async ({ ctx, input }) => {
       const { role } = teamOf(ctx);
       const { deviceId, targetSnapshot, ...owned } = input;
-      if (Object.keys(owned).length > 0 && (role ?? 0) < Role.owner && !ctx.auth.admin) {
+      if (Object.keys(owned).length > 0 && (role ?? 0) < Role.owner && !actsAsAdmin(ctx.auth)) {
         throw forbidden("Only owners may rename or assign a device; members set its target");
       }
       await ctx.db.transaction().execute(async (trx) => {

@@ -1,6 +1,7 @@
 // Hosted instances (FlowFuse's /projects): created in an application by its team's owners, read by
 // viewers and up, their environment variables changed by members, everything else by owners; and
 // started, stopped, restarted and suspended through the runtime (instances/runtime.ts).
+import { actsAsAdmin } from "@flowplane/auth";
 import {
   CheckInstanceNameInput,
   CreateInstanceInput,
@@ -252,7 +253,7 @@ export const instancesRouter = router({
     .output(Instance)
     .mutation(async ({ ctx, input }) => {
       const { role } = teamOf(ctx);
-      if (input.name !== undefined && (role ?? 0) < Role.owner) {
+      if (input.name !== undefined && (role ?? 0) < Role.owner && !actsAsAdmin(ctx.auth)) {
         throw forbidden("Only owners may rename an instance; members change its variables");
       }
       if (input.name === undefined && input.settings?.env === undefined) {

@@ -14,6 +14,7 @@ import {
 import { ModuleName, ModuleVersion, Role } from "@flowplane/contract";
 import {
   type Db,
+  deleteEditorSession,
   findProjectByToken,
   findTeamForUser,
   findUserByLogin,
@@ -218,14 +219,18 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
   app.post("/storage/:instanceId/auth/token", { config }, async (request, reply) => {
     const project = await guard(request, reply);
     if (!project) return reply;
-    const { token } = parse(z.strictObject({ token: z.string().max(1024) }), request.body);
+    // `check`: platform.cjs asking whether an open editor's session still holds (no activity).
+    const { token, check } = parse(
+      z.strictObject({ token: z.string().max(1024), check: z.boolean().optional() }),
+      request.body,
+    );
     if (parseToken(token) === "editorSession") {
-      const session = await opts.authenticator.authenticateEditor(token, project.id);
+      const session = await opts.authenticator.authenticateEditor(token, project.id, !check);
       if (!session) throw unauthorized();
       if (session.passwordExpired) throw expired();
       const permissions = editorRights(session.role);
       if (!permissions) throw refused();
-      return reply.send({ username: session.username, permissions });
+      return reply.send({ username: session.username, permissions, session: true });
     }
     const authenticated = await opts.authenticator.authenticate(`Bearer ${token}`, project.team_id);
     if (!authenticated) throw unauthorized();
@@ -235,6 +240,19 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
       editorRights(team?.found?.role, identity.scope.readOnly);
     if (!permissions) throw refused();
     return reply.send({ username: identity.username, permissions });
+  });
+
+  // Signing out in the editor (Node-RED's /auth/revoke, passed on by platform.cjs): the editor
+  // session ends here too, so the token is worthless to whoever still holds it. Another kind of
+  // token (a person's own access token used as the editor's bearer) is theirs, and stays.
+  app.post("/storage/:instanceId/auth/revoke", { config }, async (request, reply) => {
+    const project = await guard(request, reply);
+    if (!project) return reply;
+    const { token } = parse(z.strictObject({ token: z.string().max(1024) }), request.body);
+    if (parseToken(token) === "editorSession") {
+      await deleteEditorSession(opts.db, tokenDigest(opts.tokenSecret, token), project.id);
+    }
+    return reply.code(204).send();
   });
 
   // Node-RED asks again for a user it has a session for (after it restarts).

@@ -9,6 +9,7 @@ import {
   recordAudit,
   saveLibraryEntry,
 } from "@flowplane/db";
+import { MAX_TEAM_LIBRARY_BYTES, MAX_TEAM_LIBRARY_ENTRIES } from "@flowplane/contract";
 import { ApiError, notFound } from "../core/errors";
 
 /** Who changed the library: a user (with their token), or an instance's Node-RED. */
@@ -27,6 +28,16 @@ export const invalidName = () =>
     "Invalid entry name: a folder on its path is an entry, or it is a folder",
   );
 
+const LIMITS = { entries: MAX_TEAM_LIBRARY_ENTRIES, bytes: MAX_TEAM_LIBRARY_BYTES };
+
+/** A save the team's library has no room for: what it holds, and what to do. */
+const libraryFull = (held: { entries: number; bytes: number }) =>
+  new ApiError(
+    413,
+    "library_full",
+    `The team library holds at most ${MAX_TEAM_LIBRARY_ENTRIES} entries and ${MAX_TEAM_LIBRARY_BYTES / 1_000_000} MB; it has ${held.entries} entries and ${(held.bytes / 1_000_000).toFixed(1)} MB, and this entry would take it past that: delete entries to make room`,
+  );
+
 export async function saveEntry(
   db: Db,
   teamId: string,
@@ -35,9 +46,10 @@ export async function saveEntry(
 ): Promise<void> {
   const { actor: who, by } = audit(actor);
   await db.transaction().execute(async (trx) => {
-    const result = await saveLibraryEntry(trx, { teamId, ...entry });
+    const result = await saveLibraryEntry(trx, { teamId, ...entry }, LIMITS);
     if (result === "no_team") throw notFound();
     if (result === "conflict") throw invalidName();
+    if (typeof result === "object") throw libraryFull(result.full);
     await recordAudit(trx, {
       event: "team.library.entry.saved",
       entity: { type: "team", id: teamId },

@@ -8,6 +8,9 @@ import {
   LibraryEntryInput,
   LibraryEntryList,
   ListLibraryInput,
+  MAX_LIBRARY_BODY,
+  MAX_TEAM_LIBRARY_BYTES,
+  MAX_TEAM_LIBRARY_ENTRIES,
   SaveLibraryEntryInput,
 } from "@flowplane/contract";
 import { findLibraryEntry, listLibraryEntries, type TeamLibraryEntryRow } from "@flowplane/db";
@@ -97,13 +100,16 @@ export const libraryRouter = router({
   save: procedure
     .meta({
       permission: "library:entry:create",
+      errors: [413],
       openapi: {
         method: "PUT",
         path: "/api/v1/teams/{teamId}/library/entry",
         tags: [TAG],
         summary: "Save an entry in the team library (members and owners)",
         description:
-          "Creates the entry, or replaces its body and meta. A flow's body is its JSON. Every instance of the team reads it from its library panel at once. 400 `invalid_name` when a folder on its path is an entry, or its path is a folder (FlowFuse's rule). Audit event `team.library.entry.saved`.",
+          "Creates the entry, or replaces its body and meta. A flow's body is its JSON. Every instance of the team reads it from its library panel at once. 400 `invalid_name` when a folder on its path is an entry, or its path is a folder (FlowFuse's rule). " +
+          `A body is at most ${MAX_LIBRARY_BODY} characters (400 naming \`body\`); a team's library holds at most ${MAX_TEAM_LIBRARY_ENTRIES} entries and ${MAX_TEAM_LIBRARY_BYTES / 1_000_000} MB of bodies and meta together: a save past either is 413 \`library_full\` (Flowplane's: FlowFuse sets no limit), and nothing changes. ` +
+          "Audit event `team.library.entry.saved`.",
       },
     })
     .input(SaveLibraryEntryInput)

@@ -21,6 +21,9 @@ import {
   insertOperation,
   listSnapshots,
   noteOperation,
+  failAbandonedOperations,
+  pendingOperationFor,
+  touchOperations,
   type PipelineStageRow,
   type PipelineWithApplication,
   type ProjectDetail,
@@ -29,7 +32,9 @@ import {
   updateDeviceGroup,
   setProjectDeviceTarget,
   type SnapshotRow,
+  isUniqueViolation,
 } from "@flowplane/db";
+import type { FastifyBaseLogger } from "fastify";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
 import {
@@ -49,21 +54,83 @@ const TAG = "Pipelines";
 const deployError = (status: number, code: string, message: string, field?: string) =>
   new ApiError(status, code, message, field ? [{ path: field, message }] : undefined);
 
+/** How often a running deploy's operation is touched (its process's heartbeat). */
+const HEARTBEAT_MS = 10_000;
+/** A pending operation untouched this long was left by a process that is gone. */
+export const ABANDONED_AFTER_SECONDS = 60;
+
 /**
  * The deploys this process runs in the background: the server waits for them when it closes, so
  * none is cut off halfway (its target's action claim would otherwise stay until it goes stale).
+ * While any runs, their operations are touched every few seconds: one whose heartbeat stopped was
+ * left by a process that died, and is failed (`failAbandonedDeploys`) rather than pending forever.
  */
 export class Deploys {
-  private readonly running = new Set<Promise<void>>();
+  private readonly running = new Map<Promise<void>, string>();
+  private heartbeat: NodeJS.Timeout | undefined;
 
-  run(work: () => Promise<void>): void {
-    const promise = work().finally(() => this.running.delete(promise));
-    this.running.add(promise);
+  constructor(
+    private readonly db?: Db,
+    private readonly log?: FastifyBaseLogger,
+  ) {}
+
+  run(operationId: string, work: () => Promise<void>): void {
+    const promise = work().finally(() => {
+      this.running.delete(promise);
+      if (this.running.size === 0 && this.heartbeat) {
+        clearInterval(this.heartbeat);
+        this.heartbeat = undefined;
+      }
+    });
+    this.running.set(promise, operationId);
+    if (this.db && !this.heartbeat) {
+      const db = this.db;
+      this.heartbeat = setInterval(() => {
+        touchOperations(db, [...this.running.values()]).catch((error: unknown) =>
+          this.log?.error({ err: error }, "running deploys not touched"),
+        );
+      }, HEARTBEAT_MS);
+      this.heartbeat.unref();
+    }
   }
 
   async drain(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    while (this.running.size > 0) await Promise.allSettled([...this.running.keys()]);
   }
+}
+
+/**
+ * Fails the deploys a process that is gone left pending (at start, and on every sweep after): their
+ * operation says so, and the application's audit log has `application.pipeline.stage-deploy-failed`
+ * (Flowplane's: FlowFuse records no failed deploy). The target they held is free again.
+ */
+export async function failAbandonedDeploys(db: Db): Promise<number> {
+  const failed = await db.transaction().execute(async (trx) => {
+    const rows = await failAbandonedOperations(trx, ABANDONED_AFTER_SECONDS, {
+      code: "deploy_interrupted",
+      message:
+        "The platform stopped while this deploy ran, so it did not finish: check the target, and deploy again",
+    });
+    for (const row of rows) {
+      const subject = row.subject as unknown as DeploySubject;
+      const pipeline = await findPipeline(trx, subject.pipeline.id);
+      await recordAudit(trx, {
+        event: "application.pipeline.stage-deploy-failed",
+        entity: pipeline
+          ? { type: "application", id: pipeline.application_id }
+          : { type: "team", id: row.team_id },
+        teamId: row.team_id,
+        actor: "system",
+        body: {
+          ...subject,
+          operation: { id: row.id },
+          error: { code: row.error_code, error: row.error_message },
+        },
+      });
+    }
+    return rows.length;
+  });
+  return failed;
 }
 
 /** What a deploy needs, all of it checked before anything is made. */
@@ -310,13 +377,14 @@ export const deployProcedures = {
   deploy: procedure
     .meta({
       permission: "pipeline:edit",
+      errors: [409],
       openapi: {
         method: "PUT",
         path: "/api/v1/pipelines/{pipelineId}/stages/{stageId}/deploy",
         tags: [TAG],
         summary: "Deploy a stage to the next one (owners)",
         description:
-          "Sends the stage's snapshot — taken now (`create_snapshot`), its instance's newest (`use_latest_snapshot`), or `sourceSnapshotId` (`prompt`) — to the next stage. An instance gets its flows, its credentials (encrypted with the target's own secret), its settings and modules; the target keeps the values of the variables it has and gets those it lacks (FlowFuse's copy rules). The target gets the snapshot as one of its own (`project.snapshot.imported`) and, when running, restarts on it; if it does not start, it gets back what it ran and the deploy fails. Deploys to one instance run one after the other. A device group (or device) gets the snapshot as its target snapshot: its members (the device) are told at their next check-in (409 naming it) and run it. Deploying from a device or device group stage is not supported (400 `invalid_source_instance`). Everything is checked before anything is made: the last stage is 404 `Target stage not found` (no snapshot taken), a source stage without an instance 400 `invalid_source_instance`, a target stage without its instance, group or device 400 `invalid_target_stage`, a snapshot that is not the source instance's 400 `invalid_source_snapshot`. Answers `{ status: \"importing\" }` at once, as FlowFuse, and also `operation`: await `GET /api/v1/operations/{operationId}` for `succeeded` or `failed` with the error. A stage whose action is `none` answers `{ status: \"okay\" }` and does nothing. Audit event `application.pipeline.stage-deployed`.",
+          "Sends the stage's snapshot — taken now (`create_snapshot`), its instance's newest (`use_latest_snapshot`), or `sourceSnapshotId` (`prompt`) — to the next stage. An instance gets its flows, its credentials (encrypted with the target's own secret), its settings and modules; the target keeps the values of the variables it has and gets those it lacks (FlowFuse's copy rules). The target gets the snapshot as one of its own (`project.snapshot.imported`) and, when running, restarts on it; if it does not start, it gets back what it ran and the deploy fails. Deploys to one instance run one after the other. A device group (or device) gets the snapshot as its target snapshot: its members (the device) are told at their next check-in (409 naming it) and run it. Deploying from a device or device group stage is not supported (400 `invalid_source_instance`). Everything is checked before anything is made: the last stage is 404 `Target stage not found` (no snapshot taken), a source stage without an instance 400 `invalid_source_instance`, a target stage without its instance, group or device 400 `invalid_target_stage`, a snapshot that is not the source instance's 400 `invalid_source_snapshot`. Answers `{ status: \"importing\" }` at once, as FlowFuse, and also `operation`: await `GET /api/v1/operations/{operationId}` for `succeeded` or `failed` with the error. A stage whose action is `none` answers `{ status: \"okay\" }` and does nothing. A device group or device takes one deploy at a time: another to it while one is pending is 409 `deploy_in_progress` naming the operation under way. A deploy whose platform process stopped before it finished is failed a minute later (`deploy_interrupted`, and `application.pipeline.stage-deploy-failed` in the audit log), not left pending. Audit event `application.pipeline.stage-deployed`.",
       },
     })
     .input(DeployStageInput)
@@ -333,11 +401,27 @@ export const deployProcedures = {
           snapshot: { id: deploy.snapshot.id, name: deploy.snapshot.name },
         }),
       };
+      // A device group or device takes one deploy at a time (an instance's run one after the
+      // other, through its action claim): a second while one is pending would race it.
+      const target = deploy.targetGroup
+        ? `group:${deploy.targetGroup.id}`
+        : deploy.targetDevice
+          ? `device:${deploy.targetDevice.id}`
+          : undefined;
       const operation = await insertOperation(ctx.db, {
         teamId: deploy.pipeline.team_id,
         kind: "pipeline.deploy",
         subject: subject as unknown as Record<string, unknown>,
         userId: ctx.auth.userId,
+        target,
+      }).catch(async (error: unknown) => {
+        if (!target || !isUniqueViolation(error)) throw error;
+        const under = await pendingOperationFor(ctx.db, target);
+        throw deployError(
+          409,
+          "deploy_in_progress",
+          `Another deploy to this ${deploy.targetGroup ? "device group" : "device"} is under way${under ? ` (operation ${under.id})` : ""}: wait for it to finish, then deploy again`,
+        );
       });
       const runner = ctx.deploys;
       const work = async () => {
@@ -359,7 +443,7 @@ export const deployProcedures = {
           );
         }
       };
-      if (runner) runner.run(work);
+      if (runner) runner.run(operation.id, work);
       else void work();
       return { status: "importing" as const, operation: operationView(operation) };
     }),

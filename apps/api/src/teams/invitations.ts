@@ -3,6 +3,7 @@
 // is as if it did not exist: not listed, 404 for every operation. The team type's member limit
 // counts members and pending invitations when inviting, and members when accepting; both lock the
 // team's row, so concurrent requests cannot together go past it.
+import { actsAsAdmin } from "@flowplane/auth";
 import {
   CreateInvitationInput,
   Email,
@@ -80,10 +81,18 @@ async function sortInvitees(
   trx: Db,
   teamId: string,
   given: string[],
-): Promise<{ invite: Invitee[]; errors: Record<string, string> }> {
+  /**
+   * Whether the caller may see whose an email is (administrators, who see every user's): an
+   * owner sees the members' and invitees' usernames but not their emails, so for them an email is
+   * answered from the address alone, as for one nobody has.
+   */
+  seesEmails: boolean,
+): Promise<{ invite: Invitee[]; errors: Record<string, string>; covered: number }> {
   const pending = await pendingInvitees(trx, teamId);
   const invite: Invitee[] = [];
   const errors: Record<string, string> = {};
+  /** Invitees who have an invitation the caller does not see as theirs: answered as invited. */
+  let covered = 0;
   for (const name of given) {
     const isEmail = Email.safeParse(name).success;
     if (!isEmail && !Username.safeParse(name.toLowerCase()).success) {
@@ -91,14 +100,30 @@ async function sortInvitees(
       continue;
     }
     const user = await findUserByLogin(trx, name);
-    if (user) {
+    if (user && isEmail && !seesEmails) {
+      // "Already a member" (or "already invited" by username) would tell the owner whose address
+      // this is. Such an address gets what an unknown one gets: an invitation to the address that
+      // nobody can accept; a new one goes to its account, as ever.
+      const address = name.toLowerCase();
+      if (pending.addresses.has(address)) errors[name] = "Already invited";
+      else if (invite.some((i) => i.email?.toLowerCase() === address)) continue;
+      else if ((await findMember(trx, teamId, user.id)) || pending.userIds.has(user.id)) {
+        invite.push({ given: name, email: name });
+      } else if (!invite.some((i) => "user" in i && i.user.id === user.id)) {
+        invite.push({ given: name, user, email: name });
+      } else invite.push({ given: name, email: name });
+    } else if (user) {
       // The same user named twice (by username and by email): one invitation.
       if (invite.some((i) => "user" in i && i.user.id === user.id)) continue;
       const email = user.email?.toLowerCase();
       if (await findMember(trx, teamId, user.id)) errors[name] = "Already a member of the team";
-      else if (pending.userIds.has(user.id) || (email && pending.emails.has(email))) {
-        errors[name] = "Already invited";
-      } else invite.push(isEmail ? { given: name, user, email: name } : { given: name, user });
+      else if (!seesEmails && pending.addressedUserIds.has(user.id)) {
+        // Invited through their address, which the owner sees as an address only: "already
+        // invited" would tie the two together. They are invited; nothing new is made.
+        covered++;
+      } else if (pending.userIds.has(user.id)) errors[name] = "Already invited";
+      else if (seesEmails && email && pending.emails.has(email)) errors[name] = "Already invited";
+      else invite.push(isEmail ? { given: name, user, email: name } : { given: name, user });
     } else if (isEmail) {
       // Answered as for an account's email, so that inviting tells nobody whether an address has
       // an account. Emails are not verified, so such an invitation can be accepted by no one (an
@@ -111,7 +136,7 @@ async function sortInvitees(
       errors[name] = "No user has this username";
     }
   }
-  return { invite, errors };
+  return { invite, errors, covered };
 }
 
 export const invitationRouter = router({
@@ -147,7 +172,7 @@ export const invitationRouter = router({
         tags: ["Team Invitations"],
         summary: "Invite users by username or email (owners)",
         description: [
-          `\`user\` names up to ${MAX_INVITEES} invitees (after removing repeats), comma-separated: usernames (of existing users) or emails (any case). An email is answered and listed the same whether an account has it or not, so inviting tells nobody that; the invitation is the account's that had the address when it was sent, and one sent to an address nobody had can be accepted by no one (no email is sent, and emails are not verified, so it cannot go to whoever puts the address on their profile later). Until they accept, the team sees only what an invitation was sent to (the username, or the email as typed). Invitees see their invitations in \`GET /api/v1/user/invitations\`.`,
+          `\`user\` names up to ${MAX_INVITEES} invitees (after removing repeats), comma-separated: usernames (of existing users) or emails (any case). An email is answered and listed the same whether an account has it or not, so inviting tells nobody that — nor whether the address is a member's or an invitee's (an owner sees members' and invitees' usernames, not their emails): the address of a member, or of a user already invited by username, gets an invitation nobody can accept, as an unknown one does; only an administrator acting as one, who sees every user's email, is told "Already a member of the team". The invitation is the account's that had the address when it was sent, and one sent to an address nobody had can be accepted by no one (no email is sent, and emails are not verified, so it cannot go to whoever puts the address on their profile later). Until they accept, the team sees only what an invitation was sent to (the username, or the email as typed). Invitees see their invitations in \`GET /api/v1/user/invitations\`.`,
           `More than ${MAX_INVITEES} invitees is 429 \`too_many_invites\` (as FlowFuse; it is not a rate limit, and has no Retry-After). A \`role\` other than 5, 10, 30 or 50 is 400 \`invalid_team_role\`.`,
           'When every invitee was invited: `{ status: "okay" }`. When only some were (the others already members, already invited, unknown usernames …): 200 `{ code: "invitation_failed", error: { <invitee>: <reason> } }`. When none was: 400 `invitation_failed`, the reasons in `errors`.',
           "When the team's type limits its members (`properties.users.limit`), members and pending invitations together must stay within it, else 400 `member_limit_reached` and nobody is invited.",
@@ -178,8 +203,13 @@ export const invitationRouter = router({
         if (!(await lockTeam(trx, teamId))) throw notFound();
         // Their names are free again: an expired invitation must not block a new one.
         await deleteExpiredInvitations(trx, teamId);
-        const { invite, errors } = await sortInvitees(trx, teamId, given);
-        if (invite.length === 0) return { invited: 0, errors };
+        const { invite, errors, covered } = await sortInvitees(
+          trx,
+          teamId,
+          given,
+          actsAsAdmin(ctx.auth),
+        );
+        if (invite.length === 0) return { invited: covered, errors };
 
         const limit = await memberLimit(trx, teamId);
         if (limit !== null) {
@@ -218,7 +248,7 @@ export const invitationRouter = router({
             },
           });
         }
-        return { invited: invite.length, errors };
+        return { invited: invite.length + covered, errors };
       });
 
       const failed = Object.entries(errors);

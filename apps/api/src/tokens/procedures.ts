@@ -77,6 +77,14 @@ function checkAdminOptIn(ctx: Context, scope: TokenScope) {
   if (scope.adminOptIn && !ctx.auth.admin) {
     throw forbidden("Only administrators can create admin opt-in tokens");
   }
+  // Administration is the whole platform's, never a few teams' (an existing token that has both
+  // anyway does not act as administrator: `actsAsAdmin`).
+  if (scope.adminOptIn && scope.teamIds !== null) {
+    throw invalidRequest(
+      "A token restricted to teams cannot opt in to administration: give no teamIds, or no adminOptIn",
+      [{ path: "adminOptIn", message: "Not with a team restriction" }],
+    );
+  }
 }
 
 const actor = actorOf;
@@ -127,7 +135,7 @@ export const tokenRouter = router({
         tags: ["Tokens"],
         summary: "Create a personal access token; its value is in this reply only",
         description:
-          "FlowFuse refuses this to token callers; here every caller is a token, so a token may create tokens no broader than itself (scope, teams and expiry within its own; absent fields inherit them). Revoking a token revokes the tokens created with it.",
+          "FlowFuse refuses this to token callers; here every caller is a token, so a token may create tokens no broader than itself (scope, teams and expiry within its own; absent fields inherit them). Revoking a token revokes the tokens created with it. `adminOptIn` (administrators only) and `teamIds` exclude each other (400): a token restricted to teams never acts as administrator.",
       },
     })
     .input(CreateTokenInput)

@@ -123,6 +123,20 @@ const editorSessionByDigest = compiledOnce((db, digest: string, projectId: strin
     .where("s.project_id", "=", projectId),
 );
 
+/** Ends one editor session of this instance (signed out in its editor); true when there was one. */
+export async function deleteEditorSession(
+  db: Kysely<Database>,
+  digest: string,
+  projectId: string,
+): Promise<boolean> {
+  const deleted = await db
+    .deleteFrom("sessions")
+    .where("digest", "=", digest)
+    .where("project_id", "=", projectId)
+    .executeTakeFirst();
+  return deleted.numDeletedRows > 0n;
+}
+
 /** Ends the user's editor sessions on the team's instances (they left the team, or were removed). */
 export async function deleteEditorSessionsInTeam(
   db: Kysely<Database>,
@@ -159,15 +173,19 @@ export async function deleteSession(db: Kysely<Database>, id: string): Promise<v
   await db.deleteFrom("sessions").where("id", "=", id).execute();
 }
 
-/** Ends every session of the user, but the one named (the caller's own, after a password change). */
+/**
+ * Ends every session of the user (browsers' and editors'), but the one named (the caller's own,
+ * after a password change): how many ended.
+ */
 export async function deleteUserSessions(
   db: Kysely<Database>,
   userId: string,
   except?: string,
-): Promise<void> {
+): Promise<number> {
   let query = db.deleteFrom("sessions").where("user_id", "=", userId);
   if (except !== undefined) query = query.where("id", "<>", except);
-  await query.execute();
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Deletes sessions past their maximum age or idle longer than `idleMs`. */

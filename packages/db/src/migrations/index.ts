@@ -17,6 +17,7 @@ import * as pipelineDeviceStages from "./2026-11-25T1430-pipeline-device-stages"
 import * as editorSessions from "./2026-11-25T1600-editor-sessions";
 import * as deviceReportedSettings from "./2026-11-25T1700-device-reported-settings";
 import * as deviceOtc from "./2026-11-25T1710-device-otc";
+import * as operationTargets from "./2026-11-25T1720-operation-targets";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-25T1600-editor-sessions": editorSessions,
   "2026-11-25T1700-device-reported-settings": deviceReportedSettings,
   "2026-11-25T1710-device-otc": deviceOtc,
+  "2026-11-25T1720-operation-targets": operationTargets,
 };

@@ -122,17 +122,33 @@ export async function findUserInvitation(
 export async function pendingInvitees(
   db: Kysely<Database>,
   teamId: string,
-): Promise<{ userIds: Set<string>; emails: Set<string> }> {
+): Promise<{
+  userIds: Set<string>;
+  /** Lower-cased: the addresses invitations were sent to, and the invited accounts' emails. */
+  emails: Set<string>;
+  /** Lower-cased: only the addresses invitations were sent to, as the team sees them. */
+  addresses: Set<string>;
+  /** Accounts invited through their address (the team sees the address, not the account). */
+  addressedUserIds: Set<string>;
+}> {
   const rows = await db
     .selectFrom("invitations as i")
     .leftJoin("users as u", "u.id", "i.invitee_id")
-    .select(["i.invitee_id", sql<string | null>`lower(coalesce(i.email, u.email))`.as("email")])
+    .select([
+      "i.invitee_id",
+      sql<string | null>`lower(coalesce(i.email, u.email))`.as("email"),
+      sql<string | null>`lower(i.email)`.as("address"),
+    ])
     .where("i.team_id", "=", teamId)
     .where("i.expires_at", ">", sql<Date>`now()`)
     .execute();
   return {
     userIds: new Set(rows.flatMap((row) => (row.invitee_id ? [row.invitee_id] : []))),
     emails: new Set(rows.flatMap((row) => (row.email ? [row.email] : []))),
+    addresses: new Set(rows.flatMap((row) => (row.address ? [row.address] : []))),
+    addressedUserIds: new Set(
+      rows.flatMap((row) => (row.invitee_id && row.address ? [row.invitee_id] : [])),
+    ),
   };
 }
 

@@ -21,6 +21,10 @@ const ATTEMPTS = 4;
 const MAX_DELAY_MS = 5_000;
 /** How long settings saved in the background are retried before they are given up. */
 const SETTINGS_RETRY_MS = 60_000;
+/** How often the editor sessions in use are asked after (an open editor's websocket). */
+const SESSION_CHECK_MS = 5_000;
+/** Sessions watched at most; beyond, the longest unseen are no longer watched. */
+const WATCHED_MAX = 1_000;
 
 /** Node-RED's own first contents of a user directory's package.json. */
 const DEFAULT_PACKAGE = {
@@ -144,8 +148,9 @@ function connect(options) {
     getSettings: async () => (await call("GET", "/settings")) ?? {},
     saveSettings,
     // The editor's session tokens stay in this process: no token value is stored anywhere (a
-    // restarted Node-RED asks people to sign in again; Flowplane tokens are not affected).
-    getSessions: async () => ({}),
+    // restarted Node-RED asks people to sign in again; Flowplane tokens are not affected). Node-RED
+    // keeps the object given here as its map of sessions, which is how `endSession` reaches it.
+    getSessions: async () => nodeRedSessions,
     saveSessions: async () => {},
     getLibraryEntry: async (type, path) => {
       const query = new URLSearchParams({ path: path ?? "" });
@@ -161,6 +166,83 @@ function connect(options) {
       call("POST", `/library/${encodeURIComponent(type)}`, { path, meta: meta ?? {}, body }),
   };
 
+  // Node-RED's map of its own sessions (see getSessions): none of its own are made, as the
+  // platform's editor sessions stand in for them.
+  const nodeRedSessions = {};
+  /** The platform's editor sessions in use here, by when last seen. */
+  const watched = new Map();
+  let checkTimer;
+
+  /**
+   * An open editor's websocket (Node-RED's comms) is authenticated once, when it opens: a session
+   * the platform stops accepting (signed out, removed from the team, a role without the editor,
+   * a password change, a suspension) would keep it open. So the sessions in use are asked after
+   * every few seconds while there are any (a check, which does not count as the session's
+   * activity), and a refused one ends here too.
+   */
+  function watch(token) {
+    watched.delete(token);
+    watched.set(token, Date.now());
+    if (watched.size > WATCHED_MAX) watched.delete(watched.keys().next().value);
+    if (!checkTimer) {
+      checkTimer = setTimeout(checkSessions, SESSION_CHECK_MS);
+      checkTimer.unref?.();
+    }
+  }
+
+  async function checkSessions() {
+    for (const token of [...watched.keys()]) {
+      try {
+        await call("POST", "/auth/token", { token, check: true }, 1);
+      } catch (error) {
+        // Busy or unreachable: asked again next time; any other answer is a refusal.
+        if (!(error instanceof PlatformError) || !error.transient) endSession(token);
+      }
+    }
+    checkTimer = undefined;
+    if (watched.size > 0) {
+      checkTimer = setTimeout(checkSessions, SESSION_CHECK_MS);
+      checkTimer.unref?.();
+    }
+  }
+
+  /**
+   * Ends what Node-RED holds open for a token: its comms connections, which Node-RED closes (with
+   * `{ auth: "fail" }`, so the editor asks to sign in) when it finds the token's session expired.
+   */
+  function endSession(token) {
+    watched.delete(token);
+    const tokens = nodeRedTokens();
+    if (!tokens) return;
+    nodeRedSessions[token] = {
+      user: "",
+      client: "node-red-editor",
+      scope: "",
+      accessToken: token,
+      expires: 0,
+    };
+    tokens.get(token).catch(() => {});
+  }
+
+  // Signing out in the editor (POST /auth/revoke, whose bearer is the session signing out): once
+  // Node-RED has accepted it, the platform ends the session too, and its websocket closes.
+  function editorSignOut(request, response, next) {
+    if (request.method === "POST" && request.path === "/auth/revoke") {
+      const header = request.headers.authorization;
+      const token = typeof header === "string" && /^Bearer /.test(header) ? header.slice(7) : "";
+      if (token) {
+        response.on("finish", () => {
+          if (response.statusCode >= 300) return;
+          endSession(token);
+          call("POST", "/auth/revoke", { token }).catch((error) => {
+            console.log(`[flowplane] editor sign-out not passed on: ${error.message}`);
+          });
+        });
+      }
+    }
+    next();
+  }
+
   /**
    * The editor's user for an answer of the platform, or null: refused. Node-RED's sign-in does
    * not catch what this returns, so every failure is a refusal (Node-RED answers invalid_grant);
@@ -170,6 +252,9 @@ function connect(options) {
     try {
       const answer = await call("POST", path, body, 1);
       if (!answer || typeof answer.username !== "string") return null;
+      // The platform's editor sessions are watched; a person's access token is theirs to revoke.
+      if (path === "/auth/token" && answer.session === true) watch(body.token);
+      if (typeof answer.token === "string") watch(answer.token);
       const user = { username: answer.username, permissions: answer.permissions };
       // A sign-in's answer carries the platform's editor session: Node-RED hands it to the
       // editor instead of a session of its own, so that every later request is the platform's
@@ -198,10 +283,29 @@ function connect(options) {
   return {
     storage,
     adminAuth,
+    editorSignOut,
     teamLibrary: options.teamId
       ? teamLibrary(platformUrl, options.teamId, options.token)
       : undefined,
   };
+}
+
+/**
+ * Node-RED's own session store (in the editor API), which closes a session's comms connections
+ * when it finds the session expired; undefined where it is not found (nothing then closes them,
+ * and the platform's refusals still hold on every HTTP request).
+ */
+let tokensModule;
+function nodeRedTokens() {
+  if (tokensModule === undefined) {
+    try {
+      tokensModule = require.main.require("@node-red/editor-api/lib/auth/tokens");
+    } catch (error) {
+      console.log(`[flowplane] open editors cannot be closed on sign-out: ${error.message}`);
+      tokensModule = null;
+    }
+  }
+  return tokensModule ?? undefined;
 }
 
 /**

@@ -67,7 +67,11 @@ const teamLibrary = platform?.teamLibrary && {
 };
 
 module.exports = {
-  ...(platform && { storageModule: platform.storage, adminAuth: platform.adminAuth }),
+  ...(platform && {
+    storageModule: platform.storage,
+    adminAuth: platform.adminAuth,
+    httpAdminMiddleware: platform.editorSignOut,
+  }),
   ...(teamLibrary && { nodesDir: teamLibrary.nodesDir }),
   uiHost: process.env.FLOWPLANE_NODE_RED_HOST || "127.0.0.1",
   uiPort: port,
