@@ -68,7 +68,7 @@ describe("flowplane tokens", () => {
     expect(list.stdout).not.toContain(created.token);
   });
 
-  it("create sends --read-only, --expires-at, --team and --admin-opt-in as the token's scope", async () => {
+  it("create sends --read-only, --expires-at and --team as the token's scope, --admin-opt-in alone", async () => {
     const team = JSON.parse(
       (await admin.flowplane("teams", "create", "Scoped", "--json")).stdout,
     ) as { id: string };
@@ -80,18 +80,40 @@ describe("flowplane tokens", () => {
       expiresAt.toISOString(),
       "--team",
       team.id,
-      "--admin-opt-in",
     );
 
     expect(created).toMatchObject({
       readOnly: true,
-      adminOptIn: true,
+      adminOptIn: false,
       expiresAt: expiresAt.toISOString(),
       teams: [{ id: team.id, name: "Scoped" }],
     });
     const write = await (await holderOf(created.token)).flowplane("teams", "create", "Refused");
     expect(write.status).toBe(1);
     expect(write.stderr).toBe("error: unauthorized (unauthorized)\n");
+
+    const optedIn = await createToken("administration", "--read-only", "--admin-opt-in");
+    expect(optedIn).toMatchObject({ readOnly: true, adminOptIn: true });
+  });
+
+  it("create passes on the API's refusal of --admin-opt-in with --team (a team-restricted token never administers)", async () => {
+    const team = JSON.parse(
+      (await admin.flowplane("teams", "create", "Not Both", "--json")).stdout,
+    ) as { id: string };
+    const before = JSON.parse((await admin.flowplane("tokens", "list", "--json")).stdout).count;
+    const both = await admin.flowplane(
+      "tokens",
+      "create",
+      "both",
+      "--team",
+      team.id,
+      "--admin-opt-in",
+    );
+    const after = JSON.parse((await admin.flowplane("tokens", "list", "--json")).stdout).count;
+
+    expect(both.status).toBe(1);
+    expect(both.stderr).toContain("(invalid_request)");
+    expect(after).toBe(before);
   });
 
   it("create takes --expires-at as epoch milliseconds too", async () => {
