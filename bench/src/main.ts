@@ -375,6 +375,8 @@ async function main(config: BenchConfig): Promise<void> {
       );
 
     const results: ScenarioResult[] = [];
+    // Each scenario's baseline requests, run again at scale (see the scale phase).
+    const baselines = new Map<string, Step[][]>();
     for (const [index, scenario] of selected.entries()) {
       say(`${scenario.title}`);
       const probeSteps = scenario.steps(fixture, 0, "probe");
@@ -383,6 +385,7 @@ async function main(config: BenchConfig): Promise<void> {
       const baselineOf = Array.from({ length: config.connections }, (_, c) =>
         baselineSteps(scenario.steps(fixture, c, "baseline"), probed),
       );
+      baselines.set(scenario.id, baselineOf);
       const base = await drive({ url: baselineUrl, pid: baseline.pid }, scenario, baselineOf);
       line("baseline", base.result);
       const small = await drive(api, scenario);
@@ -451,10 +454,21 @@ async function main(config: BenchConfig): Promise<void> {
       for (const entry of results) {
         const scenario = selected.find((s) => s.id === entry.id)!;
         say(`${scenario.title} (scale)`);
+        // The baseline again, minutes after the small run: this machine's speed drifts (the bare
+        // server's req/s moved 2x within one run on 2026-11-28), so the scale run is compared
+        // with the small one as ratios to a baseline measured beside each, not in raw req/s.
+        const scaleBase = await drive(
+          { url: baselineUrl, pid: baseline.pid },
+          scenario,
+          baselines.get(scenario.id),
+        );
+        line("baseline", scaleBase.result);
         const scale = await drive(api, scenario);
-        line("scale", scale.result, entry.baseline.rps);
+        line("scale", scale.result, scaleBase.result.rps);
         entry.scale = scale;
-        entry.scaleRatio = scale.result.rps / entry.small.rps;
+        entry.scaleBaseline = scaleBase.result;
+        entry.scaleRatio =
+          scale.result.rps / scaleBase.result.rps / (entry.small.rps / entry.baseline.rps);
       }
     }
 

@@ -18,7 +18,9 @@ export interface ScenarioResult {
   /** The first scenario runs twice: the second run, to see whether memory grows. */
   repeat?: { result: LoadResult; memory: RssWindow };
   scale?: { result: LoadResult; memory: RssWindow };
-  /** `scale` / `small` req/s. */
+  /** The baseline measured again just before the scale run. */
+  scaleBaseline?: LoadResult;
+  /** The scale run's ratio to its baseline ÷ the small run's ratio to its baseline. */
   scaleRatio?: number;
 }
 
