@@ -15,6 +15,9 @@ const args = [
   "turbo",
   "run",
   "test",
+  // Every package's tests run to their end even when another's fail, so that one red run reports
+  // every failure (turbo stops the others at the first by default).
+  "--continue",
   ...(terminal ? [] : ["--no-color"]),
   ...process.argv.slice(2),
 ];

@@ -29,10 +29,13 @@ function pnpm(args: readonly string[], env: Record<string, string> = {}): Promis
 }
 
 // The first run builds the CLI unless turbo has this build cached: a hook's time limit, not a test's.
+// A clean clone builds the contract and the CLI with their type declarations: 10-20 s on a quiet
+// 2-core machine, past two minutes on one saturated by other work (a clean-clone CI run at load
+// 14), so the bound is against a hang, not a guess at the build's speed.
 let first: Outcome;
 beforeAll(async () => {
   first = await pnpm(["--silent", "flowplane", "--version"]);
-});
+}, 600_000);
 
 describe("pnpm flowplane from a clone", () => {
   it("prints only the command's output on stdout, even when it builds first", () => {
