@@ -15,6 +15,9 @@ export const testOnEmbeddedPostgres = process.env.TEST_DATABASE === "embedded-po
 export const testServerUrl: string | undefined =
   testDatabaseUrl ?? (testOnEmbeddedPostgres ? embeddedTestDatabaseUrl : undefined);
 
+/** In CI (.ci/run), where tests that need bubblewrap must run rather than skip. */
+export const testInCI = process.env.CI === "true";
+
 /** The search path the run's embedded server gets. */
 export const testPath: string | undefined = process.env.PATH;
 
