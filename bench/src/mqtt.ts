@@ -333,7 +333,8 @@ async function main(config: MqttBenchConfig): Promise<void> {
           BROKER_MODE: "embedded",
           MQTT_HOST: "127.0.0.1",
           MQTT_PORT: String(mqttPort),
-          ...(db.url ? { DATABASE_URL: db.url } : {}),
+          // Without DATABASE_URL, PGlite, as this bench has always measured (and reports) it.
+          ...(db.url ? { DATABASE_URL: db.url } : { DATABASE: "pglite" }),
         },
         logFile: join(work, "server.log"),
         name: "API server",

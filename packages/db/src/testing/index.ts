@@ -49,6 +49,8 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
+/** PGlite's migrated template (main.test.ts copies it into a DATA_DIR, as the platform keeps it). */
+export { migratedTemplate } from "./pglite-template";
 export {
   embeddedTestDatabaseUrl,
   testDatabaseUrl,
