@@ -173,28 +173,91 @@ export async function updateTeam(
   audit: AuditEntry,
 ): Promise<TeamWithCount | undefined> {
   const row = auditRow(audit);
-  const columns = Object.keys(row) as (keyof typeof row)[];
-  return db
-    .with("changed", (qb) =>
-      qb
-        .updateTable("teams")
-        .set({ ...change, updated_at: sql`now()` })
-        .where("id", "=", teamId)
-        .returningAll(),
-    )
-    .with("logged", (qb) =>
-      qb
-        .insertInto("audit_log")
-        .columns(columns)
-        .expression((eb) =>
-          eb.selectFrom("changed").select(columns.map((column) => eb.val(row[column]).as(column))),
-        ),
-    )
-    .selectFrom("changed")
-    .selectAll("changed")
-    .select([memberCount("changed.id"), teamTypeOf("changed.type_id")])
-    .executeTakeFirst();
+  const [team] = await changeTeamLogged(
+    db,
+    teamId,
+    change.name ?? null,
+    change.slug ?? null,
+    row.id,
+    row.event,
+    row.entity_type,
+    row.entity_id ?? null,
+    row.team_id ?? null,
+    row.actor_id ?? null,
+    row.source ?? null,
+    row.token_id ?? null,
+    row.body as string,
+  );
+  return team as TeamWithCount | undefined;
 }
+
+/**
+ * The change and its audit entry in one statement, compiled once (a rename is a hot write: Kysely
+ * built and compiled this statement anew for every request). A null name or slug keeps the
+ * column as it is; both columns are NOT NULL, so null never means a value.
+ */
+const changeTeamLogged = compiledOnce(
+  (
+    db,
+    teamId: string,
+    name: string | null,
+    slug: string | null,
+    id: string,
+    event: string,
+    entityType: string,
+    entityId: string | null,
+    auditTeamId: string | null,
+    actorId: string | null,
+    source: string | null,
+    tokenId: string | null,
+    body: string,
+  ) =>
+    db
+      .with("changed", (qb) =>
+        qb
+          .updateTable("teams")
+          .set({
+            name: sql`coalesce(${name}, name)`,
+            slug: sql`coalesce(${slug}, slug)`,
+            updated_at: sql`now()`,
+          })
+          .where("id", "=", teamId)
+          .returningAll(),
+      )
+      .with("logged", (qb) =>
+        qb
+          .insertInto("audit_log")
+          .columns([
+            "id",
+            "event",
+            "entity_type",
+            "entity_id",
+            "team_id",
+            "actor_id",
+            "source",
+            "token_id",
+            "body",
+          ])
+          .expression((eb) =>
+            eb
+              .selectFrom("changed")
+              .select([
+                eb.val(id).as("id"),
+                eb.val(event).as("event"),
+                eb.val(entityType).as("entity_type"),
+                eb.val(entityId).as("entity_id"),
+                eb.val(auditTeamId).as("team_id"),
+                eb.val(actorId).as("actor_id"),
+                eb.val(source).as("source"),
+                eb.val(tokenId).as("token_id"),
+                sql`${body}::jsonb`.as("body"),
+              ]),
+          ),
+      )
+      .selectFrom("changed")
+      .selectAll("changed")
+      .select([memberCount("changed.id"), teamTypeOf("changed.type_id")]),
+);
 
 /** Ids of the teams among `teamIds` that the user is a member of. */
 export async function memberTeamIds(
