@@ -43,9 +43,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, querystringParser: parseQuery },
     frameworkErrors: (error, request, reply) => routerRefusal(app, error, request, reply),
     clientErrorHandler,
-    // A start recovers what a stopped platform left (instances to restart or remove, deploys to
-    // fail): on a busy machine that can outlast Fastify's 10 s default for a plugin to load.
-    pluginTimeout: 120_000,
   });
   // First, so that it sees every route (405 answers with the methods a path has).
   await app.register(errorsPlugin);

@@ -4,8 +4,10 @@
 // stage makes the snapshot the group's target, which a member's check-in then names (409); a device
 // stage's device gets it likewise. Members and viewers cannot deploy; another team gets 404.
 import { Role } from "@flowplane/contract";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./harness";
+import { buildApp, createLogger } from "../src/index";
+import { startServer, type TestServer, TOKEN_SECRET } from "./harness";
 import { awaitOperation, createApplication } from "./team-fixtures";
 
 let server: TestServer;
@@ -403,6 +405,36 @@ describe("one deploy at a time to a device group, and none pending forever", () 
       );
     } finally {
       await restarted.close();
+    }
+  });
+
+  it("a platform starts while the database is busy: nothing in its start waits for the database", async () => {
+    await pendingOperation(5);
+    // Another transaction holds the table the start's sweep writes (on PGlite, the one
+    // connection with it) until the new server answers.
+    let release = () => {};
+    let locked = () => {};
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holding = server.db.transaction().execute(async (trx) => {
+      await sql`lock table operations in exclusive mode`.execute(trx);
+      locked();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await isLocked;
+    const app = await buildApp({
+      db: server.db,
+      tokenSecret: TOKEN_SECRET,
+      baseUrl: server.origin,
+      logger: createLogger("silent"),
+    });
+    try {
+      const url = await app.listen({ host: "127.0.0.1", port: 0 });
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    } finally {
+      release();
+      await holding;
+      // Its sweep, under way since it listened, ends before the close does.
+      await app.close();
     }
   });
 });

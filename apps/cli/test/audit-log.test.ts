@@ -125,7 +125,7 @@ describe("flowplane audit-log", () => {
   });
 
   it("--follow prints the newest entries oldest first, then new ones as they come", async () => {
-    const following = admin.flowplane(
+    const following = admin.start(
       "audit-log",
       "--team",
       team.id,
@@ -135,9 +135,11 @@ describe("flowplane audit-log", () => {
       "--max-polls",
       "40",
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The newest page is printed (its newest entry last): the follow polls from now on, so the
+    // rename is news to it however slowly the machine got here. It has 40 polls to see it.
+    await following.printed("team.settings.updated");
     await admin.flowplane("teams", "rename", team.id, "Audit Crew Three");
-    const followed = await following;
+    const followed = await following.outcome;
 
     expect(followed).toMatchObject({ status: 0, stderr: "" });
     const events = followed.stdout

@@ -29,6 +29,16 @@ export interface User {
   flowplane(...args: string[]): Promise<Outcome>;
   /** The same, with `stdin` as its standard input: text (as if piped in), or a stream. */
   flowplaneWith(stdin: string | Input, ...args: string[]): Promise<Outcome>;
+  /** The same, started: what it prints can be waited for while it runs. */
+  start(...args: string[]): Running;
+}
+
+/** A command still running. */
+export interface Running {
+  /** Resolves once its standard output holds `text`; rejects if it ends without printing it. */
+  printed(text: string): Promise<void>;
+  /** How it ended. */
+  outcome: Promise<Outcome>;
 }
 
 /** A user with an empty config directory of their own, and only `env` in the environment. */
@@ -41,18 +51,48 @@ export function userWith(configDir: string | undefined, env: Record<string, stri
     configDir,
     env,
     flowplane: (...args) => user.flowplaneWith("", ...args),
-    async flowplaneWith(stdin, ...args) {
-      let stdout = "";
-      let stderr = "";
-      const status = await run(["node", "flowplane", ...args], {
-        stdout: { write: (text: string) => (stdout += text) },
-        stderr: { write: (text: string) => (stderr += text) },
-        stdin: typeof stdin === "string" ? Readable.from([stdin]) : stdin,
-        env,
-        configDir,
-      });
-      return { status, stdout, stderr };
-    },
+    flowplaneWith: (stdin, ...args) => started(stdin, args).outcome,
+    start: (...args) => started("", args),
+  };
+  const started = (stdin: string | Input, args: string[]): Running => {
+    let stdout = "";
+    let stderr = "";
+    const waiting = new Set<{ text: string; resolve: () => void }>();
+    const outcome = run(["node", "flowplane", ...args], {
+      stdout: {
+        write: (text: string) => {
+          stdout += text;
+          for (const wait of waiting) {
+            if (stdout.includes(wait.text)) {
+              waiting.delete(wait);
+              wait.resolve();
+            }
+          }
+        },
+      },
+      stderr: { write: (text: string) => (stderr += text) },
+      stdin: typeof stdin === "string" ? Readable.from([stdin]) : stdin,
+      env,
+      configDir,
+    }).then((status) => ({ status, stdout, stderr }));
+    return {
+      outcome,
+      printed: (text) =>
+        stdout.includes(text)
+          ? Promise.resolve()
+          : new Promise<void>((resolve, reject) => {
+              const wait = { text, resolve };
+              waiting.add(wait);
+              void outcome.then((ended) => {
+                if (!waiting.delete(wait)) return;
+                reject(
+                  new Error(
+                    `ended (${ended.status}) without printing ${text}:\n${ended.stdout}${ended.stderr}`,
+                  ),
+                );
+              });
+            }),
+    };
   };
   return user;
 }

@@ -12,8 +12,9 @@ export const pipelines = {
     pipelines: router({ ...pipelineProcedures, ...stageProcedures, ...deployProcedures }),
   },
   /**
-   * Fails, at start and every `sweepIntervalMs` after, the deploys a process that is gone left
-   * pending; waits, when the server closes, for the deploys still running in the background.
+   * Fails, once the server listens and every `sweepIntervalMs` after, the deploys a process that
+   * is gone left pending; waits, when the server closes, for a sweep under way and for the deploys
+   * still running in the background.
    */
   routes: async (
     app: FastifyInstance,
@@ -27,11 +28,21 @@ export const pipelines = {
         app.log.error({ err: error }, "abandoned deploys not checked");
       }
     };
-    const timer = setInterval(() => void sweep(), opts.sweepIntervalMs ?? 30_000);
+    // One sweep at a time, and the last one is what a close waits for.
+    let sweeping = Promise.resolve();
+    const sweepNow = () => {
+      sweeping = sweeping.then(sweep);
+    };
+    const timer = setInterval(sweepNow, opts.sweepIntervalMs ?? 30_000);
     timer.unref();
-    app.addHook("onReady", sweep);
+    // In the background once listening, not in onReady: Fastify fails a start whose onReady
+    // hooks take longer than its plugin timeout (10 s), and a database busy for that long (its
+    // one PGlite connection taken, a server under load) must not fail a start for a cleanup that
+    // can wait.
+    app.addHook("onListen", async () => sweepNow());
     app.addHook("onClose", async () => {
       clearInterval(timer);
+      await sweeping;
       await opts.deploys.drain();
     });
   },

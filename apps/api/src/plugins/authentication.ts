@@ -106,4 +106,5 @@ export const authenticationPlugin = fp(
       }
     });
   },
+  { name: "authentication" },
 );

@@ -8,20 +8,23 @@ import { crossOriginRefusal } from "../core/cross-origin";
 import { forbidden, sendError } from "../core/errors";
 import { ACCOUNT } from "./authentication";
 
-export const csrfPlugin = fp(async (app: FastifyInstance, opts: { baseUrl: string }) => {
-  const ownOrigin = new URL(opts.baseUrl).origin;
-  app.addHook("onRequest", (request, reply, done) => {
-    const judged = request.auth?.kind === "session" || ACCOUNT.test(request.url);
-    const refusal = judged ? crossOriginRefusal(request, ownOrigin) : undefined;
-    if (refusal === undefined) return done();
-    request.log.warn({ reason: refusal }, "cross-site request refused");
-    void sendError(
-      request,
-      reply,
-      forbidden(
-        "Cross-site request refused: it was sent from another site. Send it from a page of this platform, or with a bearer token",
-        "csrf_failed",
-      ),
-    );
-  });
-});
+export const csrfPlugin = fp(
+  async (app: FastifyInstance, opts: { baseUrl: string }) => {
+    const ownOrigin = new URL(opts.baseUrl).origin;
+    app.addHook("onRequest", (request, reply, done) => {
+      const judged = request.auth?.kind === "session" || ACCOUNT.test(request.url);
+      const refusal = judged ? crossOriginRefusal(request, ownOrigin) : undefined;
+      if (refusal === undefined) return done();
+      request.log.warn({ reason: refusal }, "cross-site request refused");
+      void sendError(
+        request,
+        reply,
+        forbidden(
+          "Cross-site request refused: it was sent from another site. Send it from a page of this platform, or with a bearer token",
+          "csrf_failed",
+        ),
+      );
+    });
+  },
+  { name: "csrf" },
+);

@@ -42,15 +42,18 @@ class RouteMethods {
 }
 
 /** Registered before any route, so that it sees every route added. */
-export const errorsPlugin = fp(async (app: FastifyInstance) => {
-  const routeMethods = new RouteMethods();
-  app.addHook("onRoute", (route) => routeMethods.add(route.url, route.method));
-  app.setErrorHandler(async (error, request, reply) => sendError(request, reply, error));
-  app.setNotFoundHandler(async (request, reply) => {
-    const allowed = routeMethods.allowed(request.url);
-    return sendError(request, reply, allowed.length > 0 ? methodNotAllowed(allowed) : notFound());
-  });
-});
+export const errorsPlugin = fp(
+  async (app: FastifyInstance) => {
+    const routeMethods = new RouteMethods();
+    app.addHook("onRoute", (route) => routeMethods.add(route.url, route.method));
+    app.setErrorHandler(async (error, request, reply) => sendError(request, reply, error));
+    app.setNotFoundHandler(async (request, reply) => {
+      const allowed = routeMethods.allowed(request.url);
+      return sendError(request, reply, allowed.length > 0 ? methodNotAllowed(allowed) : notFound());
+    });
+  },
+  { name: "errors" },
+);
 
 /**
  * The router's refusals, made before any route or hook runs (Fastify's `frameworkErrors`), so

@@ -20,28 +20,31 @@ export interface HousekeepingOptions {
   sessionIdleMs: number;
 }
 
-export const housekeepingPlugin = fp(async (app: FastifyInstance, opts: HousekeepingOptions) => {
-  const { db, authenticator } = opts;
-  const sweep = async () => {
-    try {
+export const housekeepingPlugin = fp(
+  async (app: FastifyInstance, opts: HousekeepingOptions) => {
+    const { db, authenticator } = opts;
+    const sweep = async () => {
+      try {
+        await authenticator.flushUsage();
+        const expired = await deleteExpiredTokens(db);
+        if (expired.length > 0) app.log.info({ count: expired.length }, "deleted expired tokens");
+        const stale = await deleteStaleSessions(db, new Date(), opts.sessionIdleMs);
+        if (stale > 0) app.log.info({ count: stale }, "deleted ended sessions");
+        await deleteExpiredInvitations(db);
+      } catch (error) {
+        app.log.error({ err: error }, "token housekeeping failed");
+      }
+    };
+    const timer = setInterval(() => void sweep(), opts.intervalMs ?? 60_000);
+    timer.unref();
+    app.addHook("onClose", async () => {
+      clearInterval(timer);
       await authenticator.flushUsage();
-      const expired = await deleteExpiredTokens(db);
-      if (expired.length > 0) app.log.info({ count: expired.length }, "deleted expired tokens");
-      const stale = await deleteStaleSessions(db, new Date(), opts.sessionIdleMs);
-      if (stale > 0) app.log.info({ count: stale }, "deleted ended sessions");
-      await deleteExpiredInvitations(db);
-    } catch (error) {
-      app.log.error({ err: error }, "token housekeeping failed");
-    }
-  };
-  const timer = setInterval(() => void sweep(), opts.intervalMs ?? 60_000);
-  timer.unref();
-  app.addHook("onClose", async () => {
-    clearInterval(timer);
-    await authenticator.flushUsage();
-  });
-  app.decorate("sweepTokens", sweep);
-});
+    });
+    app.decorate("sweepTokens", sweep);
+  },
+  { name: "housekeeping" },
+);
 
 declare module "fastify" {
   interface FastifyInstance {

@@ -14,28 +14,31 @@ export interface ProceduresOptions {
   context: (request: FastifyRequest) => Context;
 }
 
-export const proceduresPlugin = fp(async (app: FastifyInstance, opts: ProceduresOptions) => {
-  registerRestRoutes(app, opts.router, opts.context);
-  await app.register(fastifyTRPCPlugin, {
-    prefix: "/trpc",
-    trpcOptions: {
-      router: opts.router,
-      createContext: async ({ req }: { req: FastifyRequest }) => {
-        // Authenticated by the authentication plugin's hook.
-        if (!req.auth) throw unauthorized();
-        return opts.context(req);
+export const proceduresPlugin = fp(
+  async (app: FastifyInstance, opts: ProceduresOptions) => {
+    registerRestRoutes(app, opts.router, opts.context);
+    await app.register(fastifyTRPCPlugin, {
+      prefix: "/trpc",
+      trpcOptions: {
+        router: opts.router,
+        createContext: async ({ req }: { req: FastifyRequest }) => {
+          // Authenticated by the authentication plugin's hook.
+          if (!req.auth) throw unauthorized();
+          return opts.context(req);
+        },
+        // A refusal's Retry-After (429), as sendError sets it for REST.
+        responseMeta: ({ errors }: { errors: Error[] }) => {
+          const retryAfter = errors.find((e) => e instanceof ApiError && e.retryAfter);
+          return retryAfter instanceof ApiError
+            ? { headers: { "retry-after": String(retryAfter.retryAfter) } }
+            : {};
+        },
+        onError: ({ error, req }: { error: Error; req: FastifyRequest }) => {
+          if (toErrorResponse(error, req.id).internal)
+            req.log.error({ err: error }, "unexpected error");
+        },
       },
-      // A refusal's Retry-After (429), as sendError sets it for REST.
-      responseMeta: ({ errors }: { errors: Error[] }) => {
-        const retryAfter = errors.find((e) => e instanceof ApiError && e.retryAfter);
-        return retryAfter instanceof ApiError
-          ? { headers: { "retry-after": String(retryAfter.retryAfter) } }
-          : {};
-      },
-      onError: ({ error, req }: { error: Error; req: FastifyRequest }) => {
-        if (toErrorResponse(error, req.id).internal)
-          req.log.error({ err: error }, "unexpected error");
-      },
-    },
-  });
-});
+    });
+  },
+  { name: "procedures" },
+);

@@ -69,9 +69,12 @@ export function requestLogOptions(logger: Logger | undefined) {
 }
 
 /** Every reply names its request, so a client can quote it. */
-export const requestLogPlugin = fp(async (app: FastifyInstance) => {
-  app.addHook("onRequest", (request, reply, done) => {
-    reply.header("x-request-id", request.id);
-    done();
-  });
-});
+export const requestLogPlugin = fp(
+  async (app: FastifyInstance) => {
+    app.addHook("onRequest", (request, reply, done) => {
+      reply.header("x-request-id", request.id);
+      done();
+    });
+  },
+  { name: "request-log" },
+);

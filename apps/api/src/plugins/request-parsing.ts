@@ -61,4 +61,5 @@ export const requestParsingPlugin = fp(
       );
     });
   },
+  { name: "request-parsing" },
 );

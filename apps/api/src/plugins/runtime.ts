@@ -25,4 +25,5 @@ export const runtimePlugin = fp(
     // Requests still under way then get 503 for a start, and anything else as usual.
     app.addHook("preClose", () => opts.runtime.close());
   },
+  { name: "runtime" },
 );

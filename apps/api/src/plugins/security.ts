@@ -55,37 +55,40 @@ function headersOf(options: HelmetOptions): Headers {
   return Object.freeze(headers) as Headers;
 }
 
-export const securityPlugin = fp(async (app: FastifyInstance, opts: SecurityOptions) => {
-  const base = helmetOptions(opts);
-  const apiHeaders = headersOf(base);
-  const withOwn = (own: RouteHelmet) => headersOf({ ...base, ...own });
+export const securityPlugin = fp(
+  async (app: FastifyInstance, opts: SecurityOptions) => {
+    const base = helmetOptions(opts);
+    const apiHeaders = headersOf(base);
+    const withOwn = (own: RouteHelmet) => headersOf({ ...base, ...own });
 
-  app.addHook("onRoute", (route) => {
-    const own = route.config?.helmet;
-    if (own) route.config = { ...route.config, securityHeaders: withOwn(own) };
-  });
-  app.addHook("onRequest", (request, reply, done) => {
-    reply.headers(request.routeOptions.config.securityHeaders ?? apiHeaders);
-    done();
-  });
-  // The router's own refusals (bad URL, parameter too long) are sent before any hook runs.
-  app.decorate("frameworkReplyHeaders", (reply: FastifyReply) => {
-    reply.headers(apiHeaders);
-  });
-  app.decorate("securityHeaders", withOwn);
-
-  if (opts.corsOrigins?.length) {
-    await app.register(cors, {
-      origin: opts.corsOrigins,
-      methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-      allowedHeaders: ["authorization", "content-type"],
-      exposedHeaders: ["x-request-id", "retry-after"],
-      // Bearer tokens only: a cross-origin page never rides on a signed-in browser's cookies.
-      credentials: false,
-      maxAge: 600,
+    app.addHook("onRoute", (route) => {
+      const own = route.config?.helmet;
+      if (own) route.config = { ...route.config, securityHeaders: withOwn(own) };
     });
-  }
-});
+    app.addHook("onRequest", (request, reply, done) => {
+      reply.headers(request.routeOptions.config.securityHeaders ?? apiHeaders);
+      done();
+    });
+    // The router's own refusals (bad URL, parameter too long) are sent before any hook runs.
+    app.decorate("frameworkReplyHeaders", (reply: FastifyReply) => {
+      reply.headers(apiHeaders);
+    });
+    app.decorate("securityHeaders", withOwn);
+
+    if (opts.corsOrigins?.length) {
+      await app.register(cors, {
+        origin: opts.corsOrigins,
+        methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+        allowedHeaders: ["authorization", "content-type"],
+        exposedHeaders: ["x-request-id", "retry-after"],
+        // Bearer tokens only: a cross-origin page never rides on a signed-in browser's cookies.
+        credentials: false,
+        maxAge: 600,
+      });
+    }
+  },
+  { name: "security" },
+);
 
 declare module "fastify" {
   interface FastifyInstance {
