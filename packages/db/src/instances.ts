@@ -98,6 +98,29 @@ export async function listProjects(
   return query.execute() as Promise<ProjectDetail[]>;
 }
 
+/** What a list of instances shows of each (its runtime state comes from the driver). */
+export type ProjectSummaryRow = Pick<
+  ProjectRow,
+  "id" | "name" | "application_id" | "state" | "in_flight" | "created_at" | "updated_at"
+>;
+
+/**
+ * A team's instances by name, as its applications' list shows them: the projects table alone, no
+ * joins and none of the JSON columns an instance's own view needs (the detail query's six-way
+ * join was most of what listing a team's applications cost the database and the server).
+ */
+export async function listTeamProjectSummaries(
+  db: Kysely<Database>,
+  teamId: string,
+): Promise<ProjectSummaryRow[]> {
+  return db
+    .selectFrom("projects")
+    .select(["id", "name", "application_id", "state", "in_flight", "created_at", "updated_at"])
+    .where("team_id", "=", teamId)
+    .orderBy("name")
+    .execute();
+}
+
 export async function countTeamProjects(db: Kysely<Database>, teamId: string): Promise<number> {
   const row = await db
     .selectFrom("projects")

@@ -20,8 +20,9 @@ import {
   insertApplication,
   listProjects,
   listTeamApplications,
+  listTeamProjectSummaries,
+  type ProjectSummaryRow,
   recordAudit,
-  type ProjectDetail,
   type TeamForUser,
   updateApplication,
 } from "@flowplane/db";
@@ -66,12 +67,12 @@ const audited = (row: ApplicationRow) => ({ application: { id: row.id, name: row
 /** The team's applications by name, each with its instances as `view` shows them. */
 async function teamApplications<T>(
   ctx: Context & { team: TeamForUser | undefined },
-  view: (project: ProjectDetail) => Promise<T>,
+  view: (project: ProjectSummaryRow) => Promise<T>,
 ) {
   const teamId = teamOf(ctx).team.id;
   const [applications, projects] = await Promise.all([
     listTeamApplications(ctx.db, teamId),
-    listProjects(ctx.db, { teamId }),
+    listTeamProjectSummaries(ctx.db, teamId),
   ]);
   return Promise.all(
     applications.map(async (application) => ({

@@ -59,7 +59,7 @@ export class InstanceRuntime {
   }
 
   async status(
-    project: ProjectDetail,
+    project: Pick<ProjectDetail, "id" | "state" | "in_flight">,
   ): Promise<{ meta: { state: InstanceState }; url: string | null; runtime: RuntimeStatus }> {
     const runtime = await this.options.driver.status(project.id);
     return { meta: { state: metaState(project, runtime) }, url: runtime.url, runtime };

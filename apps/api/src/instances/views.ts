@@ -8,7 +8,7 @@ import {
   type InstanceSummary,
   PLATFORM_ENV_PREFIX,
 } from "@flowplane/contract";
-import type { ProjectDetail } from "@flowplane/db";
+import type { ProjectDetail, ProjectSummaryRow } from "@flowplane/db";
 import { platformEnv } from "./spec";
 import type { Context } from "../core/trpc";
 import { teamSummary } from "../teams/views";
@@ -16,7 +16,10 @@ import { teamSummary } from "../teams/views";
 const instancePath = (baseUrl: string, id: string) => `${baseUrl}/api/v1/projects/${id}`;
 
 /** The runtime's view of the instance: FlowFuse's `meta` and the editor's URL. */
-export async function runtimeOf(project: ProjectDetail, ctx: Pick<Context, "instances">) {
+export async function runtimeOf(
+  project: Pick<ProjectDetail, "id" | "state" | "in_flight">,
+  ctx: Pick<Context, "instances">,
+) {
   if (!ctx.instances) {
     const state: InstanceState =
       project.in_flight ?? (project.state === "suspended" ? "suspended" : "unknown");
@@ -27,7 +30,7 @@ export async function runtimeOf(project: ProjectDetail, ctx: Pick<Context, "inst
 }
 
 export async function instanceStatusOf(
-  project: ProjectDetail,
+  project: Pick<ProjectDetail, "id" | "name" | "state" | "in_flight">,
   ctx: Pick<Context, "instances">,
 ): Promise<InstanceStatus> {
   const { meta } = await runtimeOf(project, ctx);
@@ -35,7 +38,7 @@ export async function instanceStatusOf(
 }
 
 export async function instanceSummary(
-  project: ProjectDetail,
+  project: ProjectSummaryRow,
   ctx: Pick<Context, "instances" | "baseUrl">,
 ): Promise<InstanceSummary> {
   const { url } = await runtimeOf(project, ctx);
