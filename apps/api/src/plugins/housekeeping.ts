@@ -23,7 +23,7 @@ export interface HousekeepingOptions {
 export const housekeepingPlugin = fp(
   async (app: FastifyInstance, opts: HousekeepingOptions) => {
     const { db, authenticator } = opts;
-    const sweep = async () => {
+    const run = async () => {
       try {
         await authenticator.flushUsage();
         const expired = await deleteExpiredTokens(db);
@@ -35,10 +35,18 @@ export const housekeepingPlugin = fp(
         app.log.error({ err: error }, "token housekeeping failed");
       }
     };
+    // Sweeps under way: a close waits for them before the database goes.
+    const running = new Set<Promise<void>>();
+    const sweep = () => {
+      const swept = run().finally(() => running.delete(swept));
+      running.add(swept);
+      return swept;
+    };
     const timer = setInterval(() => void sweep(), opts.intervalMs ?? 60_000);
     timer.unref();
     app.addHook("onClose", async () => {
       clearInterval(timer);
+      await Promise.all(running);
       await authenticator.flushUsage();
     });
     app.decorate("sweepTokens", sweep);

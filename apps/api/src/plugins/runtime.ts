@@ -15,15 +15,22 @@ export function listeningUrl(app: FastifyInstance): string {
 
 export const runtimePlugin = fp(
   async (app: FastifyInstance, opts: { runtime: InstanceRuntime }) => {
+    // Resuming runs in the background once the server listens; a close waits for it, so that
+    // nothing it does reaches the database after the server has said it is closed.
+    let resuming: Promise<void> = Promise.resolve();
     app.addHook("onListen", async () => {
-      void opts.runtime.resume().catch((error: unknown) => {
+      resuming = opts.runtime.resume().catch((error: unknown) => {
         app.log.error({ err: error }, "resuming instances failed");
       });
     });
     // Before the server stops answering (preClose, not onClose): a Node-RED starting now reads
     // its flows from this server, so a start under way would otherwise wait out its timeout.
-    // Requests still under way then get 503 for a start, and anything else as usual.
-    app.addHook("preClose", () => opts.runtime.close());
+    // Requests still under way then get 503 for a start, and anything else as usual. The
+    // runtime closes first, so a resume under way starts nothing more and ends.
+    app.addHook("preClose", async () => {
+      await opts.runtime.close();
+      await resuming;
+    });
   },
   { name: "runtime" },
 );
