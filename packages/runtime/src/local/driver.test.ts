@@ -166,6 +166,17 @@ describe("the local driver", { timeout: 120_000 }, () => {
     expect(after.entries).toEqual(entries.slice(-5, -3));
   });
 
+  it("says running only once Node-RED has started its flows, so a deploy right after is kept", async () => {
+    const id = "0d6a3f4e-1111-4a4a-8a8a-000000000004";
+    await driver.create(spec(id));
+    await driver.start(spec(id));
+    // Read at once: what the driver had seen when it said running.
+    const { entries } = await driver.logs(id, { limit: 1000 });
+    expect(entries.some((e) => e.level === "info" && e.msg === "Started flows")).toBe(true);
+    expect((await driver.status(id)).state).toBe("running");
+    await driver.remove(id);
+  });
+
   it("stops (nothing answers on the port) and starts again on the same port", async () => {
     const id = "0d6a3f4e-1111-4a4a-8a8a-000000000001";
     const { url } = await driver.status(id);

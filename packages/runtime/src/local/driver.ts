@@ -111,6 +111,14 @@ function runtimeRequire(): NodeJS.Require {
 const LEVELS = new Set<LogEntry["level"]>(["info", "warn", "error", "debug", "trace", "fatal"]);
 /** Node-RED's console lines: `24 Nov 12:15:00 - [info] Server now running at …`. */
 const NODE_RED_LINE = /^\d{1,2} \w{3} \d{2}:\d{2}:\d{2} - \[(\w+)\] (.*)$/;
+/**
+ * What Node-RED says (at info, English: the settings are ours) when its first start of the flows
+ * has settled: started, or held back (missing types or modules, safe mode, flows stopped). Its
+ * editor answers HTTP before that (it loads the flows without waiting), and a deploy that arrives
+ * in between is replaced by the flows that load then.
+ */
+const FLOWS_SETTLED =
+  /^(Started flows|Waiting for missing types to be registered:|Failed to load external modules required by this flow:|Flows stopped in safe mode|Stopped flows)/;
 
 interface Instance {
   id: string;
@@ -131,6 +139,8 @@ interface Instance {
   lastTs: number;
   /** Serializes the calls on one instance: a start never races a stop. */
   queue: Promise<unknown>;
+  /** Called when the running Node-RED says its first start of the flows has settled. */
+  flowsSettled?: () => void;
 }
 
 /** What an instance's id may be: it names its directory. */
@@ -434,6 +444,9 @@ export class LocalDriver implements Driver {
     (child.stdio[3] as NodeJS.WritableStream).end(spec.platformUrl ? `${spec.token}\n` : "");
     instance.child = child;
     this.setState(instance, "starting");
+    const flowsSettled = new Promise<"settled">((resolve) => {
+      instance.flowsSettled = () => resolve("settled");
+    });
     this.capture(instance, child.stdout!, "info");
     this.capture(instance, child.stderr!, "error");
     const exited = once(child, "exit").then(([code, signal]) => {
@@ -447,12 +460,30 @@ export class LocalDriver implements Driver {
     });
     child.once("error", (error) => this.system(instance, `Could not start: ${error.message}`));
 
-    const ready = await Promise.race([
+    const deadline = Date.now() + this.startTimeoutMs;
+    let ready = await Promise.race([
       this.waitForAnswer(port, this.startTimeoutMs).then((answered) =>
         answered ? "ready" : "timeout",
       ),
       exited.then(() => "exited" as const),
     ]);
+    if (ready === "ready") {
+      // Running once the flows are in place too, so that a deploy right after is kept.
+      let timer: NodeJS.Timeout | undefined;
+      const settled = await Promise.race([
+        flowsSettled,
+        exited.then(() => "exited" as const),
+        new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()));
+        }),
+      ]);
+      clearTimeout(timer);
+      if (settled === "exited") ready = "exited";
+      if (settled === "late") {
+        this.system(instance, "Node-RED answers but has not said that its flows started");
+      }
+    }
+    instance.flowsSettled = undefined;
     if (ready === "ready" && instance.child === child) {
       this.setState(instance, "running");
       return;
@@ -832,6 +863,7 @@ export class LocalDriver implements Driver {
     createInterface({ input: stream, crlfDelay: Infinity }).on("line", (line) => {
       const match = NODE_RED_LINE.exec(line);
       const level = match && LEVELS.has(match[1] as LogEntry["level"]) ? match[1] : undefined;
+      if (level === "info" && FLOWS_SETTLED.test(match![2]!)) instance.flowsSettled?.();
       this.append(
         instance,
         (level as LogEntry["level"]) ?? fallback,
