@@ -7,7 +7,7 @@ import { createTestDb, type TestDb } from "@flowplane/db/testing";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Reply, startServer, type TestServer } from "./harness";
 
 let testDb: TestDb;
@@ -98,8 +98,16 @@ async function newInstance(teamId: string, name: string): Promise<string> {
 const act = (id: string, action: string): Promise<Reply> =>
   server.request("POST", `/api/v1/projects/${id}/actions/${action}`, { token: owner.token });
 
+// Whether `server` is up: a test that stops the platform and fails to start it again leaves it
+// down, and the next test starts it first rather than failing on a closed server.
+let up = false;
 const start = async () => {
   server = await startServer({ db: testDb, dataDir, instances: true });
+  up = true;
+};
+const stop = async () => {
+  up = false;
+  await server.close();
 };
 
 beforeAll(async () => {
@@ -115,8 +123,12 @@ afterEach((context) => {
   }
 });
 
+beforeEach(async () => {
+  if (!up) await start();
+});
+
 afterAll(async () => {
-  await server?.close();
+  if (up) await server.close();
   await testDb?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
@@ -203,7 +215,7 @@ describe("deletions racing what is under way", { timeout: 180_000 }, () => {
         ? undefined
         : true,
     );
-    await server.close();
+    await stop();
     // Requests under way were answered before the server closed: the deletion done, the restart
     // done or (its Node-RED not started before the instances stopped) 503, to run again later.
     expect((await deleting).status).toBe(200);
@@ -226,7 +238,7 @@ describe("deletions racing what is under way", { timeout: 180_000 }, () => {
     const teamId = await newTeam("Crashed mid-delete");
     const id = await newInstance(teamId, "crashed-mid-delete");
     await waitForState(id, "running");
-    await server.close();
+    await stop();
     expect(await processesOf(id)).toEqual([]);
     // As if the platform died between committing the deletion and removing the files.
     await server.db.deleteFrom("teams").where("id", "=", teamId).execute();
