@@ -17,6 +17,7 @@ import {
 import { type ChildProcess, spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import {
+  access,
   chmod,
   cp,
   mkdir,
@@ -365,7 +366,14 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
       await new Promise<void>((resolve, reject) => {
         child.stdout.on("data", (chunk: Buffer) => {
           output += chunk;
-          if (/Sign in at .* as admin, with the first password in/.test(output)) resolve();
+          // The whole line: under load, output can arrive cut anywhere.
+          if (
+            /Sign in at .* as admin, with the first password in \S*initial-admin-password/.test(
+              output,
+            )
+          ) {
+            resolve();
+          }
         });
         void exited.then(() => reject(new Error(`exited:\n${output}`)));
       });
@@ -379,16 +387,32 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
       expect(output).toMatch(colour);
     } finally {
       // The platform itself (script's child), found by its DATA_DIR: it ends, then script.
+      const platforms: number[] = [];
       for (const name of await readdir("/proc")) {
         if (!/^\d+$/.test(name)) continue;
         const environ = await readFile(`/proc/${name}/environ`, "utf8").catch(() => "");
         const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
         if (environ.split("\0").includes(`DATA_DIR=${own}`) && cmdline.includes("src/main.ts")) {
-          if (!cmdline.startsWith("script")) process.kill(Number(name), "SIGTERM");
+          if (!cmdline.startsWith("script")) {
+            process.kill(Number(name), "SIGTERM");
+            platforms.push(Number(name));
+          }
         }
       }
       child.stdin.end();
       await exited;
+      // script can end before the platform has stopped its PostgreSQL (still writing in DATA_DIR):
+      // DATA_DIR goes once the platform process has gone.
+      for (const pid of platforms) {
+        while (
+          await access(`/proc/${pid}`).then(
+            () => true,
+            () => false,
+          )
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
       await drop();
       await rm(own, { recursive: true, force: true });
     }
