@@ -8,6 +8,7 @@ import { Kysely, Migrator, PostgresDialect, type PostgresPool, sql } from "kysel
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
 import { type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded-postgres";
+import { ownSchemaIntrospection } from "./introspection";
 import { migrations } from "./migrations/index";
 import type { Database } from "./schema";
 
@@ -50,7 +51,9 @@ export async function createDb(config: DbConfig): Promise<Db> {
       ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
     });
     pool.on("error", (error) => config.onIdleError?.(error));
-    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }) });
+    return new Kysely<Database>({
+      dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparing(pool) })),
+    });
   }
   if (config.kind === "embedded-postgres") {
     const poolSize = config.poolSize ?? 10;
@@ -73,10 +76,12 @@ export async function createDb(config: DbConfig): Promise<Db> {
         await server.stop();
       }
     };
-    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedPool }) });
+    return new Kysely<Database>({
+      dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparedPool })),
+    });
   }
   const pglite = await PGlite.create({ dataDir: config.dataDir, loadDataDir: config.loadDataDir });
-  return new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return new Kysely<Database>({ dialect: ownSchemaIntrospection(new PGliteDialect(pglite)) });
 }
 
 /** Statements with more parameters vary in shape (value lists) and are not worth keeping. */
