@@ -137,6 +137,8 @@ export async function startServer(
      * directory; "in-memory" with a driver that runs nothing (the walks of every operation).
      */
     instances?: boolean | "in-memory";
+    /** With `instances: true`: how long a stopping Node-RED has before it is killed (5 s). */
+    stopGraceMs?: number;
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -175,7 +177,7 @@ export async function startServer(
                 root: join(dataDir, "instances"),
                 ports: instancePorts,
                 baseEnv: inheritedEnv,
-                stopGraceMs: 5_000,
+                stopGraceMs: options.stopGraceMs ?? 5_000,
               }),
             }
           : undefined,

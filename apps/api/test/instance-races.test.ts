@@ -251,3 +251,65 @@ describe("deletions racing what is under way", { timeout: 180_000 }, () => {
     await expectGone(id);
   });
 });
+
+describe("stopping the platform", { timeout: 180_000 }, () => {
+  it("a Node-RED that does not stop within its grace is killed, and the platform's close waits for it past Fastify's 10 s", async () => {
+    // A grace past Fastify's default plugin timeout (10 s), which also bounded its preClose hooks:
+    // the close was refused at 10 s ("Plugin did not start in time: ''") while the instances
+    // were still being stopped, and a platform then exited 1 with them still running.
+    await stop();
+    server = await startServer({ db: testDb, dataDir, instances: true, stopGraceMs: 11_000 });
+    up = true;
+    const teamId = await newTeam("Stuck");
+    const id = await newInstance(teamId, "stuck");
+    await waitForState(id, "running");
+    const { url } = (await server.request("GET", `/api/v1/projects/${id}`)).body;
+    // A flow whose function never returns: Node-RED's thread is busy for good, so it answers no
+    // SIGTERM and only the kill after the grace stops it.
+    const deployed = await fetch(`${url}/flows`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${owner.token}`,
+        "content-type": "application/json",
+        "Node-RED-Deployment-Type": "full",
+      },
+      body: JSON.stringify([
+        { id: "stuck-tab", type: "tab", label: "Stuck" },
+        {
+          id: "stuck-inject",
+          type: "inject",
+          z: "stuck-tab",
+          once: true,
+          onceDelay: 0.1,
+          repeat: "",
+          props: [{ p: "payload" }],
+          payload: "",
+          payloadType: "date",
+          wires: [["stuck-function"]],
+        },
+        {
+          id: "stuck-function",
+          type: "function",
+          z: "stuck-tab",
+          func: "node.warn('stuck on purpose'); for (;;) {}",
+          outputs: 1,
+          timeout: 0,
+          libs: [],
+          wires: [[]],
+        },
+      ]),
+    });
+    expect(deployed.status).toBe(204);
+    await until("Node-RED says it is stuck", async () => {
+      const reply = await server.request("GET", `/api/v1/projects/${id}/logs?limit=1000`);
+      const log = reply.body.log as { msg: string }[];
+      return log.some((entry) => entry.msg.includes("stuck on purpose")) ? true : undefined;
+    });
+    const pids = await processesOf(id);
+    expect(pids.length).toBeGreaterThan(0);
+
+    await stop();
+    for (const pid of pids) expect(() => process.kill(pid, 0), `process ${pid}`).toThrow();
+    expect(await processesOf(id)).toEqual([]);
+  });
+});
