@@ -9,13 +9,14 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // Vitest's default: one file at a time on 2 cores (cores - 1). Two at a time measured faster on
-    // 2 cores (clean clone, `pnpm test`, 2026-11-28: 1 worker 11 m 44 s, 2 workers 7 m 50 s, 3
-    // workers 8 m 28 s), but with two, a platform start in `instance-races.test.ts` failed in 2 of
-    // 4 clean-clone runs ("Plugin did not start in time: ''", cause not yet found) where one
-    // worker has not failed it since 2026-11-28's fix; set FLOWPLANE_TEST_WORKERS=2 to try it.
+    // At least two files at a time: the longest files mostly wait on processes they start
+    // (platforms, Node-RED, the device agent). Measured on 2 cores (clean clone, `pnpm test`,
+    // 2026-11-28): 1 worker 11 m 44 s, 2 workers 7 m 50 s, 3 workers 8 m 28 s; a loaded whole
+    // `.ci/run` took 23 min with two and 65 with one. The failure two once showed ("Plugin did not
+    // start in time: ''") was Fastify's 10 s bound on a close that stops Node-RED, which a loaded
+    // machine overran; that bound is gone (app.ts, pluginTimeout). FLOWPLANE_TEST_WORKERS sets another number.
     maxWorkers:
-      Number(process.env.FLOWPLANE_TEST_WORKERS) || Math.max(1, availableParallelism() - 1),
+      Number(process.env.FLOWPLANE_TEST_WORKERS) || Math.max(2, availableParallelism() - 1),
     reporters: ["default"],
   },
 });
