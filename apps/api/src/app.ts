@@ -43,8 +43,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // No wall-clock bound on loading plugins or on their preClose hooks (Fastify's default: 10 s
     // for each). The instance runtime's preClose stops every Node-RED, each bounded by its own
     // grace and then killed (10 s by default): Fastify's bound refused the close at 10 s while
-    // they were still being stopped, and a platform then exited 1 with instances left running —
-    // on a busy machine with any instance. What runs in a start or a close has its own bounds.
+    // they were still being stopped, and a platform then exited 1 before they had stopped (one
+    // without a sandbox, stuck in a loop, kept running). What runs in a start or a close has its
+    // own bounds.
     pluginTimeout: 0,
     routerOptions: { ignoreTrailingSlash: true, querystringParser: parseQuery },
     frameworkErrors: (error, request, reply) => routerRefusal(app, error, request, reply),
