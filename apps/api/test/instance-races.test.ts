@@ -256,7 +256,7 @@ describe("stopping the platform", { timeout: 180_000 }, () => {
   it("a Node-RED that does not stop within its grace is killed, and the platform's close waits for it past Fastify's 10 s", async () => {
     // A grace past Fastify's default plugin timeout (10 s), which also bounded its preClose hooks:
     // the close was refused at 10 s ("Plugin did not start in time: ''") while the instances
-    // were still being stopped, and a platform then exited 1 with them still running.
+    // were still being stopped, and a platform then exited 1 before they had stopped.
     await stop();
     server = await startServer({ db: testDb, dataDir, instances: true, stopGraceMs: 11_000 });
     up = true;

@@ -13,6 +13,8 @@ import {
   type DatabaseIntrospector,
   type DatabaseMetadata,
   type DatabaseMetadataOptions,
+  DEFAULT_MIGRATION_LOCK_TABLE,
+  DEFAULT_MIGRATION_TABLE,
   type Dialect,
   type Kysely,
   type SchemaMetadata,
@@ -30,8 +32,7 @@ export function ownSchemaIntrospection(dialect: Dialect): Dialect {
   };
 }
 
-/** Kysely's migration tables (its DEFAULT_MIGRATION_TABLE and DEFAULT_MIGRATION_LOCK_TABLE). */
-const MIGRATION_TABLES = ["kysely_migration", "kysely_migration_lock"];
+const MIGRATION_TABLES = [DEFAULT_MIGRATION_TABLE, DEFAULT_MIGRATION_LOCK_TABLE];
 
 interface ColumnRow {
   table: string;
