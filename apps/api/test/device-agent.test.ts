@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { deviceAgentPackage, inCI, inheritedEnv } from "./env";
-import { freePort, startServer, type TestServer } from "./harness";
+import { deployFlows, freePort, startServer, type TestServer } from "./harness";
 import {
   createInstance,
   createTeam,
@@ -184,15 +184,7 @@ let instanceUrl: string;
  * credential and the variable, then the snapshot taken of what it runs (no content sent).
  */
 async function snapshotOfRunning(name: string, label: string) {
-  const deployed = await fetch(`${instanceUrl}/flows`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${owner.token}`,
-      "content-type": "application/json",
-      "Node-RED-Deployment-Type": "full",
-    },
-    body: JSON.stringify(flows(label)),
-  });
+  const deployed = await deployFlows(instanceUrl, owner.token, flows(label));
   expect(deployed.status, await deployed.text()).toBe(204);
   const answer = await until(`the instance answering ${label}`, async () => {
     const reply = await fetch(`${instanceUrl}/hello`);

@@ -6,7 +6,7 @@ import { Role } from "@flowplane/contract";
 import { addMember } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { WebSocket } from "ws";
-import { startServer, type TestServer } from "./harness";
+import { deployFlows, startServer, type TestServer } from "./harness";
 
 let server: TestServer;
 let teamId: string;
@@ -65,18 +65,7 @@ async function signedInEditor(url: string, person: { username: string; password:
 }
 
 /** A full deploy of no flows: 204 when the session may deploy, 401 when Node-RED refuses. */
-const deploy = async (url: string, token: string) =>
-  (
-    await fetch(`${url}/flows`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${token}`,
-        "content-type": "application/json",
-        "Node-RED-Deployment-Type": "full",
-      },
-      body: "[]",
-    })
-  ).status;
+const deploy = async (url: string, token: string) => (await deployFlows(url, token, [])).status;
 
 const readFlows = async (url: string, token: string) =>
   (await fetch(`${url}/flows`, { headers: { authorization: `Bearer ${token}` } })).status;

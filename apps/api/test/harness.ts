@@ -103,6 +103,23 @@ export function sessionOf(reply: { headers: Headers }): string | undefined {
   return cookie?.split(";")[0]!.slice("sid=".length) || undefined;
 }
 
+/**
+ * A full deploy of `flows` through a hosted Node-RED's admin API, as the editor sends it, with a
+ * Flowplane token (or an editor session's): Node-RED answers 204, or 401 to a role that may not
+ * deploy.
+ */
+export function deployFlows(url: string, token: string, flows: unknown[]): Promise<Response> {
+  return fetch(`${url}/flows`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      "Node-RED-Deployment-Type": "full",
+    },
+    body: JSON.stringify(flows),
+  });
+}
+
 // Each test file's instances take ports from a window of their own, likely free (the driver
 // skips ports in use).
 const windowStart = 20_000 + Math.floor(Math.random() * 400) * 100;

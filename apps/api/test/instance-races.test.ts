@@ -8,7 +8,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type Reply, startServer, type TestServer } from "./harness";
+import { deployFlows, type Reply, startServer, type TestServer } from "./harness";
 
 let testDb: TestDb;
 let dataDir: string;
@@ -266,39 +266,31 @@ describe("stopping the platform", { timeout: 180_000 }, () => {
     const { url } = (await server.request("GET", `/api/v1/projects/${id}`)).body;
     // A flow whose function never returns: Node-RED's thread is busy for good, so it answers no
     // SIGTERM and only the kill after the grace stops it.
-    const deployed = await fetch(`${url}/flows`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${owner.token}`,
-        "content-type": "application/json",
-        "Node-RED-Deployment-Type": "full",
+    const deployed = await deployFlows(url, owner.token, [
+      { id: "stuck-tab", type: "tab", label: "Stuck" },
+      {
+        id: "stuck-inject",
+        type: "inject",
+        z: "stuck-tab",
+        once: true,
+        onceDelay: 0.1,
+        repeat: "",
+        props: [{ p: "payload" }],
+        payload: "",
+        payloadType: "date",
+        wires: [["stuck-function"]],
       },
-      body: JSON.stringify([
-        { id: "stuck-tab", type: "tab", label: "Stuck" },
-        {
-          id: "stuck-inject",
-          type: "inject",
-          z: "stuck-tab",
-          once: true,
-          onceDelay: 0.1,
-          repeat: "",
-          props: [{ p: "payload" }],
-          payload: "",
-          payloadType: "date",
-          wires: [["stuck-function"]],
-        },
-        {
-          id: "stuck-function",
-          type: "function",
-          z: "stuck-tab",
-          func: "node.warn('stuck on purpose'); for (;;) {}",
-          outputs: 1,
-          timeout: 0,
-          libs: [],
-          wires: [[]],
-        },
-      ]),
-    });
+      {
+        id: "stuck-function",
+        type: "function",
+        z: "stuck-tab",
+        func: "node.warn('stuck on purpose'); for (;;) {}",
+        outputs: 1,
+        timeout: 0,
+        libs: [],
+        wires: [[]],
+      },
+    ]);
     expect(deployed.status).toBe(204);
     await until("Node-RED says it is stuck", async () => {
       const reply = await server.request("GET", `/api/v1/projects/${id}/logs?limit=1000`);

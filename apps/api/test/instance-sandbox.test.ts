@@ -11,7 +11,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inCI } from "./env";
-import { startServer, type TestServer } from "./harness";
+import { deployFlows, startServer, type TestServer } from "./harness";
 import { closeAll, connectMqtt, inbox } from "./mqtt-client";
 
 let server: TestServer;
@@ -192,15 +192,7 @@ function probeFlow(mqttPort: number) {
 
 /** Deploys through the editor's admin API with the member's own Flowplane token. */
 async function deploy(url: string, flow: unknown[]) {
-  const deployed = await fetch(`${url}/flows`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${member.token}`,
-      "content-type": "application/json",
-      "Node-RED-Deployment-Type": "full",
-    },
-    body: JSON.stringify(flow),
-  });
+  const deployed = await deployFlows(url, member.token, flow);
   expect(deployed.status, await deployed.text()).toBe(204);
 }
 

@@ -8,7 +8,7 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./harness";
+import { deployFlows, startServer, type TestServer } from "./harness";
 
 let testDb: TestDb;
 let dataDir: string;
@@ -266,15 +266,7 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
 
   it("deploys a flow through the admin API, which the platform stores", async () => {
     const { url } = await instance();
-    const deployed = await fetch(`${url}/flows`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${member.token}`,
-        "content-type": "application/json",
-        "Node-RED-Deployment-Type": "full",
-      },
-      body: JSON.stringify(GREETING_FLOW),
-    });
+    const deployed = await deployFlows(url, member.token, GREETING_FLOW);
     expect(deployed.status).toBe(204);
     const stored = await server.db
       .selectFrom("project_storage")

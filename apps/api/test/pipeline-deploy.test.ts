@@ -6,7 +6,7 @@
 import { Role } from "@flowplane/contract";
 import { auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./harness";
+import { deployFlows, startServer, type TestServer } from "./harness";
 import { awaitOperation, createApplication } from "./team-fixtures";
 
 let server: TestServer;
@@ -152,15 +152,7 @@ beforeAll(async () => {
   prodStage = (await stage({ name: "Production", instanceId: prod, source: devStage })).body.id;
 
   // A flow deployed on dev through its editor's admin API, credentials and all.
-  const deployed = await fetch(`${await running(dev)}/flows`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${member.token}`,
-      "content-type": "application/json",
-      "Node-RED-Deployment-Type": "full",
-    },
-    body: JSON.stringify(flowSaying("first")),
-  });
+  const deployed = await deployFlows(await running(dev), member.token, flowSaying("first"));
   expect(deployed.status).toBe(204);
   expect(await until("dev's flow", () => get(dev, "/check"))).toBe(AUTH);
 }, 240_000);

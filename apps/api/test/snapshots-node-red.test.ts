@@ -11,7 +11,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./harness";
+import { deployFlows, startServer, type TestServer } from "./harness";
 import { createApplication, createTeam, makeUser, type TestUser } from "./team-fixtures";
 
 let testDb: TestDb;
@@ -148,11 +148,7 @@ async function check(id: string, expected: string): Promise<string> {
 }
 
 async function deploy(id: string, flow: unknown[]) {
-  const deployed = await fetch(`${await urlOf(id)}/flows`, {
-    method: "POST",
-    headers: { ...editor(), "Node-RED-Deployment-Type": "full" },
-    body: JSON.stringify(flow),
-  });
+  const deployed = await deployFlows(await urlOf(id), member.token, flow);
   expect(deployed.status, await deployed.text()).toBe(204);
 }
 
