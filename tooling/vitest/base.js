@@ -1,12 +1,14 @@
 // Shared Vitest settings. Tests start real databases (PGlite in-process, or PostgreSQL when
-// TEST_DATABASE_URL is set) and real servers, so hooks get generous time on a busy 2-core machine.
+// TEST_DATABASE_URL is set) and real servers, so tests and hooks get generous time on a busy
+// 2-core machine: the bounds are against a hang, never a guess at a speed. A test that took 15-23 s
+// at load 19 (two suites side by side) had 30 s; CI's machine is sometimes that busy.
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    testTimeout: 30_000,
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
     // At least two files at a time: the longest files mostly wait on processes they start

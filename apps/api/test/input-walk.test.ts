@@ -517,7 +517,9 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
     const after = await snapshot();
     expect.soft(after, "data changed during the walk").toEqual(before);
     expect(after.team).toMatchObject({ name: originalTeam.name, slug: originalTeam.slug });
-  }, 120_000);
+    // Thousands of requests: over 120 s when two suites shared a 2-core machine (load 19). The
+    // bound is against a hang; how fast the machine is says nothing of what the walk checks.
+  }, 900_000);
 
   test("a storable value round-trips exactly: emoji, combining marks, RTL, tab, U+FFFF", async () => {
     const teamId = validIds.teamId!;

@@ -52,11 +52,13 @@ describe("pnpm flowplane from a clone", () => {
   });
 
   it("passes the arguments and the environment through, and returns the CLI's exit status", async () => {
-    const usage = await pnpm(["--silent", "flowplane", "login", "--token", "t", "--url", "a b"]);
-    const failure = await pnpm(["--silent", "flowplane", "whoami", "--json"], {
-      FLOWPLANE_TOKEN: "t",
-      FLOWPLANE_URL: "not-a-url",
-    });
+    const [usage, failure] = await Promise.all([
+      pnpm(["--silent", "flowplane", "login", "--token", "t", "--url", "a b"]),
+      pnpm(["--silent", "flowplane", "whoami", "--json"], {
+        FLOWPLANE_TOKEN: "t",
+        FLOWPLANE_URL: "not-a-url",
+      }),
+    ]);
 
     expect(usage).toMatchObject({ status: 2, stdout: "" });
     expect(usage.stderr).toContain("error: option '--url <url>' argument 'a b' is invalid.");
