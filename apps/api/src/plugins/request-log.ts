@@ -62,7 +62,7 @@ class RequestLog extends LogController {
   }
 }
 
-type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace";
 type Log = (...args: unknown[]) => void;
 
 /**
@@ -86,13 +86,13 @@ class RequestLogger {
     return (this.#made ??= this.#parent.child(this.#bindings));
   }
 
-  #log(level: Exclude<Level, "silent">, args: unknown[]): void {
+  #log(level: Level, args: unknown[]): void {
     if ((this.#made ?? this.#parent).isLevelEnabled(level)) {
       (this.#logger[level] as Log).apply(this.#logger, args);
     }
   }
 
-  // Methods on the prototype: nothing is allocated for a request that does not log.
+  // Methods on the prototype rather than closures made for each request's logger.
   fatal(...args: unknown[]) {
     this.#log("fatal", args);
   }
