@@ -61,10 +61,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const sessionMaxAgeMs = options.sessionMaxAgeMs ?? 7 * 24 * 3600_000;
   const sessionIdleMs = options.sessionIdleMs ?? 32 * 3600_000;
-  const authenticator = new Authenticator(db, tokenSecret, {
-    maxAgeMs: sessionMaxAgeMs,
-    idleMs: sessionIdleMs,
-  });
+  const authenticator = new Authenticator(
+    db,
+    tokenSecret,
+    { maxAgeMs: sessionMaxAgeMs, idleMs: sessionIdleMs },
+    (error) => app.log.warn({ err: error }, "the access feed lost its connection; reconnecting"),
+  );
+  app.decorate("authenticator", authenticator);
+  app.addHook("onClose", () => authenticator.close());
   const teamBroker = options.broker && (await startTeamBroker(app, options.broker, options));
   // Instances reach the platform where it listens (loopback), not at its public BASE_URL.
   const runtime =

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { Kysely, Migrator, PostgresDialect, type PostgresPool, sql } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
+import { closeFeeds, registerFeedTarget } from "./access-changes";
 import { type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded-postgres";
 import { ownSchemaIntrospection } from "./introspection";
 import { migrations } from "./migrations/index";
@@ -45,40 +46,53 @@ export type DbConfig =
 
 export async function createDb(config: DbConfig): Promise<Db> {
   if (config.kind === "postgres") {
+    const options = config.schema ? `-c search_path=${config.schema}` : undefined;
     const pool = new pg.Pool({
       connectionString: config.url,
       max: config.poolSize ?? 10,
-      ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
+      ...(options ? { options } : {}),
     });
     pool.on("error", (error) => config.onIdleError?.(error));
-    return new Kysely<Database>({
-      dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparing(pool) })),
+    const preparedPool = preparing(pool);
+    const db = new Kysely<Database>({
+      dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparedPool })),
     });
+    const feeds = registerFeedTarget(db, { connectionString: config.url, options });
+    const end = preparedPool.end;
+    preparedPool.end = async () => {
+      await closeFeeds(feeds);
+      await end();
+    };
+    return db;
   }
   if (config.kind === "embedded-postgres") {
     const poolSize = config.poolSize ?? 10;
     const server = await startEmbeddedPostgres({
       dir: config.dir,
-      // The pool, and a few for migrations' and tools' own connections.
-      maxConnections: poolSize + 5,
+      // The pool, and a few for migrations', tools' and access feeds' own connections.
+      maxConnections: poolSize + 6,
       log: config.log,
       env: config.env,
     });
     const pool = new pg.Pool({ connectionString: server.url, max: poolSize });
     pool.on("error", (error) => config.onIdleError?.(error));
     const preparedPool = preparing(pool);
-    // Destroying the Kysely instance stops the server after the pool's connections are closed.
+    const db = new Kysely<Database>({
+      dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparedPool })),
+    });
+    const feeds = registerFeedTarget(db, { connectionString: server.url });
+    // Destroying the Kysely instance stops the server after the feeds' and the pool's
+    // connections are closed.
     const end = preparedPool.end;
     preparedPool.end = async () => {
       try {
+        await closeFeeds(feeds);
         await end();
       } finally {
         await server.stop();
       }
     };
-    return new Kysely<Database>({
-      dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparedPool })),
-    });
+    return db;
   }
   const pglite = await PGlite.create({ dataDir: config.dataDir, loadDataDir: config.loadDataDir });
   return new Kysely<Database>({ dialect: ownSchemaIntrospection(new PGliteDialect(pglite)) });

@@ -1,4 +1,5 @@
 // The database: one Kysely schema and migration set, and the queries of each area.
+export { type AccessFeed, accessFeed } from "./access-changes";
 export * from "./accounts/index";
 export * from "./applications";
 export * from "./audit-log/index";

@@ -9,6 +9,15 @@
 // made-up token costs no query. This cannot delay a revocation or hide a new token: values are
 // random and created here, so a digest unknown once is never valid later. (A suspended user's
 // token is not unknown, and is not remembered as such.)
+//
+// What a token's query answered (its owner and scope, and the team or teams the route preloads) is
+// kept too, on PostgreSQL, and used again only after a barrier of the database's access feed
+// (@flowplane/db access-changes.ts): every change committed before the request arrived, in this
+// process or another, has then been heard, and any change empties what was kept. So a revocation,
+// a suspension, a role change or a removal holds on the very next request, whichever process
+// serves it; while the feed is down nothing kept is used. A barrier is one empty statement shared
+// by the requests that arrive while the previous one is out: the reads it replaces cost the
+// database a join and the server the rows' parsing, every request.
 import {
   bearerToken,
   type Caller,
@@ -17,6 +26,8 @@ import {
   tokenDigest,
 } from "@flowplane/auth";
 import {
+  type AccessFeed,
+  accessFeed,
   type Db,
   deleteSession,
   deleteToken,
@@ -82,18 +93,51 @@ export interface SessionLifetime {
   idleMs: number;
 }
 
+/** How many token answers are kept at most. */
+const MAX_KEPT = 10_000;
+
 /** How often a session's last activity is written at most (the idle timeout's resolution). */
 const TOUCH_INTERVAL_MS = 60_000;
+
+type TokenFound = Omit<Authenticated, "identity"> & { identity: TokenIdentity };
+
+interface Kept {
+  found: TokenFound;
+  /** The feed's generation when the query that found it was sent. */
+  generation: number;
+}
 
 export class Authenticator {
   private lastUsed = new Map<string, Date>();
   private readonly unknown = new LRUCache<string, true>({ max: 10_000 });
+  /** The database's access feed; undefined on PGlite (nothing is kept there). */
+  readonly feed: AccessFeed | undefined;
+  /** Emptied by replacing it (O(1): an LRU's clear walks its whole capacity, every change). */
+  private kept = new Map<string, Kept>();
+  /** How often a token's request used what was kept, and how often it asked the database. */
+  readonly counts = { kept: 0, queried: 0 };
 
   constructor(
     private readonly db: Db,
     private readonly secret: string,
     private readonly sessions: SessionLifetime,
-  ) {}
+    onFeedError?: (error: Error) => void,
+  ) {
+    this.feed = accessFeed(db, onFeedError);
+    this.feed?.onChange(() => {
+      if (this.kept.size > 0) this.kept = new Map();
+    });
+  }
+
+  /** Resolves when what token queries answer can be kept (at once on PGlite, which keeps none). */
+  ready(): Promise<void> {
+    return this.feed?.ready() ?? Promise.resolve();
+  }
+
+  /** Stops listening for changes (the close of the app). */
+  async close(): Promise<void> {
+    await this.feed?.close();
+  }
 
   /**
    * The caller's identity, or undefined when the request is not authenticated (no throw: a 401 is
@@ -107,6 +151,11 @@ export class Authenticator {
     teamId?: string,
     sessionCookie?: string,
     withUserTeams = false,
+    /**
+     * A read (GET, HEAD): may use what an earlier request's query answered. A write asks the
+     * database: its own statements cost a round trip anyway, and it changes what is kept.
+     */
+    reading = false,
   ): Promise<Authenticated | undefined> {
     if (header === undefined && sessionCookie !== undefined) {
       return this.authenticateSession(sessionCookie);
@@ -115,17 +164,7 @@ export class Authenticator {
     if (!token || parseToken(token) !== "personalAccessToken") return undefined;
     const digest = tokenDigest(this.secret, token);
     if (this.unknown.has(digest)) return undefined;
-    const found: (Omit<Authenticated, "identity"> & { identity: TokenIdentity }) | undefined =
-      teamId !== undefined
-        ? await findTokenAndTeam(this.db, digest, teamId).then(
-            (result) =>
-              result && { identity: result.identity, team: { teamId, found: result.team } },
-          )
-        : withUserTeams
-          ? await findTokenAndUserTeams(this.db, digest).then(
-              (result) => result && { identity: result.identity, userTeams: result.teams },
-            )
-          : await findTokenByDigest(this.db, digest).then((identity) => identity && { identity });
+    const found = await this.findToken(digest, teamId, withUserTeams, reading);
     if (!found) {
       this.unknown.set(digest, true);
       return undefined;
@@ -154,6 +193,44 @@ export class Authenticator {
       team: found.team,
       userTeams: found.userTeams,
     };
+  }
+
+  /** The token's query, or what it answered before when nothing has changed since (see above). */
+  private async findToken(
+    digest: string,
+    teamId: string | undefined,
+    withUserTeams: boolean,
+    reading: boolean,
+  ): Promise<TokenFound | undefined> {
+    const feed = reading ? this.feed : undefined;
+    const key =
+      teamId !== undefined ? `${digest} ${teamId}` : withUserTeams ? `${digest} *` : digest;
+    const kept = feed && this.kept.get(key);
+    if (kept && (await feed.barrier()) && kept.generation === feed.generation) {
+      this.counts.kept++;
+      return kept.found;
+    }
+    this.counts.queried++;
+    const generation = feed?.generation;
+    const found: TokenFound | undefined =
+      teamId !== undefined
+        ? await findTokenAndTeam(this.db, digest, teamId).then(
+            (result) =>
+              result && { identity: result.identity, team: { teamId, found: result.team } },
+          )
+        : withUserTeams
+          ? await findTokenAndUserTeams(this.db, digest).then(
+              (result) => result && { identity: result.identity, userTeams: result.teams },
+            )
+          : await findTokenByDigest(this.db, digest).then((identity) => identity && { identity });
+    // Kept only when the feed listened from before the query to its answer with no change heard:
+    // a change committed while the query ran is heard later, and empties what is kept then.
+    if (found && feed?.live && feed.generation === generation) {
+      // Bounded: when full, start again (a change empties it anyway).
+      if (this.kept.size >= MAX_KEPT) this.kept = new Map();
+      this.kept.set(key, { found: deepFreeze(found), generation: feed.generation });
+    }
+    return found;
   }
 
   /**
@@ -298,6 +375,10 @@ export class Authenticator {
 }
 
 declare module "fastify" {
+  interface FastifyInstance {
+    /** Who is calling (the app's one authenticator: tests read its counts). */
+    authenticator: Authenticator;
+  }
   interface FastifyRequest {
     /** The caller, set by the authentication plugin (and by the pages' own session hook). */
     auth?: Identity;
@@ -310,4 +391,13 @@ declare module "fastify" {
     /** What authentication reads with the token for this REST route (core/rest.ts). */
     preload?: "userTeams";
   }
+}
+
+/** Frozen through and through: what is kept is shared by the requests that use it. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }

@@ -48,6 +48,9 @@ const unauthorizedBody = (requestId: string): ErrorBody => ({
   requestId,
 });
 
+/** Methods that change nothing: their token's answers may come from what was kept. */
+const READS = new Set(["GET", "HEAD"]);
+
 export const authenticationPlugin = fp(
   async (app: FastifyInstance, opts: AuthenticationOptions) => {
     // Cookies are parsed only where a session is read (below, and the pages), not per request.
@@ -61,8 +64,15 @@ export const authenticationPlugin = fp(
         // The caller of a /trpc request, known here for the rate limits; createContext refuses it
         // when there is none, in tRPC's envelope.
         if (TRPC.test(request.url)) {
-          request.auth = (await authenticator.authenticate(request.headers.authorization))
-            ?.identity;
+          request.auth = (
+            await authenticator.authenticate(
+              request.headers.authorization,
+              undefined,
+              undefined,
+              false,
+              READS.has(request.method),
+            )
+          )?.identity;
         }
         return;
       }
@@ -75,6 +85,7 @@ export const authenticationPlugin = fp(
           ? sessionCookieOf(app, request, opts.sessionCookie)
           : undefined,
         request.routeOptions.config.preload === "userTeams",
+        READS.has(request.method),
       );
       if (authenticated) {
         request.auth = authenticated.identity;

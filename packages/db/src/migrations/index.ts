@@ -18,6 +18,7 @@ import * as editorSessions from "./2026-11-25T1600-editor-sessions";
 import * as deviceReportedSettings from "./2026-11-25T1700-device-reported-settings";
 import * as deviceOtc from "./2026-11-25T1710-device-otc";
 import * as operationTargets from "./2026-11-25T1720-operation-targets";
+import * as accessNotifications from "./2026-11-28T2100-access-notifications";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-25T1700-device-reported-settings": deviceReportedSettings,
   "2026-11-25T1710-device-otc": deviceOtc,
   "2026-11-25T1720-operation-targets": operationTargets,
+  "2026-11-28T2100-access-notifications": accessNotifications,
 };
