@@ -18,8 +18,20 @@ export function userView(row: UserRow, baseUrl: string): User {
   };
 }
 
+/** Views of rows the authenticator keeps (frozen, shared by requests): built once a row. */
+const keptViews = new WeakMap<UserTeamRow, { baseUrl: string; view: UserTeam }>();
+
 /** A team of the user's, with their role in it. */
 export function userTeamView(row: UserTeamRow, baseUrl: string): UserTeam {
+  if (!Object.isFrozen(row)) return buildUserTeamView(row, baseUrl);
+  const kept = keptViews.get(row);
+  if (kept?.baseUrl === baseUrl) return kept.view;
+  const view = Object.freeze(buildUserTeamView(row, baseUrl));
+  keptViews.set(row, { baseUrl, view });
+  return view;
+}
+
+function buildUserTeamView(row: UserTeamRow, baseUrl: string): UserTeam {
   return {
     ...teamSummary(row, baseUrl),
     type: { id: row.type_id, name: row.type_name, active: row.type_active },
