@@ -6,12 +6,15 @@
 // An `AccessFeed` listens on a connection of its own and counts what it hears (`generation`), so
 // that a process can keep what those queries answered and still see another process's change on
 // the very next request:
-// - `barrier()` is one empty statement on the listening connection. PostgreSQL sends a listener
-//   the notifications pending for it before it says it is ready for the next statement, and a
-//   commit signals the listeners before its client hears it committed; so when a barrier sent
-//   after a commit returns, that commit's notification has been heard. Requests that arrive while
-//   a barrier is out wait for the next one, and share it: one round trip for many requests, and a
-//   trivial one.
+// - `barrier()` is one trivial statement on the listening connection. PostgreSQL sends a
+//   listener the notifications pending for it before it says it is ready for the next statement,
+//   and a commit signals the listeners before its client hears it committed; so when a barrier
+//   sent after a commit returns, that commit's notification has been heard. Requests that arrive
+//   while a barrier is out wait for the next one, and share it: one round trip for many requests.
+//   The statement asks the server process's id: behind a pooler that moved the connection to
+//   another server process (where nothing listens) it differs, and the feed counts as lost. A
+//   barrier unanswered in BARRIER_TIMEOUT_MS answers false and drops the connection (a
+//   half-open TCP connection would otherwise hold every read that has a kept answer).
 // - While the connection is down (not yet up, lost, or closed) `live` is false and a barrier
 //   answers false: what was kept must not be trusted, since notifications may have been missed.
 //   Every change of state moves `generation` too. It reconnects on its own.
@@ -22,6 +25,7 @@ import type { Db } from "./create-db";
 
 const CHANNEL = "flowplane_access";
 const RETRY_MS = 1_000;
+const BARRIER_TIMEOUT_MS = 2_000;
 
 /** How a database's feed connects: what `createDb` knew of the server. */
 export interface FeedTarget {
@@ -56,12 +60,15 @@ export function accessFeed(db: Db, onError?: (error: Error) => void): AccessFeed
 export class AccessFeed {
   /** Moves on every change heard and every loss or gain of the connection. */
   generation = 0;
-  private client: pg.Client | undefined;
-  private schema = "";
   /** The listening connection's server process (tests end it to see the feed recover). */
   backendPid: number | undefined;
+  private client: pg.Client | undefined;
+  private schema = "";
   private closed = false;
+  private connecting: Promise<void> | undefined;
   private retry: NodeJS.Timeout | undefined;
+  /** An outage is reported once, not at every retry. */
+  private reported = false;
   private barrierOut = false;
   private waiting: Array<(ok: boolean) => void> = [];
   private readonly listeners = new Set<() => void>();
@@ -71,7 +78,7 @@ export class AccessFeed {
     private readonly target: FeedTarget,
     private readonly onError?: (error: Error) => void,
   ) {
-    void this.connect();
+    this.connecting = this.connect();
   }
 
   /** Listening now: a barrier can answer true. */
@@ -107,6 +114,7 @@ export class AccessFeed {
     this.closed = true;
     this.target.feeds.delete(this);
     clearTimeout(this.retry);
+    await this.connecting;
     const client = this.client;
     this.lost(client);
     for (const resolve of this.readyWaiters.splice(0)) resolve();
@@ -122,23 +130,44 @@ export class AccessFeed {
       return;
     }
     this.barrierOut = true;
+    let settled = false;
+    const settle = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      this.barrierOut = false;
+      if (!ok) this.drop(client);
+      for (const resolve of batch) resolve(ok);
+      if (this.waiting.length > 0) this.sendBarrier();
+    };
+    const timer = setTimeout(() => settle(false), BARRIER_TIMEOUT_MS);
     // The connection is idle whenever no barrier is out, so the statement leaves at once: every
     // request in `batch` arrived before it was sent.
-    client.query(";").then(
-      () => this.barrierBack(batch, this.client === client),
-      () => this.barrierBack(batch, false),
+    client.query<{ pid: number }>("select pg_backend_pid() as pid").then(
+      ({ rows }) => settle(this.client === client && rows[0]?.pid === this.backendPid),
+      () => settle(false),
     );
-  }
-
-  private barrierBack(batch: Array<(ok: boolean) => void>, ok: boolean): void {
-    this.barrierOut = false;
-    for (const resolve of batch) resolve(ok);
-    if (this.waiting.length > 0) this.sendBarrier();
   }
 
   private changed(): void {
     this.generation++;
     for (const listener of this.listeners) listener();
+  }
+
+  /** Gives up a connection that cannot be trusted; `connect` makes a new one. */
+  private drop(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.lost(client);
+    client.end().catch(() => {});
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.closed || this.retry !== undefined) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      this.connecting = this.connect();
+    }, RETRY_MS).unref();
   }
 
   private async connect(): Promise<void> {
@@ -148,15 +177,20 @@ export class AccessFeed {
       ...(this.target.options ? { options: this.target.options } : {}),
       application_name: "flowplane access feed",
       keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      connectionTimeoutMillis: 10_000,
     });
     let gone = false;
     const fail = (error?: Error) => {
       if (gone) return;
       gone = true;
-      if (error && !this.closed) this.onError?.(error);
+      if (error && !this.closed && !this.reported) {
+        this.reported = true;
+        this.onError?.(error);
+      }
       this.lost(client);
       client.end().catch(() => {});
-      if (!this.closed) this.retry = setTimeout(() => void this.connect(), RETRY_MS).unref();
+      this.scheduleRetry();
     };
     client.on("error", fail);
     client.on("end", () => fail());
@@ -181,6 +215,7 @@ export class AccessFeed {
       return;
     }
     this.client = client;
+    this.reported = false;
     this.changed();
     for (const resolve of this.readyWaiters.splice(0)) resolve();
   }
