@@ -93,8 +93,12 @@ export interface SessionLifetime {
   idleMs: number;
 }
 
-/** How many token answers are kept at most. */
+/**
+ * How much is kept at most, in answers and in their weight (an answer, plus a row for each team
+ * of a user's teams): a user in many teams with many tokens must not fill a small machine.
+ */
 const MAX_KEPT = 10_000;
+const MAX_KEPT_WEIGHT = 50_000;
 
 /** How often a session's last activity is written at most (the idle timeout's resolution). */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -114,6 +118,7 @@ export class Authenticator {
   readonly feed: AccessFeed | undefined;
   /** Emptied by replacing it (O(1): an LRU's clear walks its whole capacity, every change). */
   private kept = new Map<string, Kept>();
+  private keptWeight = 0;
   /** How often a token's request used what was kept, and how often it asked the database. */
   readonly counts = { kept: 0, queried: 0 };
 
@@ -125,7 +130,7 @@ export class Authenticator {
   ) {
     this.feed = accessFeed(db, onFeedError);
     this.feed?.onChange(() => {
-      if (this.kept.size > 0) this.kept = new Map();
+      if (this.kept.size > 0) this.forget();
     });
   }
 
@@ -195,6 +200,11 @@ export class Authenticator {
     };
   }
 
+  private forget(): void {
+    this.kept = new Map();
+    this.keptWeight = 0;
+  }
+
   /** The token's query, or what it answered before when nothing has changed since (see above). */
   private async findToken(
     digest: string,
@@ -227,7 +237,9 @@ export class Authenticator {
     // a change committed while the query ran is heard later, and empties what is kept then.
     if (found && feed?.live && feed.generation === generation) {
       // Bounded: when full, start again (a change empties it anyway).
-      if (this.kept.size >= MAX_KEPT) this.kept = new Map();
+      const weight = 1 + (found.userTeams?.length ?? 0);
+      if (this.kept.size >= MAX_KEPT || this.keptWeight + weight > MAX_KEPT_WEIGHT) this.forget();
+      this.keptWeight += weight;
       this.kept.set(key, { found: deepFreeze(found), generation: feed.generation });
     }
     return found;
