@@ -5,6 +5,7 @@
 // round trip (one socket write, one PostgreSQL backend woken) instead of one each; each check-in
 // still runs in a statement sent after it arrived, so a token revoked before it is refused.
 import { type Kysely, sql } from "kysely";
+import { compiledOnce } from "./compiled-once";
 import { effectiveTarget } from "./devices";
 import type { Database } from "./schema";
 
@@ -111,13 +112,45 @@ const lastSeenResolution = sql.raw(`interval '${LAST_SEEN_RESOLUTION_MS} millise
 /** One statement for a batch of check-ins; the answers in the batch's order. */
 async function run(db: Db, batch: Pending[]): Promise<(DeviceTarget | undefined)[]> {
   const column = (of: (p: Pending) => string | null) => batch.map(of);
-  const result = await sql<DeviceTarget & { n: string }>`with input as (
+  const rows = await checkInStatement(
+    db,
+    column((p) => p.id),
+    column((p) => p.digest),
+    column((p) => p.report.state),
+    column((p) => p.report.agentVersion),
+    column((p) => p.report.nodeRedVersion),
+    column((p) => p.report.nodejsVersion),
+    column((p) => p.report.snapshot),
+    column((p) => p.report.settings),
+  );
+  const answers: (DeviceTarget | undefined)[] = new Array(batch.length).fill(undefined);
+  for (const { n, ...target } of rows) answers[Number(n) - 1] = target;
+  return answers;
+}
+
+type Column = (string | null)[];
+
+/**
+ * The statement, compiled once: each column of the batch is one array parameter, so its text never
+ * changes (built each time, Kysely compiled it again and the prepared statement's name was found
+ * by hashing its whole text: ~6 % of a check-in's CPU in the profile).
+ */
+const checkInStatement = compiledOnce(
+  (
+    _db,
+    ids: Column,
+    digests: Column,
+    states: Column,
+    agentVersions: Column,
+    nodeRedVersions: Column,
+    nodejsVersions: Column,
+    snapshots: Column,
+    settings: Column,
+  ) => sql<DeviceTarget & { n: string }>`with input as (
       select * from unnest(
-        ${column((p) => p.id)}::text[], ${column((p) => p.digest)}::text[],
-        ${column((p) => p.report.state)}::text[], ${column((p) => p.report.agentVersion)}::text[],
-        ${column((p) => p.report.nodeRedVersion)}::text[],
-        ${column((p) => p.report.nodejsVersion)}::text[], ${column((p) => p.report.snapshot)}::text[],
-        ${column((p) => p.report.settings)}::text[]
+        ${ids}::text[], ${digests}::text[], ${states}::text[], ${agentVersions}::text[],
+        ${nodeRedVersions}::text[], ${nodejsVersions}::text[], ${snapshots}::text[],
+        ${settings}::text[]
       ) with ordinality as i(id, digest, state, agent_version, node_red_version, nodejs_version,
         snapshot, settings, n)
     ), found as (
@@ -144,8 +177,5 @@ async function run(db: Db, batch: Pending[]): Promise<(DeviceTarget | undefined)
       from (select distinct on (id) * from found order by id, n desc) f
       where f.stale and w.id = f.id and w.token_digest = f.digest
     )
-    select n, application_id, project_id, settings_hash, target from found`.execute(db);
-  const answers: (DeviceTarget | undefined)[] = new Array(batch.length).fill(undefined);
-  for (const { n, ...target } of result.rows) answers[Number(n) - 1] = target;
-  return answers;
-}
+    select n, application_id, project_id, settings_hash, target from found`,
+);
