@@ -1,7 +1,7 @@
 // Changes that could alter what a token reaches, as PostgreSQL notifies them. The migration
-// `access-notifications` puts a statement trigger on every table an authentication query reads
-// (tokens and their teams, users, teams, memberships, team types): each change notifies the
-// channel `flowplane_access` with the schema it happened in, when its transaction commits.
+// `access-notifications` puts a row trigger on every table an authentication query reads (tokens
+// and their teams, users, teams, memberships, team types): each change notifies the channel
+// `flowplane_access` with the changed table's schema, when its transaction commits.
 //
 // An `AccessFeed` listens on a connection of its own and counts what it hears (`generation`), so
 // that a process can keep what those queries answered and still see another process's change on

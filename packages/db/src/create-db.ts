@@ -53,17 +53,7 @@ export async function createDb(config: DbConfig): Promise<Db> {
       ...(options ? { options } : {}),
     });
     pool.on("error", (error) => config.onIdleError?.(error));
-    const preparedPool = preparing(pool);
-    const db = new Kysely<Database>({
-      dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparedPool })),
-    });
-    const feeds = registerFeedTarget(db, { connectionString: config.url, options });
-    const end = preparedPool.end;
-    preparedPool.end = async () => {
-      await closeFeeds(feeds);
-      await end();
-    };
-    return db;
+    return postgresDb(pool, { connectionString: config.url, options });
   }
   if (config.kind === "embedded-postgres") {
     const poolSize = config.poolSize ?? 10;
@@ -76,26 +66,37 @@ export async function createDb(config: DbConfig): Promise<Db> {
     });
     const pool = new pg.Pool({ connectionString: server.url, max: poolSize });
     pool.on("error", (error) => config.onIdleError?.(error));
-    const preparedPool = preparing(pool);
-    const db = new Kysely<Database>({
-      dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparedPool })),
-    });
-    const feeds = registerFeedTarget(db, { connectionString: server.url });
-    // Destroying the Kysely instance stops the server after the feeds' and the pool's
-    // connections are closed.
-    const end = preparedPool.end;
-    preparedPool.end = async () => {
-      try {
-        await closeFeeds(feeds);
-        await end();
-      } finally {
-        await server.stop();
-      }
-    };
-    return db;
+    // Destroying the Kysely instance stops the server once the connections are closed.
+    return postgresDb(pool, { connectionString: server.url }, () => server.stop());
   }
   const pglite = await PGlite.create({ dataDir: config.dataDir, loadDataDir: config.loadDataDir });
   return new Kysely<Database>({ dialect: ownSchemaIntrospection(new PGliteDialect(pglite)) });
+}
+
+/**
+ * A database over a PostgreSQL pool, whose access feeds (access-changes.ts) connect to `target`.
+ * Destroying it closes the feeds, then the pool, then runs `after` (whatever else happens).
+ */
+function postgresDb(
+  pool: pg.Pool,
+  target: { connectionString: string; options?: string },
+  after?: () => Promise<void>,
+): Db {
+  const preparedPool = preparing(pool);
+  const db = new Kysely<Database>({
+    dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparedPool })),
+  });
+  const feeds = registerFeedTarget(db, target);
+  const end = preparedPool.end;
+  preparedPool.end = async () => {
+    try {
+      await closeFeeds(feeds);
+      await end();
+    } finally {
+      await after?.();
+    }
+  };
+  return db;
 }
 
 /** Statements with more parameters vary in shape (value lists) and are not worth keeping. */

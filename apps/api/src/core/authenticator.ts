@@ -15,8 +15,8 @@
 // (@flowplane/db access-changes.ts): every change committed before the request arrived, in this
 // process or another, has then been heard, and any change empties what was kept. So a revocation,
 // a suspension, a role change or a removal holds on the very next request, whichever process
-// serves it; while the feed is down nothing kept is used. A barrier is one empty statement shared
-// by the requests that arrive while the previous one is out: the reads it replaces cost the
+// serves it; while the feed is down nothing kept is used. A barrier is one trivial statement
+// shared by the requests that arrive while the previous one is out: the reads it replaces cost the
 // database a join and the server the rows' parsing, every request.
 import {
   bearerToken,
@@ -100,6 +100,20 @@ export interface SessionLifetime {
 const MAX_KEPT = 10_000;
 const MAX_KEPT_WEIGHT = 50_000;
 
+export interface AuthenticateOptions {
+  /** A team route's team, looked up with the token. */
+  teamId?: string;
+  /** The session cookie's value, used when there is no `Authorization` header. */
+  sessionCookie?: string;
+  /** Every team of the token's owner, looked up with the token. */
+  withUserTeams?: boolean;
+  /**
+   * A read (GET, HEAD): may use what an earlier request's query answered. A write asks the
+   * database: its own statements cost a round trip anyway, and it changes what is kept.
+   */
+  reading?: boolean;
+}
+
 /** How often a session's last activity is written at most (the idle timeout's resolution). */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -153,14 +167,7 @@ export class Authenticator {
    */
   async authenticate(
     header: string | undefined,
-    teamId?: string,
-    sessionCookie?: string,
-    withUserTeams = false,
-    /**
-     * A read (GET, HEAD): may use what an earlier request's query answered. A write asks the
-     * database: its own statements cost a round trip anyway, and it changes what is kept.
-     */
-    reading = false,
+    { teamId, sessionCookie, withUserTeams = false, reading = false }: AuthenticateOptions = {},
   ): Promise<Authenticated | undefined> {
     if (header === undefined && sessionCookie !== undefined) {
       return this.authenticateSession(sessionCookie);

@@ -232,7 +232,9 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
       if (!permissions) throw refused();
       return reply.send({ username: session.username, permissions, session: true });
     }
-    const authenticated = await opts.authenticator.authenticate(`Bearer ${token}`, project.team_id);
+    const authenticated = await opts.authenticator.authenticate(`Bearer ${token}`, {
+      teamId: project.team_id,
+    });
     if (!authenticated) throw unauthorized();
     const { identity, team } = authenticated;
     const permissions =

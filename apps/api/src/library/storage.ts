@@ -93,7 +93,10 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
     const cookie = cookies?.includes(opts.sessionCookie)
       ? app.parseCookie(cookies)[opts.sessionCookie]
       : undefined;
-    const authenticated = await opts.authenticator.authenticate(header, teamId, cookie);
+    const authenticated = await opts.authenticator.authenticate(header, {
+      teamId,
+      sessionCookie: cookie,
+    });
     if (!authenticated) throw notFound();
     const { identity, team } = authenticated;
     // A signed-in browser's write is judged as the API's (plugins/csrf.ts): not from another site.

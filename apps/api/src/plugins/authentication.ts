@@ -65,28 +65,24 @@ export const authenticationPlugin = fp(
         // when there is none, in tRPC's envelope.
         if (TRPC.test(request.url)) {
           request.auth = (
-            await authenticator.authenticate(
-              request.headers.authorization,
-              undefined,
-              undefined,
-              false,
-              READS.has(request.method),
-            )
+            await authenticator.authenticate(request.headers.authorization, {
+              reading: READS.has(request.method),
+            })
           )?.identity;
         }
         return;
       }
       const { teamId } = request.params as { teamId?: string };
-      const authenticated = await authenticator.authenticate(
-        request.headers.authorization,
+      const authenticated = await authenticator.authenticate(request.headers.authorization, {
         // A malformed team id is not looked up here; the procedure refuses it by name.
-        teamId !== undefined && isId(teamId) ? teamId : undefined,
-        request.headers.authorization === undefined
-          ? sessionCookieOf(app, request, opts.sessionCookie)
-          : undefined,
-        request.routeOptions.config.preload === "userTeams",
-        READS.has(request.method),
-      );
+        teamId: teamId !== undefined && isId(teamId) ? teamId : undefined,
+        sessionCookie:
+          request.headers.authorization === undefined
+            ? sessionCookieOf(app, request, opts.sessionCookie)
+            : undefined,
+        withUserTeams: request.routeOptions.config.preload === "userTeams",
+        reading: READS.has(request.method),
+      });
       if (authenticated) {
         request.auth = authenticated.identity;
         request.preloadedTeam = authenticated.team;

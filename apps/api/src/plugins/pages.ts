@@ -63,7 +63,9 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
     pages.addHook("onRequest", async (request, reply) => {
       const sid = sessionCookieOf(app, request, options.sessionCookie);
       if (sid !== undefined) {
-        const authenticated = await options.authenticator.authenticate(undefined, undefined, sid);
+        const authenticated = await options.authenticator.authenticate(undefined, {
+          sessionCookie: sid,
+        });
         request.auth = authenticated?.identity;
       }
       // Cross-site request forgery: every form, signing in too, is judged by the rule the API's
