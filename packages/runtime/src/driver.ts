@@ -17,7 +17,9 @@ export interface InstanceSpec {
   /** Environment variables for the Node-RED process: the user's plus the platform's `FF_*`. */
   env: Record<string, string>;
   /** Where the instance reaches the platform (storage, editor sign-in), e.g. http://127.0.0.1:3000;
-   *  "" runs Node-RED on its own (its file storage, no sign-in): the runtime's own tests only. */
+   *  a driver that hands the instance a socket to the platform (the local driver's
+   *  `platformConnection`) uses only its path. "" runs Node-RED on its own (its file storage, no
+   *  sign-in): the runtime's own tests only. */
   platformUrl: string;
   /** The instance's own token (`fpi_…`): reaches only this instance's storage routes. */
   token: string;
@@ -36,9 +38,12 @@ export type RuntimeState = "starting" | "running" | "stopped" | "crashed" | "abs
 
 export interface RuntimeStatus {
   state: RuntimeState;
-  /** Where the editor answers (when it runs), e.g. http://127.0.0.1:12080; null while the
-   *  instance has no address (absent, or suspended by a driver that releases it). */
-  url: string | null;
+  /**
+   * Where the platform reaches the editor while Node-RED starts or runs: HTTP over the Unix
+   * socket at `socketPath` (the driver's, in a directory the instance cannot write; no instance
+   * has a TCP port). null when it does not run (stopped, crashed, absent).
+   */
+  endpoint: { socketPath: string } | null;
   /** For `crashed`: the exit code or signal, in words. */
   detail?: string;
 }
@@ -70,7 +75,10 @@ export interface InstanceIsolation {
   user: "per-instance" | "platform";
   /** Instances are refused a start without their sandbox (INSTANCE_ISOLATION=required). */
   required: boolean;
-  /** Why instances have no sandbox, or share the platform's user id. */
+  /** `own`: each sandbox has a network namespace of its own (the outside world through NAT; not
+   *  the host's loopback, not another instance); `host`: instances share the host's network. */
+  network: "own" | "host";
+  /** Why instances have no sandbox, share the platform's user id, or share the host's network. */
   reason?: string;
 }
 
@@ -85,7 +93,7 @@ export interface Driver {
   stop(id: string): Promise<void>;
   /** Stop then start with the spec given (new env takes effect). */
   restart(spec: InstanceSpec): Promise<void>;
-  /** Stop and release what a stopped instance would keep running (the port); keep files. */
+  /** Stop and release what a stopped instance would keep (its sockets); keep files. */
   suspend(id: string): Promise<void>;
   /** Stop and delete everything the driver holds for the instance (process, files, logs). */
   remove(id: string): Promise<void>;

@@ -38,7 +38,7 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { constants } from "node:os";
 import { dirname, join, parse, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
@@ -59,10 +59,15 @@ import { type IsolationSetting, probeSandbox, SANDBOX_USER_DIR, startSandboxed }
 export interface LocalDriverOptions {
   /** Where instances' directories live, e.g. `<DATA_DIR>/instances`. */
   root: string;
-  /** The ports instances listen on, both ends included. */
-  ports: { min: number; max: number };
-  /** The loopback address Node-RED binds to. */
-  host?: string;
+  /**
+   * Each connection an instance's Node-RED opens to the platform (its storage module, its
+   * editor's sign-in, its team library: HTTP with its token), accepted on the instance's
+   * platform socket (`<root>/<id>/run/platform.sock`, `/run/flowplane/platform.sock` in its
+   * sandbox). The platform serves it as one of its own HTTP connections (e.g.
+   * `httpServer.emit("connection", socket)`). Without it, no platform socket is made and
+   * Node-RED calls `spec.platformUrl` over TCP (the runtime's own tests).
+   */
+  platformConnection?: (instanceId: string, socket: Socket) => void;
   /** How long Node-RED may take to answer after it is started. */
   startTimeoutMs?: number;
   /** How long a stop waits for Node-RED to exit before it is killed. */
