@@ -27,6 +27,7 @@ export default mergeConfig(
     test: {
       exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? ONCE : [])],
       globalSetup: [createRequire(import.meta.url).resolve("@flowplane/db/testing/global-setup")],
+      setupFiles: ["test/localhost-names.ts"],
     },
   }),
 );

@@ -2,6 +2,8 @@
 // outside tRPC and pages, then the procedures of every area (router.ts) as REST and /trpc.
 // `buildApp` does not listen, so tests and the CLI's tests run the real thing in-process.
 import Fastify, { type FastifyInstance } from "fastify";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { Duplex } from "node:stream";
 import { accounts, InitialPassword } from "./accounts/index";
 import { applications } from "./applications/index";
 import { devices } from "./devices/index";
@@ -9,7 +11,13 @@ import { broker, startTeamBroker } from "./broker/index";
 import { Authenticator } from "./core/authenticator";
 import { openApiDocument } from "./core/openapi";
 import { requestContext } from "./context";
-import { InstanceRuntime, instances } from "./instances/index";
+import {
+  editorHosts,
+  editorProxy,
+  InstanceRuntime,
+  instances,
+  outsideInstanceRoutes,
+} from "./instances/index";
 import { library } from "./library/index";
 import { Deploys, pipelines } from "./pipelines/index";
 import { authenticationPlugin } from "./plugins/authentication";
@@ -37,7 +45,41 @@ export type { AppOptions } from "./options";
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, tokenSecret, baseUrl } = options;
+  const hosts = editorHosts(baseUrl, options.editorDomain);
+  if (hosts.instanceOf(new URL(baseUrl).host) !== undefined) {
+    throw new Error(
+      `BASE_URL's host (${new URL(baseUrl).host}) is under the editors' domain (${hosts.domain}): editors must not share the platform's host`,
+    );
+  }
+  const proxy = editorProxy({
+    db,
+    hosts,
+    driver: options.instances?.driver,
+    log: () => app.log,
+  });
   const app: FastifyInstance = Fastify({
+    // Editors' hosts go to the proxy before Fastify sees them, WebSocket upgrades included (the
+    // broker's own upgrade handler never sees them); requests on an instance's connection reach
+    // only its own routes.
+    serverFactory: (handler) => {
+      const server = createServer((request, response) => {
+        if (proxy.handles(request)) return proxy.web(request, response);
+        if (outsideInstanceRoutes(request)) {
+          response.writeHead(404, { "content-type": "text/plain" }).end("Not Found\n");
+          return;
+        }
+        handler(request, response);
+      });
+      const emit = server.emit.bind(server) as (event: string, ...args: unknown[]) => boolean;
+      server.emit = ((event: string, ...args: unknown[]) => {
+        if (event === "upgrade" && proxy.handles(args[0] as IncomingMessage)) {
+          proxy.upgrade(args[0] as IncomingMessage, args[1] as Duplex, args[2] as Buffer);
+          return true;
+        }
+        return emit(event, ...args);
+      }) as Server["emit"];
+      return server;
+    },
     ...requestLogOptions(options.logger),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // No wall-clock bound on loading plugins or on their preClose hooks (Fastify's default: 10 s
@@ -79,6 +121,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       tokenSecret,
       log: app.log,
       platformUrl: () => listeningUrl(app),
+      hosts,
+      baseUrl,
     });
   if (runtime) await app.register(runtimePlugin, { runtime });
   const initialPassword =
@@ -95,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     runtime,
     deploys,
     initialPassword,
+    editorHosts: hosts,
   });
 
   // The broker's callbacks, the instances' storage API, the team library's and the devices' live
@@ -118,13 +163,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (teamBroker) await app.register(broker.routes, { db, tokenSecret, access: teamBroker.access });
   // An editor session lasts as Node-RED's own did (a day), or less when the platform's do.
   const editorSessionMaxAgeMs = Math.min(sessionMaxAgeMs, 24 * 3600_000);
-  await app.register(instances.routes, {
-    db,
-    tokenSecret,
-    authenticator,
-    signInLimits,
-    editorSessionMaxAgeMs,
-  });
+  const editorSignIn = { db, tokenSecret, authenticator, editorSessionMaxAgeMs, hosts };
+  await app.register(instances.routes, editorSignIn);
+  await app.register(instances.authorize, editorSignIn);
   await app.register(devices.routes, { db, tokenSecret });
   await app.register(library.routes, { db, tokenSecret, authenticator, baseUrl, sessionCookie });
   await app.register(pipelines.routes, { db, deploys });

@@ -5,7 +5,7 @@ import type { FastifyRequest } from "fastify";
 import type { InitialPassword } from "./accounts/index";
 import type { TeamBroker } from "./broker/index";
 import type { Context } from "./core/trpc";
-import type { InstanceRuntime } from "./instances/index";
+import type { EditorHosts, InstanceRuntime } from "./instances/index";
 import type { Deploys } from "./pipelines/index";
 import type { RateLimits } from "./plugins/rate-limits";
 
@@ -20,11 +20,13 @@ export interface Services {
   runtime?: InstanceRuntime;
   deploys: Deploys;
   initialPassword?: InitialPassword;
+  editorHosts: EditorHosts;
 }
 
 export function requestContext(services: Services): (request: FastifyRequest) => Context {
   const { db, baseUrl, tokenSecret, limits, teamBroker, runtime, deploys, initialPassword } =
     services;
+  const { editorHosts } = services;
   return (request) => ({
     db,
     auth: request.auth!,
@@ -40,5 +42,6 @@ export function requestContext(services: Services): (request: FastifyRequest) =>
     instances: runtime,
     deploys,
     initialPassword,
+    editorHosts,
   });
 }

@@ -150,11 +150,16 @@ const Env = z.object({
     .describe(
       "What runs hosted instances: local (Node-RED processes on this machine, under DATA_DIR/instances) or off (instances are kept but not run)",
     ),
-  INSTANCE_PORTS: range(
-    "12080-12279",
-    "A range of ports, e.g. 12080-12279",
-    "The loopback ports hosted instances' editors listen on (local driver)",
-  ).refine(({ min, max }) => min >= 1 && max <= 65535 && min <= max, "Not a range of ports"),
+  EDITOR_DOMAIN: z
+    .string()
+    .regex(
+      /^(?=.{1,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i,
+      "A DNS domain, e.g. editors.example.com",
+    )
+    .default("localhost")
+    .describe(
+      "Instances' editors are served by the platform at <instance name>.<EDITOR_DOMAIN> on BASE_URL's scheme and port (a wildcard DNS name pointing at the platform; localhost: browsers resolve *.localhost to loopback)",
+    ),
   INSTANCE_ISOLATION: z
     .enum(["auto", "required", "off"])
     .default("auto")

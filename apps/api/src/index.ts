@@ -1,6 +1,7 @@
 // What other packages may import: the router type for typed tRPC clients, and the server itself.
 export type { AppRouter } from "./router";
 export { buildApp, createLogger, type AppOptions } from "./app";
+export { acceptInstanceConnection } from "./instances/index";
 export {
   ensureInitialAdmin,
   loadTokenSecret,

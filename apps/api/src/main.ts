@@ -10,7 +10,9 @@ import { access, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import pretty from "pino-pretty";
+import type { Server } from "node:http";
 import { type AppOptions, buildApp, createLogger } from "./app";
+import { acceptInstanceConnection } from "./instances/index";
 import {
   checkPortFree,
   ensureInitialAdmin,
@@ -167,11 +169,14 @@ async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> 
 }
 
 async function serve(config: Config, log: Logger, db: Db, secret: string) {
+  // Instances reach the platform through sockets the driver hands them: their connections are
+  // served by this server once it exists.
+  let server: Server | undefined;
   const driver =
     config.INSTANCE_DRIVER === "local"
       ? new LocalDriver({
           root: join(config.DATA_DIR, "instances"),
-          ports: config.INSTANCE_PORTS,
+          platformConnection: (id, socket) => acceptInstanceConnection(server, id, socket),
           baseEnv: instanceBaseEnv(),
           isolation: config.INSTANCE_ISOLATION,
           userIds: config.INSTANCE_USER_IDS,
@@ -198,8 +203,10 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     },
     broker: brokerOptions(config),
     instances: driver ? { driver } : undefined,
+    editorDomain: config.EDITOR_DOMAIN,
     initialPasswordFile: join(config.DATA_DIR, INITIAL_PASSWORD_FILE),
   });
+  server = app.server;
   // Before listening: a SIGTERM that comes as soon as the server says where it listens (a
   // supervisor, a test) stops it cleanly, not by the signal's default.
   let closing = false;

@@ -25,6 +25,11 @@ export interface AppOptions {
   rateLimits?: RateLimitOptions;
   /** The team broker (none: no broker; the client routes still keep credentials). */
   broker?: BrokerOptions;
+  /**
+   * The domain under which instances' editors have their hosts (`<name>.<domain>`, on BASE_URL's
+   * scheme and port; default `localhost`). Never BASE_URL's own host.
+   */
+  editorDomain?: string;
   /** What runs hosted instances (none: instances can be created but not run: 503). */
   instances?: { driver: Driver };
   /**

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { expect } from "vitest";
 import {
+  acceptInstanceConnection,
   type AppOptions,
   buildApp,
   createLogger,
@@ -108,7 +109,30 @@ export function sessionOf(reply: { headers: Headers }): string | undefined {
  * Flowplane token (or an editor session's): Node-RED answers 204, or 401 to a role that may not
  * deploy.
  */
-export function deployFlows(url: string, token: string, flows: unknown[]): Promise<Response> {
+/**
+ * A token for one instance's editor, as a script gets it: created with a person's own token
+ * (`POST /api/v1/projects/{id}/editor/token`), which itself never reaches the instance.
+ */
+export async function editorToken(
+  server: Pick<TestServer, "request">,
+  instanceId: string,
+  personalToken: string,
+): Promise<{ token: string; url: string; permissions: string }> {
+  const reply = await server.request("POST", `/api/v1/projects/${instanceId}/editor/token`, {
+    token: personalToken,
+  });
+  expect(reply.status, reply.text).toBe(201);
+  return reply.body as { token: string; url: string; permissions: string };
+}
+
+/** Deploys flows through the instance's editor (Node-RED's admin API), as a script does. */
+export async function deployFlows(
+  server: Pick<TestServer, "request">,
+  instanceId: string,
+  personalToken: string,
+  flows: unknown[],
+): Promise<Response> {
+  const { token, url } = await editorToken(server, instanceId, personalToken);
   return fetch(`${url}/flows`, {
     method: "POST",
     headers: {
@@ -119,11 +143,6 @@ export function deployFlows(url: string, token: string, flows: unknown[]): Promi
     body: JSON.stringify(flows),
   });
 }
-
-// Each test file's instances take ports from a window of their own, likely free (the driver
-// skips ports in use).
-const windowStart = 20_000 + Math.floor(Math.random() * 400) * 100;
-const instancePorts = { min: windowStart, max: windowStart + 99 };
 
 /** A port nothing listens on now (for a server that must know its own URL before it listens). */
 export async function freePort(): Promise<number> {
@@ -170,7 +189,12 @@ export async function startServer(
   });
   await ensureInitialAdmin(db, TOKEN_SECRET, dataDir);
   const adminToken = (await readFile(join(dataDir, INITIAL_TOKEN_FILE), "utf8")).trim();
-  const baseUrl = options.baseUrl ?? "http://127.0.0.1:3000";
+  // With instances, BASE_URL is where the server listens: editors are served on its port
+  // (`<name>.localhost:<port>`), which the tests' fetch resolves to loopback (localhost-names.ts).
+  const port = options.port ?? (options.instances === true ? await freePort() : 0);
+  const baseUrl =
+    options.baseUrl ?? (options.instances === true ? `http://127.0.0.1:${port}` : "http://127.0.0.1:3000");
+  const connections: { server?: import("node:http").Server } = {};
   const app = await buildApp({
     db,
     tokenSecret: TOKEN_SECRET,
@@ -192,7 +216,8 @@ export async function startServer(
           ? {
               driver: new LocalDriver({
                 root: join(dataDir, "instances"),
-                ports: instancePorts,
+                platformConnection: (id, socket) =>
+                  acceptInstanceConnection(connections.server, id, socket),
                 baseEnv: inheritedEnv,
                 stopGraceMs: options.stopGraceMs ?? 5_000,
               }),
@@ -201,7 +226,8 @@ export async function startServer(
     initialPasswordFile: join(dataDir, INITIAL_PASSWORD_FILE),
   });
   const watch = watchReplies(app);
-  await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
+  connections.server = app.server;
+  await app.listen({ host: "127.0.0.1", port });
   const address = app.server.address();
   if (!address || typeof address === "string") throw new Error("no address");
   const url = `http://127.0.0.1:${address.port}`;

@@ -11,7 +11,7 @@ export class InMemoryDriver implements Driver {
   private readonly listeners: ((id: string, status: RuntimeStatus) => void)[] = [];
 
   private set(id: string, state: RuntimeStatus["state"]) {
-    const status = { state, url: state === "absent" ? null : `http://127.0.0.1:1/${id}` };
+    const status: RuntimeStatus = { state, endpoint: null };
     this.states.set(id, status);
     const log = this.logs_.get(id) ?? [];
     log.push({ ts: (log.at(-1)?.ts ?? Date.now()) + 1, level: "system", msg: `now ${state}` });
@@ -39,7 +39,7 @@ export class InMemoryDriver implements Driver {
     this.logs_.delete(id);
   }
   async status(id: string): Promise<RuntimeStatus> {
-    return this.states.get(id) ?? { state: "absent", url: null };
+    return this.states.get(id) ?? { state: "absent", endpoint: null };
   }
   async logs(id: string, query: { cursor?: number; backwards?: boolean; limit: number }) {
     const log = this.logs_.get(id) ?? [];
@@ -58,6 +58,7 @@ export class InMemoryDriver implements Driver {
       mode: "none" as const,
       user: "platform" as const,
       required: false,
+      network: "host" as const,
       reason: "runs nothing",
     };
   }

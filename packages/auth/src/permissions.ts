@@ -67,6 +67,8 @@ export const PERMISSIONS = {
   "project:change-status": { kind: "team", role: Role.owner, access: "write" },
   "project:status": { kind: "team", role: Role.dashboard, access: "read" },
   "project:log": { kind: "team", role: Role.viewer, access: "read" },
+  /** Flowplane's: a script's credential for one instance's editor (its rights follow the role). */
+  "project:editor-token": { kind: "team", role: Role.viewer, access: "write" },
   "team:projects:list": { kind: "team", role: Role.viewer, access: "read" },
   "project:snapshot:create": { kind: "team", role: Role.member, access: "write" },
   "project:snapshot:list": { kind: "team", role: Role.viewer, access: "read" },

@@ -15,6 +15,8 @@ export const TOKEN_PREFIX = {
   session: "fps",
   /** A person's session in one instance's editor: reaches that editor only, never the API. */
   editorSession: "fpe",
+  /** A one-time code the platform's sign-in page hands an editor, exchanged for an editor session. */
+  editorCode: "fpc",
   /** A hosted instance's own token: reaches only that instance's storage and editor routes. */
   instance: "fpi",
   /** An external MQTT broker's token: reaches only the broker callbacks under /api/comms/. */

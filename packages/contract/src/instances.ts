@@ -192,6 +192,31 @@ export const TeamApplicationStatusList = z
 /** An instance named in a path: any id-shaped value (an unknown one is 404, as every id). */
 export const InstanceIdInput = z.strictObject({ instanceId: Id });
 
+/** A script's credential for one instance's editor and admin API (and nothing else). */
+export const CreateEditorTokenInput = z.strictObject({
+  instanceId: Id,
+  expiresIn: z
+    .number()
+    .int()
+    .min(60)
+    .max(86_400)
+    .optional()
+    .describe("Seconds until it expires (60 to 86400; default 3600)"),
+});
+export type CreateEditorTokenInput = z.infer<typeof CreateEditorTokenInput>;
+
+export const EditorToken = z
+  .object({
+    token: z.string().describe("`fpe_…`: the Authorization bearer for the editor's admin API"),
+    expiresAt: Timestamp,
+    url: z.string().describe("The editor's address, where the token is accepted"),
+    permissions: z
+      .enum(["*", "read"])
+      .describe("What it allows now: members and owners deploy, viewers read"),
+  })
+  .meta({ id: "EditorToken" });
+export type EditorToken = z.infer<typeof EditorToken>;
+
 export const CreateInstanceInput = z.strictObject({
   name: InstanceName,
   applicationId: Id.describe("The application it belongs to; its team's owners create"),

@@ -156,6 +156,19 @@ export async function projectNameTaken(
   return (await query.executeTakeFirst()) !== undefined;
 }
 
+/** The instance of that name, whatever its case (an editor's host name): its id. */
+export async function findProjectIdByName(
+  db: Kysely<Database>,
+  name: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("projects")
+    .select("id")
+    .where(sql<string>`lower(name)`, "=", name.toLowerCase())
+    .executeTakeFirst();
+  return row?.id;
+}
+
 export async function insertProject(
   db: Kysely<Database>,
   values: {
@@ -266,10 +279,13 @@ export async function setProjectToken(
   await db.updateTable("projects").set({ token_digest: digest }).where("id", "=", id).execute();
 }
 
+/** The instance a token of its own belongs to. */
+export type InstanceOfToken = Pick<ProjectRow, "id" | "team_id" | "name">;
+
 export async function findProjectByToken(
   db: Kysely<Database>,
   digest: string,
-): Promise<Pick<ProjectRow, "id" | "team_id" | "name"> | undefined> {
+): Promise<InstanceOfToken | undefined> {
   return db
     .selectFrom("projects")
     .select(["id", "team_id", "name"])

@@ -364,7 +364,18 @@ export interface OperationsTable {
   target: string | null;
 }
 
+/** A one-time code the platform's sign-in page hands an editor (instances/editor-sign-in.ts). */
+export interface EditorAuthorizationCodesTable {
+  /** HMAC-SHA-256 of the code, keyed by the server secret. */
+  digest: string;
+  user_id: string;
+  project_id: string;
+  expires_at: Date;
+  created_at: CreatedAt;
+}
+
 export interface Database {
+  editor_authorization_codes: EditorAuthorizationCodesTable;
   users: UsersTable;
   teams: TeamsTable;
   team_members: TeamMembersTable;

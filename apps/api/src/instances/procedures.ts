@@ -4,7 +4,9 @@
 import { actsAsAdmin } from "@flowplane/auth";
 import {
   CheckInstanceNameInput,
+  CreateEditorTokenInput,
   CreateInstanceInput,
+  EditorToken,
   type EnvVar,
   Instance,
   InstanceIdInput,
@@ -42,6 +44,7 @@ import {
 import { ApiError, forbidden, notFound } from "../core/errors";
 import type { Action } from "./actions";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { editorRights, startEditorSession } from "./editor-sign-in";
 import { instanceStatusOf, instanceView } from "./views";
 
 const TAG = "Instances";
@@ -370,6 +373,35 @@ export const instancesRouter = router({
         },
         log: entries,
       };
+    }),
+
+  editorToken: procedure
+    .meta({
+      permission: "project:editor-token",
+      successStatus: 201,
+      openapi: {
+        method: "POST",
+        path: "/api/v1/projects/{instanceId}/editor/token",
+        tags: [TAG],
+        summary: "A token for one instance's editor and admin API (viewers and up)",
+        description:
+          "For scripts that call Node-RED's admin API (`Authorization: Bearer fpe_…` at the editor's `url`): it reaches that instance's editor and nothing else of the platform, so a person's own token never passes through the instance's process (which runs whatever its team deploys). Its rights are the caller's role of the moment in the team (members and owners deploy, viewers read); it ends at `expiresAt`, when unused for the sessions' idle time, and with the caller's sessions (a password change, `DELETE /api/v1/user/sessions`). Flowplane's own: FlowFuse's editors take no such token.",
+      },
+    })
+    .input(CreateEditorTokenInput)
+    .output(EditorToken)
+    .mutation(async ({ ctx, input }) => {
+      const project = await projectOf(ctx, input.instanceId);
+      const permissions = editorRights(teamOf(ctx).role);
+      if (!permissions) throw forbidden();
+      const expiresAt = new Date(Date.now() + (input.expiresIn ?? 3600) * 1000);
+      const token = await startEditorSession(ctx, {
+        userId: ctx.auth.userId,
+        projectId: project.id,
+        expiresAt,
+      });
+      const url = ctx.editorHosts.editorUrl(project.name);
+      return { token, expiresAt: expiresAt.toISOString(), url, permissions };
     }),
 
   start: actionProcedure(

@@ -31,6 +31,7 @@ import {
   type Action,
   type Actor,
 } from "./actions";
+import type { EditorHosts } from "./editor-hosts";
 import { instanceSpec, moduleInstallFailed } from "./spec";
 
 export interface RuntimeOptions {
@@ -39,6 +40,10 @@ export interface RuntimeOptions {
   tokenSecret: string;
   /** Where instances reach the platform: its own listening address (known once it listens). */
   platformUrl: () => string;
+  /** Where browsers open instances' editors (through the platform's proxy). */
+  hosts: EditorHosts;
+  /** The platform's public address (BASE_URL): where an editor sends a browser to sign in. */
+  baseUrl: string;
   log: FastifyBaseLogger;
 }
 
@@ -59,10 +64,13 @@ export class InstanceRuntime {
   }
 
   async status(
-    project: Pick<ProjectDetail, "id" | "state" | "in_flight">,
+    project: Pick<ProjectDetail, "id" | "name" | "state" | "in_flight">,
   ): Promise<{ meta: { state: InstanceState }; url: string | null; runtime: RuntimeStatus }> {
     const runtime = await this.options.driver.status(project.id);
-    return { meta: { state: metaState(project, runtime) }, url: runtime.url, runtime };
+    // The editor's address is the platform's proxy on the instance's own host, whatever its
+    // state (the proxy says when it is not running); never a port of the instance's.
+    const url = runtime.state === "absent" ? null : this.options.hosts.editorUrl(project.name);
+    return { meta: { state: metaState(project, runtime) }, url, runtime };
   }
 
   logs: Driver["logs"] = (id, query) => this.options.driver.logs(id, query);

@@ -8,20 +8,23 @@ import type { RuntimeOptions } from "./runtime";
 
 /** What Node-RED starts with: its variables (its own and the platform's), modules, token. */
 export async function instanceSpec(
-  options: Pick<RuntimeOptions, "driver" | "platformUrl">,
+  options: Pick<RuntimeOptions, "platformUrl" | "hosts" | "baseUrl">,
   project: ProjectDetail,
   token: string,
 ): Promise<InstanceSpec> {
-  const { url } = await options.driver.status(project.id);
   const own = project.settings.env ?? [];
-  const env = [...own, ...platformEnv(project, url)];
+  const env = [...own, ...platformEnv(project, options.hosts.editorUrl(project.name))];
   const version = project.stack_properties.nodered;
   return {
     id: project.id,
     name: project.name,
     teamId: project.team_id,
     nodeRedVersion: typeof version === "string" ? version : "",
-    env: Object.fromEntries(env.map((variable) => [variable.name, variable.value])),
+    env: {
+      ...Object.fromEntries(env.map((variable) => [variable.name, variable.value])),
+      // Where the editor sends a browser to sign in: the platform's public address.
+      FLOWPLANE_BASE_URL: options.baseUrl,
+    },
     platformUrl: options.platformUrl(),
     token,
     modules: project.settings.palette?.modules ?? {},

@@ -1,24 +1,12 @@
 // What a hosted instance's Node-RED calls (packages/runtime/src/local/node-red/platform.cjs), under
 // /storage/<instanceId>/ as FlowFuse's storage API: its flows, credentials, settings and library,
-// kept in the platform's database; and its editor's sign-in and every editor request, decided here
-// (the editor's sessions are the platform's, bound to the instance: see the sign-in below). Every
+// kept in the platform's database; and its editor's sessions (editor-sign-in.ts). Every
 // call needs the instance's own token (`fpi_…`, a new one for each start of its Node-RED), which
 // reaches this instance's routes and nothing else. Not in the OpenAPI document: not for people.
+import { bearerToken, parseToken, tokenDigest } from "@flowplane/auth";
+import { ModuleName, ModuleVersion } from "@flowplane/contract";
 import {
-  bearerToken,
-  generateToken,
-  parseToken,
-  tokenDigest,
-  tokenReachesTeam,
-} from "@flowplane/auth";
-import { ModuleName, ModuleVersion, Role } from "@flowplane/contract";
-import {
-  type Db,
-  deleteEditorSession,
   findProjectByToken,
-  findTeamForUser,
-  findUserByLogin,
-  insertSession,
   readLibraryEntries,
   readProjectStorage,
   setProjectPaletteModules,
@@ -26,21 +14,13 @@ import {
   writeLibraryEntry,
   writeProjectStorage,
 } from "@flowplane/db";
+import type { InstanceOfToken } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import type { Authenticator } from "../core/authenticator";
 import { ApiError, toErrorResponse, unauthorized, validationError } from "../core/errors";
-import { checkCredentials } from "../accounts/sessions";
-import type { SignInLimits } from "../core/limits";
+import { type EditorSignInOptions, editorSessionRoutes } from "./editor-sign-in";
 
-export interface InstanceStorageOptions {
-  db: Db;
-  tokenSecret: string;
-  authenticator: Authenticator;
-  signInLimits: SignInLimits;
-  /** How long an editor session lasts at most (its idle timeout is the platform's sessions'). */
-  editorSessionMaxAgeMs: number;
-}
+export type InstanceStorageOptions = EditorSignInOptions;
 
 /** The paths this plugin guards itself. */
 export const INSTANCE_STORAGE = /^\/storage\//;
@@ -85,15 +65,9 @@ function paletteModules(nodes: unknown): Record<string, string> | undefined {
   return modules;
 }
 
-/** Who gets into the editor, with what: members and owners deploy, viewers read. */
-function editorRights(role: number | undefined, readOnly = false): "*" | "read" | undefined {
-  if (role === undefined || role < Role.viewer) return undefined;
-  return role >= Role.member && !readOnly ? "*" : "read";
-}
-
 export async function instanceStorageRoutes(app: FastifyInstance, opts: InstanceStorageOptions) {
   /** The instance the token belongs to, when it is the one the path names; or a 401 sent. */
-  async function guard(request: FastifyRequest, reply: FastifyReply) {
+  async function guard(request: FastifyRequest, reply: FastifyReply): Promise<InstanceOfToken | undefined> {
     const { instanceId } = request.params as { instanceId: string };
     const token = bearerToken(request.headers.authorization);
     const project =
@@ -177,96 +151,5 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
     return reply.code(204).send();
   });
 
-  // The editor's sign-in. 200 `{ username, permissions, token }` lets the person in: the token
-  // is an editor session of the platform's (`fpe_…`, bound to this instance), which Node-RED hands
-  // to the editor instead of a session of its own, so that each later request of the editor comes
-  // back here (`/auth/token`) and is decided by the rules of the moment: the role in the team, a
-  // suspension, an expired password, a password change or a removal (which end the session).
-  // Anything but 200 keeps the person out.
-  const refused = () => new ApiError(403, "forbidden", "Not a member of the instance's team");
-  const expired = () =>
-    new ApiError(403, "password_expired", "Your password has expired: choose a new one first");
-
-  app.post("/storage/:instanceId/auth/password", { config }, async (request, reply) => {
-    const project = await guard(request, reply);
-    if (!project) return reply;
-    const { username, password } = parse(
-      z.strictObject({ username: z.string().max(256), password: z.string().max(1024) }),
-      request.body,
-    );
-    // Counted per instance (all of them call from 127.0.0.1) and per account.
-    const user = await checkCredentials(
-      opts,
-      request,
-      username,
-      password,
-      `instance:${project.id}`,
-    );
-    if (user.password_expired) throw expired();
-    const found = await findTeamForUser(opts.db, project.team_id, user.id);
-    const permissions = editorRights(found?.role);
-    if (!permissions) throw refused();
-    const token = generateToken("editorSession");
-    await insertSession(opts.db, {
-      userId: user.id,
-      digest: tokenDigest(opts.tokenSecret, token),
-      expiresAt: new Date(Date.now() + opts.editorSessionMaxAgeMs),
-      projectId: project.id,
-    });
-    return reply.send({ username: user.username, permissions, token });
-  });
-
-  app.post("/storage/:instanceId/auth/token", { config }, async (request, reply) => {
-    const project = await guard(request, reply);
-    if (!project) return reply;
-    // `check`: platform.cjs asking whether an open editor's session still holds (no activity).
-    const { token, check } = parse(
-      z.strictObject({ token: z.string().max(1024), check: z.boolean().optional() }),
-      request.body,
-    );
-    if (parseToken(token) === "editorSession") {
-      const session = await opts.authenticator.authenticateEditor(token, project.id, !check);
-      if (!session) throw unauthorized();
-      if (session.passwordExpired) throw expired();
-      const permissions = editorRights(session.role);
-      if (!permissions) throw refused();
-      return reply.send({ username: session.username, permissions, session: true });
-    }
-    const authenticated = await opts.authenticator.authenticate(`Bearer ${token}`, {
-      teamId: project.team_id,
-    });
-    if (!authenticated) throw unauthorized();
-    const { identity, team } = authenticated;
-    const permissions =
-      tokenReachesTeam(identity.scope, project.team_id) &&
-      editorRights(team?.found?.role, identity.scope.readOnly);
-    if (!permissions) throw refused();
-    return reply.send({ username: identity.username, permissions });
-  });
-
-  // Signing out in the editor (Node-RED's /auth/revoke, passed on by platform.cjs): the editor
-  // session ends here too, so the token is worthless to whoever still holds it. Another kind of
-  // token (a person's own access token used as the editor's bearer) is theirs, and stays.
-  app.post("/storage/:instanceId/auth/revoke", { config }, async (request, reply) => {
-    const project = await guard(request, reply);
-    if (!project) return reply;
-    const { token } = parse(z.strictObject({ token: z.string().max(1024) }), request.body);
-    if (parseToken(token) === "editorSession") {
-      await deleteEditorSession(opts.db, tokenDigest(opts.tokenSecret, token), project.id);
-    }
-    return reply.code(204).send();
-  });
-
-  // Node-RED asks again for a user it has a session for (after it restarts).
-  app.post("/storage/:instanceId/auth/user", { config }, async (request, reply) => {
-    const project = await guard(request, reply);
-    if (!project) return reply;
-    const { username } = parse(z.strictObject({ username: z.string().max(256) }), request.body);
-    const user = await findUserByLogin(opts.db, username);
-    const found =
-      user && !user.suspended && (await findTeamForUser(opts.db, project.team_id, user.id));
-    const permissions = found ? editorRights(found.role) : undefined;
-    if (!user || !permissions) throw refused();
-    return reply.send({ username: user.username, permissions });
-  });
+  editorSessionRoutes(app, opts, guard);
 }

@@ -17,7 +17,7 @@ const instancePath = (baseUrl: string, id: string) => `${baseUrl}/api/v1/project
 
 /** The runtime's view of the instance: FlowFuse's `meta` and the editor's URL. */
 export async function runtimeOf(
-  project: Pick<ProjectDetail, "id" | "state" | "in_flight">,
+  project: Pick<ProjectDetail, "id" | "name" | "state" | "in_flight">,
   ctx: Pick<Context, "instances">,
 ) {
   if (!ctx.instances) {

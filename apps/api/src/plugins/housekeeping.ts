@@ -3,6 +3,7 @@
 // its own; the deletions are idempotent.
 import {
   type Db,
+  deleteExpiredEditorCodes,
   deleteExpiredInvitations,
   deleteExpiredTokens,
   deleteStaleSessions,
@@ -31,6 +32,7 @@ export const housekeepingPlugin = fp(
         const stale = await deleteStaleSessions(db, new Date(), opts.sessionIdleMs);
         if (stale > 0) app.log.info({ count: stale }, "deleted ended sessions");
         await deleteExpiredInvitations(db);
+        await deleteExpiredEditorCodes(db);
       } catch (error) {
         app.log.error({ err: error }, "token housekeeping failed");
       }

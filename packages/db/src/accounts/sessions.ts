@@ -205,3 +205,42 @@ export async function deleteStaleSessions(
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Keeps an editor's authorization code (its digest) until it is exchanged or expires. */
+export async function insertEditorCode(
+  db: Kysely<Database>,
+  code: { digest: string; userId: string; projectId: string; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto("editor_authorization_codes")
+    .values({
+      digest: code.digest,
+      user_id: code.userId,
+      project_id: code.projectId,
+      expires_at: code.expiresAt,
+    })
+    .execute();
+}
+
+/**
+ * Takes an authorization code for the instance, once: the code is deleted whether or not it was
+ * still valid, and its user is returned only when it had not expired.
+ */
+export async function takeEditorCode(
+  db: Kysely<Database>,
+  digest: string,
+  projectId: string,
+): Promise<{ userId: string } | undefined> {
+  const row = await db
+    .deleteFrom("editor_authorization_codes")
+    .where("digest", "=", digest)
+    .where("project_id", "=", projectId)
+    .returning(["user_id", "expires_at"])
+    .executeTakeFirst();
+  return row && row.expires_at.getTime() > Date.now() ? { userId: row.user_id } : undefined;
+}
+
+/** Deletes the codes no longer exchangeable (the housekeeping sweep). */
+export async function deleteExpiredEditorCodes(db: Kysely<Database>): Promise<void> {
+  await db.deleteFrom("editor_authorization_codes").where("expires_at", "<=", new Date()).execute();
+}

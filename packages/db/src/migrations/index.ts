@@ -19,6 +19,7 @@ import * as deviceReportedSettings from "./2026-11-25T1700-device-reported-setti
 import * as deviceOtc from "./2026-11-25T1710-device-otc";
 import * as operationTargets from "./2026-11-25T1720-operation-targets";
 import * as accessNotifications from "./2026-11-28T2100-access-notifications";
+import * as editorAuthorizationCodes from "./2026-11-29T0300-editor-authorization-codes";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-25T1710-device-otc": deviceOtc,
   "2026-11-25T1720-operation-targets": operationTargets,
   "2026-11-28T2100-access-notifications": accessNotifications,
+  "2026-11-29T0300-editor-authorization-codes": editorAuthorizationCodes,
 };
