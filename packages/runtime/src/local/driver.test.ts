@@ -1,17 +1,19 @@
-// The local driver with a real Node-RED: it starts and answers on a loopback port from the range,
-// takes a flow through its admin API, sees its environment after a restart, stops, crashes,
+// The local driver with a real Node-RED: it starts and answers on its editor's Unix socket (no TCP
+// port), takes a flow through its admin API, sees its environment after a restart, stops, crashes,
 // suspends, is found again by a new driver (the platform restarted) and is removed without a trace.
-// All of it in the sandbox (bubblewrap, where this machine has it); then what is particular to the
-// sandbox (a stop that must kill, what the process is on the host) and to having none.
-import { spawnSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, readlink, rm, stat } from "node:fs/promises";
-import { createServer as createHttpServer } from "node:http";
+// All of it in the sandbox (bubblewrap, where this machine has it) and, as root with pasta, in a
+// network namespace of its own; then what is particular to the sandbox (a stop that must kill,
+// what the process is on the host), to its network (what a flow can reach) and to having none.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { access, mkdtemp, readdir, readFile, readlink, rm, stat } from "node:fs/promises";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InstanceSpec, RuntimeStatus } from "../driver";
 import { DEFAULT_INSTANCE_USER_IDS, LocalDriver, NODE_RED_VERSION } from "./driver";
+import { netnsName } from "./network";
 
 let root: string;
 let driver: LocalDriver;
@@ -20,23 +22,30 @@ const sandboxExpected =
   // eslint-disable-next-line no-restricted-properties -- CI installs bubblewrap: the sandbox must be used there
   process.env.CI === "true" || spawnSync("bwrap", ["--version"]).status === 0;
 const isRoot = process.getuid?.() === 0;
+const hasPasta = spawnSync("sh", ["-c", "command -v pasta"]).status === 0;
+/** Why instances share the host's network here (the network tests are skipped then). */
+const noNetwork = !sandboxExpected
+  ? "no bubblewrap"
+  : !isRoot
+    ? "not root"
+    : !hasPasta
+      ? "pasta is not installed"
+      : undefined;
 const changes: [string, RuntimeStatus][] = [];
-// A window of ports unlikely to be in use; the driver skips any that are.
-const min = 20_000 + Math.floor(Math.random() * 400) * 100;
-const ports = { min, max: min + 49 };
 
 const spec = (id: string, env: Record<string, string> = {}): InstanceSpec => ({
   id,
   name: id,
   teamId: "team1",
   nodeRedVersion: NODE_RED_VERSION,
-  env,
+  // TEST_INSTANCE finds its Node-RED among the host's processes (pidOf).
+  env: { TEST_INSTANCE: id, ...env },
   platformUrl: "",
   token: "fpi_unused",
 });
 
 function newDriver() {
-  const created = new LocalDriver({ root, ports, startTimeoutMs: 45_000, stopGraceMs: 5_000 });
+  const created = new LocalDriver({ root, startTimeoutMs: 45_000, stopGraceMs: 5_000 });
   created.onStateChange((id, status) => changes.push([id, status]));
   return created;
 }
@@ -57,30 +66,87 @@ const GREETING_FLOW = [
 ];
 
 /**
- * Node-RED's host pid, found by the port the driver gave it (in its environment) and its name
- * (it calls itself "node-red"; bubblewrap's processes around it carry the same environment).
+ * Node-RED's host pid, found by its instance (in its environment) and its name (it calls itself
+ * "node-red"; bubblewrap's processes around it carry the same environment).
  */
-async function pidListeningOn(port: string): Promise<number> {
+async function pidOf(id: string): Promise<number> {
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const environ = await readFile(`/proc/${name}/environ`, "utf8").catch(() => "");
     const title = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
-    if (
-      environ.split("\0").includes(`FLOWPLANE_NODE_RED_PORT=${port}`) &&
-      title.startsWith("node-red")
-    ) {
+    if (environ.split("\0").includes(`TEST_INSTANCE=${id}`) && title.startsWith("node-red")) {
       return Number(name);
     }
   }
-  throw new Error(`no process has port ${port}`);
+  throw new Error(`no Node-RED runs for ${id}`);
+}
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+/** HTTP over the editor's socket (the status's endpoint); rejects when nothing answers there. */
+function call(
+  status: RuntimeStatus | string,
+  path: string,
+  init: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    timeoutMs?: number;
+  } = {},
+): Promise<Answer> {
+  const socketPath = typeof status === "string" ? status : status.endpoint?.socketPath;
+  if (!socketPath) return Promise.reject(new Error("no endpoint"));
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({
+      socketPath,
+      path,
+      method: init.method ?? "GET",
+      headers: init.headers,
+      timeout: init.timeoutMs ?? 30_000,
+    });
+    request.on("timeout", () => request.destroy(new Error("timed out")));
+    request.on("error", reject);
+    request.on("response", (response) => {
+      let text = "";
+      response.on("data", (chunk: Buffer) => (text += chunk));
+      response.on("error", reject);
+      response.on("end", () => resolve({ status: response.statusCode!, text }));
+    });
+    request.end(init.body);
+  });
+}
+
+const editorSocket = (id: string) => join(root, id, "editor.sock");
+
+/** The TCP sockets a process listens on (its network namespace's table, its own descriptors). */
+async function listeningTcp(pid: number): Promise<string[]> {
+  const inodes = new Set<string>();
+  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [])) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => "");
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode) inodes.add(inode);
+  }
+  const found: string[] = [];
+  for (const table of ["tcp", "tcp6"]) {
+    const text = await readFile(`/proc/${pid}/net/${table}`, "utf8").catch(() => "");
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // st 0A: LISTEN; the inode is the tenth field.
+      if (fields[3] === "0A" && inodes.has(fields[9]!)) found.push(`${table} ${fields[1]}`);
+    }
+  }
+  return found;
 }
 
 /** What the flow's GET /env answers once Node-RED has started the flows (just after it listens). */
-async function greeting(url: string | null): Promise<string> {
+async function greeting(status: RuntimeStatus): Promise<string> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const response = await fetch(`${url}/env`);
-    if (response.status === 200 || Date.now() > deadline) return response.text();
+    const response = await call(status, "/env");
+    if (response.status === 200 || Date.now() > deadline) return response.text;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -105,40 +171,40 @@ afterAll(async () => {
 });
 
 describe("the local driver", { timeout: 120_000 }, () => {
-  it("runs a real Node-RED on a loopback port of the range, which takes a flow and sees its env after a restart", async () => {
+  it("runs a real Node-RED on its editor's socket (no TCP port), which takes a flow and sees its env after a restart", async () => {
     const id = "0d6a3f4e-1111-4a4a-8a8a-000000000001";
     expect((await driver.status(id)).state).toBe("absent");
     await driver.create(spec(id));
-    const created = await driver.status(id);
-    expect(created).toEqual({ state: "stopped", url: expect.stringMatching(/^http:/) });
+    expect(await driver.status(id)).toEqual({ state: "stopped", endpoint: null });
 
     await driver.start(spec(id, { GREETING: "hello" }));
     const status = await driver.status(id);
-    expect(status).toEqual({ state: "running", url: created.url });
-    const url = new URL(status.url!);
-    expect(url.hostname).toBe("127.0.0.1");
-    expect(Number(url.port)).toBeGreaterThanOrEqual(ports.min);
-    expect(Number(url.port)).toBeLessThanOrEqual(ports.max);
+    expect(status).toEqual({ state: "running", endpoint: { socketPath: editorSocket(id) } });
+    // The socket is the platform's, in the instance's directory (which the instance cannot write).
+    expect((await stat(editorSocket(id))).isSocket()).toBe(true);
+    expect((await stat(editorSocket(id))).mode & 0o777).toBe(0o600);
 
-    const settings = await fetch(`${status.url}/settings`);
+    const settings = await call(status, "/settings");
     expect(settings.status).toBe(200);
-    expect(((await settings.json()) as { version: string }).version).toBe(NODE_RED_VERSION);
+    expect((JSON.parse(settings.text) as { version: string }).version).toBe(NODE_RED_VERSION);
+    // Node-RED listens on no TCP port, in whichever network it is.
+    expect(await listeningTcp(await pidOf(id))).toEqual([]);
 
-    const deployed = await fetch(`${status.url}/flows`, {
+    const deployed = await call(status, "/flows", {
       method: "POST",
       headers: { "content-type": "application/json", "Node-RED-Deployment-Type": "full" },
       body: JSON.stringify(GREETING_FLOW),
     });
     expect(deployed.status).toBe(204);
-    expect(await greeting(status.url)).toBe("hello");
+    expect(await greeting(status)).toBe("hello");
 
-    // Created again (as the platform does before every start): the running one keeps its port.
+    // Created again (as the platform does before every start): the running one keeps running.
     await driver.create(spec(id));
-    expect((await driver.status(id)).url).toBe(status.url);
+    expect(await driver.status(id)).toEqual(status);
     await driver.restart(spec(id, { GREETING: "bonjour" }));
     const again = await driver.status(id);
-    expect(again).toEqual({ state: "running", url: status.url });
-    expect(await greeting(again.url)).toBe("bonjour");
+    expect(again).toEqual(status);
+    expect(await greeting(again)).toBe("bonjour");
   });
 
   it("keeps Node-RED's output as log entries, paged by their timestamps", async () => {
@@ -177,28 +243,29 @@ describe("the local driver", { timeout: 120_000 }, () => {
     await driver.remove(id);
   });
 
-  it("stops (nothing answers on the port) and starts again on the same port", async () => {
+  it("stops (its socket is gone) and starts again on the same socket path", async () => {
     const id = "0d6a3f4e-1111-4a4a-8a8a-000000000001";
-    const { url } = await driver.status(id);
+    const running = await driver.status(id);
     await driver.stop(id);
-    expect(await driver.status(id)).toEqual({ state: "stopped", url });
-    await expect(fetch(`${url}/settings`)).rejects.toThrow();
+    expect(await driver.status(id)).toEqual({ state: "stopped", endpoint: null });
+    await expect(call(editorSocket(id), "/settings")).rejects.toThrow();
+    await expect(access(editorSocket(id))).rejects.toThrow();
 
     await driver.start(spec(id, { GREETING: "bonjour" }));
-    expect(await driver.status(id)).toEqual({ state: "running", url });
+    expect(await driver.status(id)).toEqual(running);
     // The flow was kept in its user directory.
-    expect(await greeting(url)).toBe("bonjour");
+    expect(await greeting(running)).toBe("bonjour");
   });
 
   it("reports a Node-RED that dies on its own as crashed, with why, in its status and log", async () => {
     const id = "0d6a3f4e-1111-4a4a-8a8a-000000000001";
     changes.length = 0;
-    process.kill(await pidListeningOn(new URL((await driver.status(id)).url!).port), "SIGKILL");
+    process.kill(await pidOf(id), "SIGKILL");
 
     const crashed = await waitFor(() => changes.find(([, s]) => s.state === "crashed"));
     expect(crashed).toEqual([
       id,
-      { state: "crashed", url: expect.stringMatching(/^http:/), detail: "killed by SIGKILL" },
+      { state: "crashed", endpoint: null, detail: "killed by SIGKILL" },
     ]);
     expect(await driver.status(id)).toEqual(crashed[1]);
     const { entries } = await driver.logs(id, { limit: 5 });
@@ -208,7 +275,7 @@ describe("the local driver", { timeout: 120_000 }, () => {
     });
     // Asked to stop, a crashed instance is stopped.
     await driver.stop(id);
-    expect(await driver.status(id)).toEqual({ state: "stopped", url: crashed[1].url });
+    expect(await driver.status(id)).toEqual({ state: "stopped", endpoint: null });
   });
 
   it("serializes calls on one instance: start, stop and start at once end running", async () => {
@@ -220,18 +287,18 @@ describe("the local driver", { timeout: 120_000 }, () => {
     ]);
     const status = await driver.status(id);
     expect(status.state).toBe("running");
-    expect(await greeting(status.url)).toBe("last");
+    expect(await greeting(status)).toBe("last");
   });
 
-  it("suspends (the port is released), and a new driver on the same directory finds it with its log", async () => {
+  it("suspends (its socket is released), and a new driver on the same directory finds it with its log", async () => {
     const id = "0d6a3f4e-1111-4a4a-8a8a-000000000001";
     await driver.suspend(id);
-    expect(await driver.status(id)).toEqual({ state: "stopped", url: null });
-    await expect(stat(join(root, id, "port"))).rejects.toThrow();
+    expect(await driver.status(id)).toEqual({ state: "stopped", endpoint: null });
+    await expect(access(editorSocket(id))).rejects.toThrow();
 
     await driver.close();
     driver = newDriver();
-    expect(await driver.status(id)).toEqual({ state: "stopped", url: null });
+    expect(await driver.status(id)).toEqual({ state: "stopped", endpoint: null });
     const { entries } = await driver.logs(id, { limit: 1000 });
     expect(entries.some((e) => e.msg === "Node-RED exited unexpectedly (killed by SIGKILL)")).toBe(
       true,
@@ -241,11 +308,10 @@ describe("the local driver", { timeout: 120_000 }, () => {
   it("removes an instance: process, files and log gone", async () => {
     const id = "0d6a3f4e-1111-4a4a-8a8a-000000000001";
     await driver.start(spec(id));
-    const { url } = await driver.status(id);
     await driver.remove(id);
 
-    expect(await driver.status(id)).toEqual({ state: "absent", url: null });
-    await expect(fetch(`${url}/settings`)).rejects.toThrow();
+    expect(await driver.status(id)).toEqual({ state: "absent", endpoint: null });
+    await expect(call(editorSocket(id), "/settings")).rejects.toThrow();
     expect(await readdir(root)).not.toContain(id);
     expect((await driver.logs(id, { limit: 10 })).entries).toEqual([]);
   });
@@ -260,13 +326,23 @@ describe("the local driver", { timeout: 120_000 }, () => {
 });
 
 /** Deploys a flow to a Node-RED without sign-in (no platform address). */
-async function deploy(url: string | null, flow: unknown[]) {
-  const deployed = await fetch(`${url}/flows`, {
+async function deploy(status: RuntimeStatus, flow: unknown[]) {
+  const deployed = await call(status, "/flows", {
     method: "POST",
     headers: { "content-type": "application/json", "Node-RED-Deployment-Type": "full" },
     body: JSON.stringify(flow),
   });
   expect(deployed.status).toBe(204);
+}
+
+/** What a shell command prints inside the instance (SHELL_FLOW), once the flow answers. */
+async function sh(status: RuntimeStatus, cmd: string): Promise<string> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const answer = await call(status, `/sh?cmd=${encodeURIComponent(cmd)}`);
+    if (answer.status === 200 || Date.now() > deadline) return answer.text;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** An HTTP-in flow running the shell command of GET /sh?cmd=… with the exec node. */
@@ -310,17 +386,18 @@ describe("the sandbox", { timeout: 120_000 }, () => {
   it.runIf(sandboxExpected)(
     "runs each Node-RED in namespaces of its own, under a host user id of its own when the platform is root",
     async () => {
-      expect(await driver.isolation()).toEqual({
+      expect(await driver.isolation()).toMatchObject({
         mode: "sandbox",
         user: isRoot ? "per-instance" : "platform",
         required: false,
+        network: noNetwork ? "host" : "own",
       });
       const ids = ["0d6a3f4e-1111-4a4a-8a8a-000000000002", "0d6a3f4e-1111-4a4a-8a8a-000000000003"];
       const pids: number[] = [];
       for (const id of ids) {
         await driver.create(spec(id));
         await driver.start(spec(id));
-        pids.push(await pidListeningOn(new URL((await driver.status(id)).url!).port));
+        pids.push(await pidOf(id));
       }
       const namespaces = async (pid: number | "self") =>
         Promise.all(
@@ -332,8 +409,15 @@ describe("the sandbox", { timeout: 120_000 }, () => {
         expect(a![i]).not.toBe(own[i]);
         expect(b![i]).not.toBe(a![i]);
       }
-      // The network is the host's: the platform and the editor meet on loopback.
-      expect(await readlink(`/proc/${pids[0]}/ns/net`)).toBe(await readlink("/proc/self/ns/net"));
+      // The network: one of each instance's own where it can be made (else the host's).
+      const nets = await Promise.all(pids.map((pid) => readlink(`/proc/${pid}/ns/net`)));
+      const hostNet = await readlink("/proc/self/ns/net");
+      if (noNetwork) expect(nets).toEqual([hostNet, hostNet]);
+      else {
+        expect(nets[0]).not.toBe(hostNet);
+        expect(nets[1]).not.toBe(hostNet);
+        expect(nets[0]).not.toBe(nets[1]);
+      }
 
       const uidOf = async (pid: number) =>
         Number(/^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, "utf8"))![1]);
@@ -360,43 +444,42 @@ describe("the sandbox", { timeout: 120_000 }, () => {
   it.runIf(sandboxExpected)(
     "kills a Node-RED that does not stop in time: nothing of its sandbox is left and its port is free at once",
     async () => {
-      const impatient = new LocalDriver({ root, ports, stopGraceMs: 500 });
+      const impatient = new LocalDriver({ root, stopGraceMs: 500 });
       const id = "0d6a3f4e-1111-4a4a-8a8a-000000000004";
       await impatient.create(spec(id));
       await impatient.start(spec(id));
-      const { url } = await impatient.status(id);
-      await deploy(url, SHELL_FLOW);
-      const pid = await pidListeningOn(new URL(url!).port);
+      const running = await impatient.status(id);
+      await deploy(running, SHELL_FLOW);
+      const pid = await pidOf(id);
+      const net = await readlink(`/proc/${pid}/ns/net`);
 
       // Once the flow answers (it starts just after the deploy is acknowledged)…
-      for (;;) {
-        const ready = await fetch(`${url}/sh?cmd=true`);
-        if (ready.status === 200) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await sh(running, "true");
       // …a process left behind in the background, then Node-RED frozen: it hears no stop.
       const seconds = 300 + Math.floor(Math.random() * 1000);
       const cmd = `sleep ${seconds} & kill -STOP $PPID`;
-      await fetch(`${url}/sh?cmd=${encodeURIComponent(cmd)}`, {
-        signal: AbortSignal.timeout(1_000),
-      }).catch(() => {});
+      await call(running, `/sh?cmd=${encodeURIComponent(cmd)}`, { timeoutMs: 1_000 }).catch(
+        () => {},
+      );
       await waitFor(() =>
         / T /.test(spawnSync("cat", [`/proc/${pid}/stat`]).stdout.toString()) ? true : undefined,
       );
 
       await impatient.stop(id);
-      expect(await impatient.status(id)).toEqual({ state: "stopped", url });
-      const port = Number(new URL(url!).port);
-      const free = await new Promise<boolean>((resolve) => {
-        const probe = createServer();
-        probe.once("error", () => resolve(false));
-        probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
-      });
-      expect(free).toBe(true);
+      expect(await impatient.status(id)).toEqual({ state: "stopped", endpoint: null });
+      await expect(access(editorSocket(id))).rejects.toThrow();
       const left = (await hostProcesses()).filter(
         (p) => p.pid === pid || p.cmdline === `sleep\0${seconds}\0`,
       );
       expect(left).toEqual([]);
+      if (!noNetwork) {
+        // Its network namespace is deleted (pasta, which served it, quits with it).
+        const name = netnsName(root, id);
+        expect(await readdir("/run/netns").catch(() => [])).not.toContain(name);
+        const pasta = (await hostProcesses()).filter((p) => p.cmdline.includes(name));
+        expect(pasta).toEqual([]);
+        expect(net).not.toBe(await readlink("/proc/self/ns/net"));
+      }
       const { entries } = await impatient.logs(id, { limit: 1 });
       expect(entries[0]).toMatchObject({
         level: "system",
@@ -410,7 +493,7 @@ describe("the sandbox", { timeout: 120_000 }, () => {
     "falls back to the platform's user id when a directory above DATA_DIR is closed, and says which",
     async () => {
       const closed = await mkdtemp(join(tmpdir(), "flowplane-runtime-closed-"));
-      const shut = new LocalDriver({ root: join(closed, "data", "instances"), ports });
+      const shut = new LocalDriver({ root: join(closed, "data", "instances") });
       try {
         const isolation = await shut.isolation();
         expect(isolation).toMatchObject({ mode: "sandbox", user: "platform" });
@@ -428,7 +511,7 @@ describe("the sandbox", { timeout: 120_000 }, () => {
     },
   );
 
-  it("keeps running whatever the platform answers: settings refused, sign-ins answered 429, 500, garbage or a cut connection", async () => {
+  it("reaches the platform only through its platform socket (platformConnection), and keeps running whatever it answers: settings refused, editor tokens answered 429, 500, garbage or a cut connection", async () => {
     const token = `fpi_${Math.random().toString(36).slice(2)}`;
     const seen: string[] = [];
     const platform = createHttpServer((request, response) => {
@@ -445,8 +528,11 @@ describe("the sandbox", { timeout: 120_000 }, () => {
         const path = request.url!.replace(/^\/storage\/[^/]+/, "");
         if (request.method === "GET") return json(200, path === "/flows" ? [] : {});
         if (path === "/settings") return json(400, { code: "invalid_request", error: "No" });
-        const { username } = JSON.parse(body || "{}") as { username?: string };
-        switch (username) {
+        const { username, token: bearer } = JSON.parse(body || "{}") as {
+          username?: string;
+          token?: string;
+        };
+        switch (bearer ?? username) {
           case "busy":
             return json(429, { code: "too_many_requests" }, { "retry-after": "30" });
           case "broken":
@@ -460,56 +546,78 @@ describe("the sandbox", { timeout: 120_000 }, () => {
         }
       });
     });
-    await new Promise<void>((resolve) => platform.listen(0, "127.0.0.1", resolve));
-    const platformUrl = `http://127.0.0.1:${(platform.address() as { port: number }).port}`;
+    // The platform listens on no port: every connection comes through the instance's socket.
+    const connections: string[] = [];
+    const platformRoot = await mkdtemp(join(tmpdir(), "flowplane-runtime-platform-"));
+    const connected = new LocalDriver({
+      root: platformRoot,
+      startTimeoutMs: 45_000,
+      platformConnection: (instanceId, socket) => {
+        connections.push(instanceId);
+        platform.emit("connection", socket);
+      },
+    });
+    // Its host is not used: nothing answers there.
+    const platformUrl = "http://platform.invalid:9";
     const id = "0d6a3f4e-1111-4a4a-8a8a-000000000008";
     try {
-      await driver.create(spec(id));
-      await driver.start({ ...spec(id), platformUrl, token });
-      const { url } = await driver.status(id);
-      for (const username of ["busy", "broken", "garbage", "cut", "x".repeat(300)]) {
-        const signIn = await fetch(`${url}/auth/token`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            client_id: "node-red-editor",
-            grant_type: "password",
-            scope: "*",
-            username,
-            password: "whatever",
-          }),
+      await connected.create(spec(id));
+      await connected.start({ ...spec(id), platformUrl, token });
+      const status = await connected.status(id);
+      // Node-RED read its flows and settings through the socket before it said it runs.
+      expect(seen).toContain(`GET /storage/${id}/flows true`);
+      expect(connections.length).toBeGreaterThan(0);
+      expect(new Set(connections)).toEqual(new Set([id]));
+      const socket = await stat(join(platformRoot, id, "run", "platform.sock"));
+      expect(socket.isSocket()).toBe(true);
+      expect(socket.mode & 0o777).toBe(0o600);
+      // The editor asks the platform about every bearer (adminAuth's tokens): whatever the
+      // platform answers, the request is refused and Node-RED keeps running.
+      for (const bearer of ["busy", "broken", "garbage", "cut", "x".repeat(300)]) {
+        const answer = await call(status, "/settings", {
+          headers: { authorization: `Bearer ${bearer}` },
         });
-        expect(signIn.status, username).toBe(403);
-        expect(await signIn.json()).toMatchObject({ error: "invalid_grant" });
+        expect(answer.status, bearer).toBe(401);
       }
-      expect((await driver.status(id)).state).toBe("running");
+      expect(seen.filter((call) => call.startsWith("POST /storage/")).length).toBeGreaterThan(4);
+      expect((await connected.status(id)).state).toBe("running");
       // Every call carried the token, which came down its descriptor: no environment holds it.
       expect(seen.length).toBeGreaterThan(5);
       expect(seen.filter((call) => !call.endsWith(" true"))).toEqual([]);
-      const pid = await pidListeningOn(new URL(url!).port);
+      const pid = await pidOf(id);
       expect(await readFile(`/proc/${pid}/environ`, "utf8")).not.toContain(token);
-      const { entries } = await driver.logs(id, { limit: 1000 });
+      const { entries } = await connected.logs(id, { limit: 1000 });
       expect(entries.some((e) => e.msg.startsWith("[flowplane] settings not saved: "))).toBe(true);
-      expect(entries.some((e) => /editor sign-in refused: .*HTTP 429/.test(e.msg))).toBe(true);
+      await connected.stop(id);
+      // Stopped, the instance has no platform socket.
+      await expect(access(join(platformRoot, id, "run", "platform.sock"))).rejects.toThrow();
     } finally {
-      await driver.remove(id);
-      await new Promise((resolve) => platform.close(resolve));
+      await connected.close();
+      await rm(platformRoot, { recursive: true, force: true });
     }
   });
 
   it("with no sandbox to be had, runs Node-RED as an ordinary process and says in its log that it is not isolated", async () => {
     const bareRoot = await mkdtemp(join(tmpdir(), "flowplane-runtime-bare-"));
-    const bare = new LocalDriver({ root: bareRoot, ports, bwrap: "/nonexistent/bwrap" });
+    const bare = new LocalDriver({ root: bareRoot, bwrap: "/nonexistent/bwrap" });
     try {
       const isolation = await bare.isolation();
-      expect(isolation).toMatchObject({ mode: "none", user: "platform", required: false });
+      expect(isolation).toMatchObject({
+        mode: "none",
+        user: "platform",
+        required: false,
+        network: "host",
+      });
       expect(isolation.reason).toContain("/nonexistent/bwrap was not found");
       const id = "0d6a3f4e-1111-4a4a-8a8a-000000000005";
       await bare.create(spec(id));
       await bare.start(spec(id, { GREETING: "unboxed" }));
-      const { url } = await bare.status(id);
-      await deploy(url, GREETING_FLOW);
-      expect(await greeting(url)).toBe("unboxed");
+      const running = await bare.status(id);
+      expect(running.endpoint).toEqual({ socketPath: join(bareRoot, id, "editor.sock") });
+      await deploy(running, GREETING_FLOW);
+      expect(await greeting(running)).toBe("unboxed");
+      // No sandbox, but no TCP port either.
+      expect(await listeningTcp(await pidOf(id))).toEqual([]);
       const { entries } = await bare.logs(id, { limit: 1000 });
       expect(entries.find((e) => e.msg.startsWith("Not isolated"))).toMatchObject({
         level: "system",
@@ -529,7 +637,6 @@ describe("the sandbox", { timeout: 120_000 }, () => {
     const strictRoot = await mkdtemp(join(tmpdir(), "flowplane-runtime-strict-"));
     const strict = new LocalDriver({
       root: strictRoot,
-      ports,
       bwrap: "/nonexistent/bwrap",
       isolation: "required",
     });
@@ -545,7 +652,8 @@ describe("the sandbox", { timeout: 120_000 }, () => {
         state: "crashed",
         detail: "refused: no sandbox (INSTANCE_ISOLATION=required)",
       });
-      await expect(fetch(`${status.url}/settings`)).rejects.toThrow();
+      expect(status.endpoint).toBeNull();
+      await expect(call(join(strictRoot, id, "editor.sock"), "/settings")).rejects.toThrow();
       const { entries } = await strict.logs(id, { limit: 1 });
       expect(entries[0]!.msg).toMatch(/^Not started: INSTANCE_ISOLATION=required/);
     } finally {
@@ -555,12 +663,126 @@ describe("the sandbox", { timeout: 120_000 }, () => {
   });
 
   it("with INSTANCE_ISOLATION=off, says instances are not isolated and why", async () => {
-    const off = new LocalDriver({ root, ports, isolation: "off" });
+    const off = new LocalDriver({ root, isolation: "off" });
     expect(await off.isolation()).toEqual({
       mode: "none",
       user: "platform",
       required: false,
+      network: "host",
       reason: "INSTANCE_ISOLATION=off",
     });
   });
 });
+
+/** Runs a command (ip, as root); throws with what it said when it fails. */
+function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { encoding: "utf8" });
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(" ")}: ${result.stderr || result.error?.message}`);
+  }
+}
+
+/** A Node.js one-liner run by a flow inside the instance: prints what a connection met. */
+function probe(target: string): string {
+  const script = `require("http").get(${JSON.stringify(target)}, { timeout: 3000 }, (r) => { let t = ""; r.on("data", (d) => (t += d)); r.on("end", () => console.log("answered " + t)); }).on("timeout", function () { console.log("timeout"); this.destroy(); }).on("error", (e) => console.log(e.code || e.message))`;
+  return `${process.execPath} -e '${script}'`;
+}
+
+describe(
+  `the instance's network${noNetwork ? ` (skipped: ${noNetwork})` : ""}`,
+  { timeout: 180_000 },
+  () => {
+    // "The outside world": a namespace of the test's own, joined to the host by a veth pair in
+    // the benchmarking range (198.18.0.0/15), where an HTTP server answers. Nothing else but
+    // loopback addresses is targeted.
+    const tag = Math.random().toString(36).slice(2, 8);
+    const outside = `fptest-${tag}`;
+    const octet = 1 + Math.floor(Math.random() * 250);
+    const hostSide = `fpt${tag}a`;
+    const hostAddress = `198.18.${octet}.1`;
+    const outsideAddress = `198.18.${octet}.2`;
+    let server: ChildProcess | undefined;
+    let loopback: ReturnType<typeof createServer> | undefined;
+
+    beforeAll(async () => {
+      if (noNetwork) return;
+      run("ip", ["netns", "add", outside]);
+      run("ip", ["link", "add", hostSide, "type", "veth", "peer", "name", `fpt${tag}b`]);
+      run("ip", ["link", "set", `fpt${tag}b`, "netns", outside]);
+      run("ip", ["addr", "add", `${hostAddress}/30`, "dev", hostSide]);
+      run("ip", ["link", "set", hostSide, "up"]);
+      run("ip", ["-n", outside, "addr", "add", `${outsideAddress}/30`, "dev", `fpt${tag}b`]);
+      run("ip", ["-n", outside, "link", "set", `fpt${tag}b`, "up"]);
+      run("ip", ["-n", outside, "link", "set", "lo", "up"]);
+      const code = `require("http").createServer((q, s) => s.end("outside world")).listen(8080, ${JSON.stringify(outsideAddress)}, () => console.log("listening"))`;
+      server = spawn("ip", ["netns", "exec", outside, process.execPath, "-e", code], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      await new Promise<void>((resolve, reject) => {
+        server!.stdout!.once("data", () => resolve());
+        server!.once("exit", (exitCode) => reject(new Error(`server exited (${exitCode})`)));
+      });
+      // A service of the host's on loopback, as a database or the platform's port would be.
+      loopback = createServer((socket) => socket.end("HTTP/1.0 200 OK\r\n\r\nhost loopback"));
+      await new Promise<void>((resolve) => loopback!.listen(0, "127.0.0.1", resolve));
+    });
+
+    afterAll(async () => {
+      if (noNetwork) return;
+      server?.kill("SIGKILL");
+      loopback?.close();
+      spawnSync("ip", ["link", "delete", hostSide]);
+      spawnSync("ip", ["netns", "delete", outside]);
+    });
+
+    it.skipIf(noNetwork)(
+      "reaches the outside world, but not the host's loopback (its PostgreSQL, a server of the host's) nor another instance",
+      async () => {
+        // The host side is reachable from here, as the outside world is.
+        const fromHost = await fetch(`http://${outsideAddress}:8080/`);
+        expect(await fromHost.text()).toBe("outside world");
+        const { port } = loopback!.address() as { port: number };
+        expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe("host loopback");
+
+        expect(await driver.isolation()).toMatchObject({ mode: "sandbox", network: "own" });
+        const ids = [
+          "0d6a3f4e-1111-4a4a-8a8a-000000000009",
+          "0d6a3f4e-1111-4a4a-8a8a-00000000000a",
+        ];
+        const statuses: RuntimeStatus[] = [];
+        for (const id of ids) {
+          await driver.create(spec(id));
+          await driver.start(spec(id));
+          const status = await driver.status(id);
+          await deploy(status, SHELL_FLOW);
+          statuses.push(status);
+        }
+        try {
+          const [inside, other] = statuses as [RuntimeStatus, RuntimeStatus];
+          expect(await sh(inside, probe(`http://${outsideAddress}:8080/`))).toBe(
+            "answered outside world\n",
+          );
+          expect(await sh(inside, probe(`http://127.0.0.1:${port}/`))).toBe("ECONNREFUSED\n");
+          expect(await sh(inside, probe("http://127.0.0.1:5432/"))).toBe("ECONNREFUSED\n");
+          // The other instance: a server its flow starts on its loopback is its own alone.
+          const listen = `require("http").createServer((q, s) => s.end("other instance")).listen(18999, "127.0.0.1")`;
+          await sh(other, `${process.execPath} -e '${listen}' >/dev/null 2>&1 &`);
+          const deadline = Date.now() + 15_000;
+          let seenByOther = "";
+          while (Date.now() < deadline) {
+            seenByOther = await sh(other, probe("http://127.0.0.1:18999/"));
+            if (seenByOther !== "ECONNREFUSED\n") break;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          expect(seenByOther).toBe("answered other instance\n");
+          expect(await sh(inside, probe("http://127.0.0.1:18999/"))).toBe("ECONNREFUSED\n");
+        } finally {
+          for (const id of ids) await driver.remove(id);
+        }
+        for (const id of ids) {
+          expect(await readdir("/run/netns")).not.toContain(netnsName(root, id));
+        }
+      },
+    );
+  },
+);

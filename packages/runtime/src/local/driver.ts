@@ -1,13 +1,19 @@
 // The local driver: each instance is a Node-RED process on this machine (the `node-red` package
-// this one depends on, so nothing is installed when an instance is created), bound to loopback on
-// a port from a configured range, in a sandbox of its own (sandbox.ts) where one can be made, with
+// this one depends on, so nothing is installed when an instance is created), in a sandbox of its
+// own (sandbox.ts) with a network namespace of its own (network.ts) where they can be made, with
 // its own directory under the driver's root:
 //
 //   <root>/<instanceId>/userDir/      Node-RED's user directory: all the instance can write
 //                                     (/data in its sandbox); its modules go in node_modules/
 //   <root>/<instanceId>/tmp/          its /tmp in the sandbox, emptied at every start
-//   <root>/<instanceId>/port          the port it was given, kept across restarts of the platform
+//   <root>/<instanceId>/editor.sock   where the platform reaches its editor (HTTP): a socket the
+//                                     driver listens on and hands to Node-RED as a descriptor
+//   <root>/<instanceId>/run/platform.sock  where its Node-RED reaches the platform (the storage
+//                                     API), accepted by the driver; /run/flowplane in its sandbox
 //   <root>/<instanceId>/output.jsonl  what the process printed, one LogEntry per line
+//
+// No instance listens on a TCP port: the sockets are in directories the instance cannot write,
+// so that nothing the platform connects to (as root) is a path the tenant could change.
 //
 // Everything is private to the platform's user (0700 directories, 0600 files); when the platform
 // runs as root, each instance runs under a host user id of its own, which owns its userDir and
@@ -16,12 +22,14 @@
 // The process's output is parsed into log entries (Node-RED's `[level]`), kept in memory for the
 // logs call (the last `logLimit`) and appended to output.jsonl, which is read back when the
 // platform restarts. A process that exits without being asked to is `crashed`.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
 import { once } from "node:events";
 import {
+  chmodSync,
   constants as fsConstants,
   createWriteStream,
   realpathSync,
+  renameSync,
   type WriteStream,
 } from "node:fs";
 import {
@@ -35,9 +43,10 @@ import {
   readFile,
   rm,
   stat,
-  writeFile,
 } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import { constants } from "node:os";
 import { dirname, join, parse, resolve, sep } from "node:path";
@@ -54,7 +63,23 @@ import {
   type RuntimeStatus,
 } from "../driver";
 import { installModules, type NpmRunner } from "./modules";
-import { type IsolationSetting, probeSandbox, SANDBOX_USER_DIR, startSandboxed } from "./sandbox";
+import {
+  closeNetwork,
+  closeStaleNetworks,
+  findNetworkTools,
+  type NetworkTools,
+  netnsName,
+  netnsPath,
+  openNetwork,
+} from "./network";
+import {
+  type IsolationSetting,
+  probeSandbox,
+  SANDBOX_RUN_DIR,
+  SANDBOX_USER_DIR,
+  startSandboxed,
+  withListenFd,
+} from "./sandbox";
 
 export interface LocalDriverOptions {
   /** Where instances' directories live, e.g. `<DATA_DIR>/instances`. */
@@ -128,7 +153,6 @@ const FLOWS_SETTLED =
 interface Instance {
   id: string;
   dir: string;
-  port: number | undefined;
   /** The host user id it runs under, when instances have their own. */
   uid: number | undefined;
   child: ChildProcess | undefined;
@@ -146,6 +170,9 @@ interface Instance {
   queue: Promise<unknown>;
   /** Called when the running Node-RED says its first start of the flows has settled. */
   flowsSettled?: () => void;
+  /** Settles once the last Node-RED has exited and what it held (its network namespace, its
+   *  sockets) is released; its state changes only then. */
+  ended: Promise<void>;
 }
 
 /** What an instance's id may be: it names its directory. */
@@ -155,7 +182,6 @@ export class LocalDriver implements Driver {
   readonly name = "local";
   private readonly instances = new Map<string, Instance>();
   private readonly listeners: ((id: string, status: RuntimeStatus) => void)[] = [];
-  private readonly host: string;
   private readonly startTimeoutMs: number;
   private readonly stopGraceMs: number;
   private readonly logLimit: number;
@@ -174,16 +200,10 @@ export class LocalDriver implements Driver {
   private userIdQueue: Promise<unknown> = Promise.resolve();
   /** npm's own script (npm-cli.js), once found (none: not installed). */
   private npmCli: Promise<string | undefined> | undefined;
+  /** What makes network namespaces, once found (none: instances share the host's network). */
+  private network: NetworkTools | undefined;
 
   constructor(private readonly options: LocalDriverOptions) {
-    if (
-      options.ports.min < 1 ||
-      options.ports.max > 65535 ||
-      options.ports.min > options.ports.max
-    ) {
-      throw new Error(`not a port range: ${options.ports.min}-${options.ports.max}`);
-    }
-    this.host = options.host ?? "127.0.0.1";
     this.startTimeoutMs = options.startTimeoutMs ?? 60_000;
     this.stopGraceMs = options.stopGraceMs ?? 10_000;
     this.logLimit = options.logLimit ?? 1000;
@@ -211,8 +231,6 @@ export class LocalDriver implements Driver {
       this.checkOpen();
       this.checkVersion(spec);
       await this.prepareFiles(instance, await this.isolation());
-      // The port is the editor's address: given now, so that the instance has its URL at once.
-      await this.assignPort(instance);
       if (instance.state === "absent") this.setState(instance, "stopped");
     });
   }
@@ -234,10 +252,8 @@ export class LocalDriver implements Driver {
 
   suspend(id: string): Promise<void> {
     return this.serialized(id, async (instance) => {
+      // A stopped instance holds nothing but its files (no port, no namespace, no socket).
       await this.stopNow(instance);
-      // The port goes back to the range; the next start takes whichever is free.
-      instance.port = undefined;
-      await rm(join(instance.dir, "port"), { force: true });
     });
   }
 
@@ -252,7 +268,7 @@ export class LocalDriver implements Driver {
       instance.output = undefined;
       await rm(instance.dir, { recursive: true, force: true });
       this.instances.delete(id);
-      this.emit(instance.id, { state: "absent", url: null });
+      this.emit(instance.id, { state: "absent", endpoint: null });
     });
   }
 
@@ -313,9 +329,9 @@ export class LocalDriver implements Driver {
   private statusOf(instance: Instance): RuntimeStatus {
     return {
       state: instance.state,
-      url:
-        instance.port !== undefined && instance.state !== "absent"
-          ? `http://${this.host}:${instance.port}`
+      endpoint:
+        instance.state === "starting" || instance.state === "running"
+          ? { socketPath: join(instance.dir, "editor.sock") }
           : null,
       ...(instance.detail !== undefined && { detail: instance.detail }),
     };
@@ -331,13 +347,9 @@ export class LocalDriver implements Driver {
       () => true,
       () => false,
     );
-    const saved = exists
-      ? await readFile(join(dir, "port"), "utf8").then(Number, () => undefined)
-      : undefined;
     instance = this.instances.get(id) ?? {
       id,
       dir,
-      port: saved !== undefined && Number.isInteger(saved) ? saved : undefined,
       uid: undefined,
       child: undefined,
       initPid: undefined,
@@ -348,6 +360,7 @@ export class LocalDriver implements Driver {
       output: undefined,
       lastTs: 0,
       queue: Promise.resolve(),
+      ended: Promise.resolve(),
     };
     this.instances.set(id, instance);
     return instance;
@@ -376,13 +389,12 @@ export class LocalDriver implements Driver {
       throw new Error(why);
     }
     await this.prepareFiles(instance, isolation);
-    const port = await this.assignPort(instance);
     instance.detail = undefined;
     instance.stopping = false;
     const sandboxed = isolation.mode === "sandbox";
     this.system(
       instance,
-      `Starting Node-RED ${NODE_RED_VERSION} on ${this.host}:${port}${sandboxed ? " in its sandbox" : ""}`,
+      `Starting Node-RED ${NODE_RED_VERSION}${sandboxed ? " in its sandbox" : ""}${isolation.network === "own" ? " with a network of its own" : ""}`,
     );
     if (!sandboxed) {
       this.system(
@@ -392,7 +404,25 @@ export class LocalDriver implements Driver {
     }
 
     const userDir = sandboxed ? SANDBOX_USER_DIR : join(instance.dir, "userDir");
-    await this.installModulesOf(instance, spec, sandboxed);
+    const platform = await this.openPlatformSocket(instance, spec);
+    let network: string | undefined;
+    let editor: EditorSocket;
+    try {
+      await this.installModulesOf(instance, spec, sandboxed);
+      network = await this.openNetworkOf(instance, isolation);
+      editor = await listenEditor(instance.dir);
+    } catch (error) {
+      await this.release(instance, platform?.server, network);
+      if (!(error instanceof ModuleInstallError)) {
+        // Not the install (which says so itself): the namespace or the editor's socket.
+        const why = error instanceof Error ? error.message : String(error);
+        this.system(instance, `Not started: ${why}`);
+        instance.detail = why;
+        instance.state = "crashed";
+        this.emit(instance.id, this.statusOf(instance));
+      }
+      throw error;
+    }
     const env: NodeJS.ProcessEnv = {
       // Never the platform's own environment (its secrets): only what it chose to pass on.
       ...this.options.baseEnv,
@@ -400,8 +430,6 @@ export class LocalDriver implements Driver {
       ...(sandboxed && { USER: "node-red", LOGNAME: "node-red" }),
       ...spec.env,
       NODE_ENV: "production",
-      FLOWPLANE_NODE_RED_HOST: this.host,
-      FLOWPLANE_NODE_RED_PORT: String(port),
       FLOWPLANE_STOP_ON_STDIN_END: "1",
       FLOWPLANE_PALETTE_INSTALL: spec.paletteInstall === false ? "0" : "1",
       ...(spec.platformUrl && {
@@ -410,41 +438,48 @@ export class LocalDriver implements Driver {
         FLOWPLANE_TEAM_ID: spec.teamId,
         // The token itself goes down descriptor 3: the environment stays readable in /proc.
         FLOWPLANE_INSTANCE_TOKEN_FD: "3",
+        ...(platform && {
+          FLOWPLANE_PLATFORM_SOCKET: sandboxed
+            ? `${SANDBOX_RUN_DIR}/${PLATFORM_SOCKET}`
+            : join(instance.dir, "run", PLATFORM_SOCKET),
+        }),
       }),
     };
-    const nodeRed = [
-      this.redJs,
-      "--settings",
-      this.settingsFile,
-      "--userDir",
-      userDir,
-      "--port",
-      String(port),
-    ];
+    // No --port: the editor listens on the descriptor it is handed (settings.cjs).
+    const nodeRed = [this.redJs, "--settings", this.settingsFile, "--userDir", userDir];
     let child: ChildProcess;
-    if (sandboxed) {
-      await emptyDirectory(join(instance.dir, "tmp"));
-      const sandbox = startSandboxed({
-        bwrap: this.bwrap!,
-        hostname: spec.name.slice(0, 63) || "node-red",
-        readOnly: this.readOnly,
-        userDir: { path: join(instance.dir, "userDir"), writable: true },
-        tmpDir: join(instance.dir, "tmp"),
-        command: [process.execPath, ...nodeRed],
-        ...(instance.uid !== undefined && { uid: instance.uid, gid: this.instanceGroup() }),
-        env,
-        output: "pipe",
-      });
-      child = sandbox.child;
-      instance.initPid = sandbox.initPid;
-    } else {
-      child = spawn(process.execPath, nodeRed, {
-        cwd: userDir,
-        env,
-        stdio: ["pipe", "pipe", "pipe", "pipe"],
-      });
-      for (const stream of child.stdio) stream?.on("error", () => {});
-      instance.initPid = undefined;
+    try {
+      if (sandboxed) {
+        await emptyDirectory(join(instance.dir, "tmp"));
+        const sandbox = startSandboxed({
+          bwrap: this.bwrap!,
+          hostname: spec.name.slice(0, 63) || "node-red",
+          readOnly: this.readOnly,
+          userDir: { path: join(instance.dir, "userDir"), writable: true },
+          tmpDir: join(instance.dir, "tmp"),
+          command: [process.execPath, ...nodeRed],
+          ...(instance.uid !== undefined && { uid: instance.uid, gid: this.instanceGroup() }),
+          env,
+          output: "pipe",
+          ...this.sandboxNetwork(network),
+          ...(platform && { runDir: join(instance.dir, "run") }),
+          listenFd: editor.fd,
+        });
+        child = sandbox.child;
+        instance.initPid = sandbox.initPid;
+      } else {
+        const stdio: StdioOptions = ["pipe", "pipe", "pipe", "pipe"];
+        child = spawn(process.execPath, nodeRed, {
+          cwd: userDir,
+          env: withListenFd(stdio, env, editor.fd),
+          stdio,
+        });
+        for (const stream of child.stdio) stream?.on("error", () => {});
+        instance.initPid = undefined;
+      }
+    } finally {
+      // Only Node-RED accepts on the editor's socket from now on (see listenEditor).
+      editor.handOver();
     }
     (child.stdio[3] as NodeJS.WritableStream).end(spec.platformUrl ? `${spec.token}\n` : "");
     instance.child = child;
@@ -454,7 +489,8 @@ export class LocalDriver implements Driver {
     });
     this.capture(instance, child.stdout!, "info");
     this.capture(instance, child.stderr!, "error");
-    const exited = once(child, "exit").then(([code, signal]) => {
+    const exited = once(child, "exit").then(async ([code, signal]) => {
+      await this.release(instance, platform?.server, network);
       this.exited(
         instance,
         child,
@@ -463,11 +499,12 @@ export class LocalDriver implements Driver {
         sandboxed,
       );
     });
+    instance.ended = exited;
     child.once("error", (error) => this.system(instance, `Could not start: ${error.message}`));
 
     const deadline = Date.now() + this.startTimeoutMs;
     let ready = await Promise.race([
-      this.waitForAnswer(port, this.startTimeoutMs).then((answered) =>
+      this.waitForAnswer(editor.path, this.startTimeoutMs).then((answered) =>
         answered ? "ready" : "timeout",
       ),
       exited.then(() => "exited" as const),
@@ -551,6 +588,8 @@ export class LocalDriver implements Driver {
     const command = [process.execPath, npmCli, ...args];
     let child: ChildProcess;
     let initPid: Promise<number | undefined> | undefined;
+    // npm reaches the registry as flows reach the outside world: through a namespace of its own.
+    const network = await this.openNetworkOf(instance, await this.isolation());
     if (sandboxed) {
       const sandbox = startSandboxed({
         bwrap: this.bwrap!,
@@ -562,6 +601,7 @@ export class LocalDriver implements Driver {
         ...(instance.uid !== undefined && { uid: instance.uid, gid: this.instanceGroup() }),
         env,
         output: "pipe",
+        ...this.sandboxNetwork(network),
       });
       child = sandbox.child;
       initPid = sandbox.initPid;
@@ -605,6 +645,7 @@ export class LocalDriver implements Driver {
         resolveCode(exitCode);
       });
     });
+    if (network && this.network) await closeNetwork(this.network, network);
     return { code, output };
   }
 
@@ -626,6 +667,7 @@ export class LocalDriver implements Driver {
     const timer = setTimeout(() => void this.kill(instance, child), this.stopGraceMs);
     await exited;
     clearTimeout(timer);
+    await instance.ended;
   }
 
   /**
@@ -650,13 +692,19 @@ export class LocalDriver implements Driver {
     const required = this.setting === "required";
     await mkdir(this.root, { recursive: true, mode: 0o700 });
     if (this.setting === "off") {
-      return { mode: "none", user: "platform", required, reason: "INSTANCE_ISOLATION=off" };
+      return {
+        mode: "none",
+        user: "platform",
+        required,
+        network: "host",
+        reason: "INSTANCE_ISOLATION=off",
+      };
     }
     const name = this.options.bwrap ?? "bwrap";
     this.bwrap = await findExecutable(name, this.options.baseEnv?.PATH ?? DEFAULT_PATH);
     if (!this.bwrap) {
       const reason = `${name} was not found (Debian and Ubuntu: apt-get install bubblewrap)`;
-      return { mode: "none", user: "platform", required, reason };
+      return { mode: "none", user: "platform", required, network: "host", reason };
     }
     const probe = {
       bwrap: this.bwrap,
@@ -677,14 +725,37 @@ export class LocalDriver implements Driver {
       const refused = closed
         ? `${closed} is closed to other users: make it passable (chmod o+x) or move DATA_DIR`
         : await probeSandbox({ ...probe, uid: group + 1, gid: group });
-      if (!refused) return { mode: "sandbox", user: "per-instance", required };
+      if (!refused) return this.withNetwork({ mode: "sandbox", user: "per-instance", required });
       shared = `instances cannot have user ids of their own: ${refused}`;
     }
     const refused = await probeSandbox(probe);
     if (!refused) {
-      return { mode: "sandbox", user: "platform", required, ...(shared && { reason: shared }) };
+      return this.withNetwork({
+        mode: "sandbox",
+        user: "platform",
+        required,
+        ...(shared && { reason: shared }),
+      });
     }
-    return { mode: "none", user: "platform", required, reason: refused };
+    return { mode: "none", user: "platform", required, network: "host", reason: refused };
+  }
+
+  /**
+   * A sandbox's network: a namespace of its own where the tools are here and one can be made,
+   * else the host's, with why. Namespaces a platform that died left behind are deleted.
+   */
+  private async withNetwork(
+    sandbox: Omit<InstanceIsolation, "network">,
+  ): Promise<InstanceIsolation> {
+    const found = await findNetworkTools(this.options.baseEnv?.PATH ?? DEFAULT_PATH);
+    if ("reason" in found) {
+      const reason = [sandbox.reason, `instances share the host's network: ${found.reason}`];
+      return { ...sandbox, network: "host", reason: reason.filter(Boolean).join("; ") };
+    }
+    this.network = found.tools;
+    const ids = await readdir(this.root).catch(() => [] as string[]);
+    await closeStaleNetworks(found.tools, new Set(ids.map((id) => netnsName(this.root, id))));
+    return { ...sandbox, network: "own" };
   }
 
   /** The instances' shared group, when each runs under a user id of its own (root only). */
@@ -810,58 +881,104 @@ export class LocalDriver implements Driver {
     }
   }
 
-  /** Whether anything answers HTTP on the port before the time is up. */
-  private async waitForAnswer(port: number, timeoutMs: number): Promise<boolean> {
+  /** Whether anything answers HTTP on the editor's socket before the time is up. */
+  private async waitForAnswer(socketPath: string, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      try {
-        await fetch(`http://${this.host}:${port}/`, { signal: AbortSignal.timeout(2_000) });
-        return true;
-      } catch {
-        // A refused connection on loopback costs microseconds: asking often starts sooner.
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      if (await answersHttp(socketPath, 2_000)) return true;
+      // A refused connection on a local socket costs microseconds: asking often starts sooner.
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
     return false;
   }
 
-  private async assignPort(instance: Instance): Promise<number> {
-    // A running Node-RED holds its port: it is its own, not taken.
-    if (instance.port !== undefined && instance.child) return instance.port;
-    const port = await this.choosePort(instance);
-    if (port !== instance.port) {
-      instance.port = port;
-      await writeFile(join(instance.dir, "port"), `${port}\n`, { mode: 0o600 });
+  /**
+   * The instance's platform socket, listening while its Node-RED (or npm) runs, when the
+   * platform takes connections (`platformConnection`) and the instance calls it: every
+   * connection is handed to the platform as it comes. It is in `<dir>/run`, the platform's
+   * (0710, the instances' group passes), and only the instance's user may connect (0600, its own).
+   */
+  private async openPlatformSocket(
+    instance: Instance,
+    spec: InstanceSpec,
+  ): Promise<{ server: Server } | undefined> {
+    const accept = this.options.platformConnection;
+    if (!accept || !spec.platformUrl) return undefined;
+    const runDir = join(instance.dir, "run");
+    const group = instance.uid !== undefined ? this.instanceGroup() : undefined;
+    await mkdir(runDir, { recursive: true, mode: 0o700 });
+    if (group !== undefined) {
+      await chown(runDir, process.getuid!(), group);
+      await chmod(runDir, 0o710);
     }
-    return port;
-  }
-
-  /** The instance's own port when it is still free, else the first free one in the range. */
-  private async choosePort(instance: Instance): Promise<number> {
-    const taken = new Set(
-      [...this.instances.values()]
-        .filter((other) => other !== instance && other.port !== undefined)
-        .map((other) => other.port!),
-    );
-    const { min, max } = this.options.ports;
-    const candidates = [
-      ...(instance.port !== undefined && instance.port >= min && instance.port <= max
-        ? [instance.port]
-        : []),
-      ...Array.from({ length: max - min + 1 }, (_, i) => min + i),
-    ];
-    for (const port of candidates) {
-      if (!taken.has(port) && (await this.isFree(port))) return port;
-    }
-    throw new Error(`no free port in ${min}-${max} for another instance`);
-  }
-
-  private isFree(port: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const probe = createServer();
-      probe.once("error", () => resolve(false));
-      probe.listen(port, this.host, () => probe.close(() => resolve(true)));
+    const path = socketPath(join(runDir, PLATFORM_SOCKET));
+    // The directory is the platform's: whatever is at the path was left by an earlier run.
+    await rm(path, { force: true });
+    const server = createServer((socket) => {
+      socket.on("error", () => {});
+      try {
+        accept(instance.id, socket);
+      } catch {
+        socket.destroy();
+      }
     });
+    await new Promise<void>((resolveListen, fail) => {
+      server.once("error", fail);
+      server.listen(path, () => {
+        server.off("error", fail);
+        resolveListen();
+      });
+    });
+    server.on("error", () => {});
+    try {
+      if (group !== undefined) await chown(path, instance.uid!, group);
+      await chmod(path, 0o600);
+    } catch (error) {
+      server.close();
+      throw error;
+    }
+    return { server };
+  }
+
+  /**
+   * The network namespace the instance's next sandbox runs in, made now; undefined where
+   * instances share the host's network. One that cannot be made fails the start (or the install).
+   */
+  private async openNetworkOf(
+    instance: Instance,
+    isolation: InstanceIsolation,
+  ): Promise<string | undefined> {
+    if (isolation.mode !== "sandbox" || isolation.network !== "own" || !this.network) {
+      return undefined;
+    }
+    const name = netnsName(this.root, instance.id);
+    try {
+      await openNetwork(this.network, name);
+    } catch (error) {
+      throw new Error(`no network namespace could be made: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    return name;
+  }
+
+  private sandboxNetwork(network: string | undefined) {
+    return network && this.network
+      ? { network: { nsenter: this.network.nsenter, netnsPath: netnsPath(network) } }
+      : {};
+  }
+
+  /** Releases what a Node-RED held once it has exited: its platform socket, its namespace and
+   *  the editor's socket file. */
+  private async release(
+    instance: Instance,
+    platform: Server | undefined,
+    network: string | undefined,
+  ): Promise<void> {
+    // libuv removes the socket's file as it closes the listener.
+    platform?.close();
+    if (network && this.network) await closeNetwork(this.network, network);
+    await rm(join(instance.dir, "editor.sock"), { force: true });
   }
 
   private capture(instance: Instance, stream: NodeJS.ReadableStream, fallback: LogEntry["level"]) {
@@ -917,6 +1034,78 @@ export class LocalDriver implements Driver {
     instance.log = [...earlier, ...instance.log].slice(-this.logLimit);
     instance.lastTs = Math.max(instance.lastTs, earlier.at(-1)?.ts ?? 0);
   }
+}
+
+/** The platform socket's name in `<instance dir>/run` (in the sandbox, /run/flowplane). */
+const PLATFORM_SOCKET = "platform.sock";
+
+interface EditorSocket {
+  /** Where the editor answers once Node-RED listens: `<instance dir>/editor.sock`. */
+  path: string;
+  /** The listening socket's descriptor, to hand to Node-RED. */
+  fd: number;
+  /** After the spawn: the socket takes its name and the platform's copy is closed. */
+  handOver(): void;
+}
+
+/**
+ * The editor's socket: listened on by the driver (in the instance's directory, which is the
+ * platform's: never a path the tenant could turn into a link) and handed to Node-RED as a
+ * descriptor, on which it accepts (settings.cjs). It is made under a temporary name and renamed
+ * once Node-RED has its copy, because libuv removes a listener's file when the platform closes
+ * its own copy; connections made before Node-RED accepts wait in the backlog.
+ */
+async function listenEditor(dir: string): Promise<EditorSocket> {
+  const path = socketPath(join(dir, "editor.sock"));
+  // No longer than the final name: a path too long for a socket is refused, not cut short.
+  const temporary = join(dir, `.e${randomBytes(4).toString("hex")}`);
+  await rm(path, { force: true });
+  const server = createServer();
+  await new Promise<void>((resolveListen, fail) => {
+    server.once("error", fail);
+    server.listen(temporary, () => {
+      server.off("error", fail);
+      resolveListen();
+    });
+  });
+  server.on("error", () => {});
+  const fd = (server as unknown as { _handle: { fd: number } })._handle.fd;
+  return {
+    path,
+    fd,
+    handOver() {
+      try {
+        renameSync(temporary, path);
+        chmodSync(path, 0o600);
+      } finally {
+        server.close();
+      }
+    },
+  };
+}
+
+/** `path`, when a Unix socket can have it (the kernel keeps 107 bytes of a socket's path). */
+function socketPath(path: string): string {
+  if (Buffer.byteLength(path) > 107) {
+    throw new Error(
+      `${path} is too long for a Unix socket (107 bytes at most): choose a shorter DATA_DIR`,
+    );
+  }
+  return path;
+}
+
+/** Whether an HTTP server answers (anything) on the Unix socket at `socketPath`. */
+function answersHttp(socketPath: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolveAnswer) => {
+    const request = httpRequest({ socketPath, path: "/", method: "GET", timeout: timeoutMs });
+    request.on("response", (response) => {
+      response.resume();
+      resolveAnswer(true);
+    });
+    request.on("timeout", () => request.destroy());
+    request.on("error", () => resolveAnswer(false));
+    request.end();
+  });
 }
 
 /** The index of the first entry with `ts` greater than `ts` (log entries are sorted by ts). */

@@ -3,7 +3,8 @@
 // Inside it an instance has
 //   - namespaces of its own for processes (it sees its own only), users (it is uid/gid 1000,
 //     mapped to one host id; it cannot create further user namespaces), IPC, host name and
-//     cgroups — but the host's network, so that it reaches the platform and is reached on loopback;
+//     cgroups — and, where the driver can make one (network.ts), a network namespace of its own,
+//     entered before bubblewrap starts (the platform and the editor meet on Unix sockets);
 //   - a filesystem made of: /usr and the system's library links, read-only; a short list of /etc
 //     (name resolution, TLS roots, time zone, the linker's cache) read-only, with passwd, group
 //     and hosts of its own; Node.js, Node-RED's modules and the settings directory read-only at
@@ -109,6 +110,14 @@ export interface SandboxOptions {
   env: NodeJS.ProcessEnv;
   /** Standard output and error: "pipe" to read them, "ignore" to drop them. */
   output: "pipe" | "ignore";
+  /** A host directory seen read-only at /run/flowplane (the instance's platform socket). */
+  runDir?: string;
+  /** A listening socket (a host descriptor) handed to the process inside: its number there is
+   *  `FLOWPLANE_EDITOR_FD` in its environment. */
+  listenFd?: number;
+  /** The network namespace to run in (network.ts): bubblewrap is started by `nsenter`, as root,
+   *  which enters it and then becomes `uid`/`gid`. None: the platform's own network. */
+  network?: { nsenter: string; netnsPath: string };
 }
 
 export interface Sandboxed {
@@ -164,6 +173,7 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     options.userDir.writable ? "--bind" : "--ro-bind",
     options.userDir.path,
     SANDBOX_USER_DIR,
+    ...runDirArgs(options.runDir),
     // The sandbox's own root and /dev are memory: read-only once made, so that the instance
     // writes only to its directories (on disk) and the bounded /dev/shm.
     "--remount-ro",
@@ -187,13 +197,14 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     "pipe",
     "pipe",
   ];
-  const child = spawn(options.bwrap, args, {
+  const env = withListenFd(stdio, options.env, options.listenFd);
+  const [command, commandArgs, ids] = inNetwork(options, args);
+  const child = spawn(command, commandArgs, {
     // bubblewrap needs no directory of the platform's (an instance's user may not enter it).
     cwd: "/",
-    env: options.env,
+    env,
     stdio,
-    ...(options.uid !== undefined && { uid: options.uid }),
-    ...(options.gid !== undefined && { gid: options.gid }),
+    ...ids,
   });
   // Every stream may break when bubblewrap fails or the sandbox is killed: that is reported by
   // the child's exit, not as an error of the platform's.
@@ -223,6 +234,49 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     child.once("exit", () => resolve(undefined));
   });
   return { child, initPid };
+}
+
+/** Where the instance's run directory (its platform socket) appears inside the sandbox. */
+export const SANDBOX_RUN_DIR = "/run/flowplane";
+
+function runDirArgs(runDir: string | undefined): string[] {
+  return runDir ? ["--ro-bind", runDir, SANDBOX_RUN_DIR] : [];
+}
+
+/** Appends the listening socket to the descriptors handed down; says its number in `env`. */
+export function withListenFd(
+  stdio: StdioOptions,
+  env: NodeJS.ProcessEnv,
+  listenFd: number | undefined,
+): NodeJS.ProcessEnv {
+  if (listenFd === undefined || !Array.isArray(stdio)) return env;
+  stdio.push(listenFd);
+  return { ...env, FLOWPLANE_EDITOR_FD: String(stdio.length - 1) };
+}
+
+/**
+ * bubblewrap's command line, in the instance's network namespace when it has one: `nsenter`,
+ * spawned as root, enters the namespace and only then becomes the instance's user (a process of
+ * that user could not enter it), and execs bubblewrap, which stays bubblewrap's parent's child.
+ */
+function inNetwork(
+  options: SandboxOptions,
+  args: string[],
+): [string, string[], { uid?: number; gid?: number }] {
+  const ids = {
+    ...(options.uid !== undefined && { uid: options.uid }),
+    ...(options.gid !== undefined && { gid: options.gid }),
+  };
+  if (!options.network) return [options.bwrap, args, ids];
+  const drop = [
+    ...(ids.uid !== undefined ? ["-S", String(ids.uid)] : []),
+    ...(ids.gid !== undefined ? ["-G", String(ids.gid)] : []),
+  ];
+  return [
+    options.network.nsenter,
+    [`--net=${options.network.netnsPath}`, ...drop, "--", options.bwrap, ...args],
+    {},
+  ];
 }
 
 function endStream(child: ChildProcess, fd: number, text: string) {

@@ -11,8 +11,9 @@
 // read or a whole replacement, so a repeat changes nothing.
 "use strict";
 /* eslint-disable @typescript-eslint/no-require-imports -- CommonJS, as Node-RED loads it */
-/* global fetch, AbortSignal, URLSearchParams, module, require, setTimeout, console */
+/* global fetch, AbortSignal, URLSearchParams, module, require, setTimeout, console, Buffer, URL */
 const fs = require("node:fs/promises");
+const http = require("node:http");
 const path = require("node:path");
 
 const TIMEOUT_MS = 30_000;
@@ -51,16 +52,19 @@ class PlatformError extends Error {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * @param {{ platformUrl: string, instanceId: string, teamId?: string, token: string }} options
+ * @param {{ platformUrl: string, instanceId: string, teamId?: string, token: string,
+ *   socketPath?: string }} options `socketPath`: the platform's Unix socket, which every call goes
+ *   through (the URL's path is kept, its host is not used).
  */
 function connect(options) {
   const platformUrl = options.platformUrl.replace(/\/$/, "");
   const base = `${platformUrl}/storage/${options.instanceId}`;
+  const send = transport(options.socketPath);
 
   async function once(method, path, body) {
     let response;
     try {
-      response = await fetch(`${base}${path}`, {
+      response = await send(`${base}${path}`, {
         method,
         headers: {
           authorization: `Bearer ${options.token}`,
@@ -285,7 +289,7 @@ function connect(options) {
     adminAuth,
     editorSignOut,
     teamLibrary: options.teamId
-      ? teamLibrary(platformUrl, options.teamId, options.token)
+      ? teamLibrary(platformUrl, options.teamId, options.token, send)
       : undefined,
   };
 }
@@ -313,7 +317,7 @@ function nodeRedTokens() {
  * entry (a flow as its JSON, anything else as its text), and saving one. Errors carry the code
  * Node-RED's library API turns into its status (`forbidden`: 403, `not_found`: 404).
  */
-function teamLibrary(platformUrl, teamId, token) {
+function teamLibrary(platformUrl, teamId, token, send) {
   const base = `${platformUrl}/storage/library/${encodeURIComponent(teamId)}`;
   const url = (path, type) => {
     const segments = (path ?? "").split("/").filter((segment) => segment !== "");
@@ -325,7 +329,7 @@ function teamLibrary(platformUrl, teamId, token) {
     let response;
     for (let attempt = 1; ; attempt++) {
       try {
-        response = await fetch(target, {
+        response = await send(target, {
           method,
           headers: {
             authorization: `Bearer ${token}`,
@@ -362,6 +366,56 @@ function teamLibrary(platformUrl, teamId, token) {
       await request("POST", url(path), { type, meta: meta ?? {}, body });
     },
   };
+}
+
+/**
+ * How calls reach the platform: `fetch` on its URL, or, given the platform's Unix socket (in the
+ * sandbox, /run/flowplane/platform.sock: an instance in a network of its own reaches nothing of
+ * the host's over TCP), HTTP through that socket. Either way it answers as fetch does, as far as
+ * the calls here use it (status, ok, headers.get, text, json), and the signal covers the whole
+ * answer.
+ */
+function transport(socketPath) {
+  if (!socketPath) return fetch;
+  return (target, init) =>
+    new Promise((resolve, reject) => {
+      const url = new URL(target);
+      const body = init.body === undefined ? undefined : Buffer.from(init.body);
+      const request = http.request({
+        socketPath,
+        method: init.method,
+        path: `${url.pathname}${url.search}`,
+        headers: {
+          ...init.headers,
+          host: url.host,
+          ...(body === undefined ? {} : { "content-length": String(body.length) }),
+        },
+        signal: init.signal,
+      });
+      request.on("error", reject);
+      request.on("response", (response) => {
+        const chunks = [];
+        response.on("data", (chunk) => chunks.push(chunk));
+        response.on("error", reject);
+        response.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          const status = response.statusCode ?? 0;
+          resolve({
+            status,
+            ok: status >= 200 && status < 300,
+            headers: {
+              get: (name) => {
+                const value = response.headers[name.toLowerCase()];
+                return value === undefined ? null : [].concat(value).join(", ");
+              },
+            },
+            text: async () => text,
+            json: async () => JSON.parse(text),
+          });
+        });
+      });
+      request.end(body);
+    });
 }
 
 function libraryError(message, code) {

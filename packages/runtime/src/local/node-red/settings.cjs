@@ -1,8 +1,9 @@
 // Node-RED's settings for an instance the local driver runs (node-red's red.js loads this with
 // require, before any flow exists). Everything instance-specific comes from the driver: the
-// address to bind (always loopback) and the port in the environment, the instance's token on a
-// descriptor of its own. The palette manager installs nodes from the npm registry (unless the
-// instance's type turns it off); function nodes' own modules and automatic installs stay off.
+// editor's listening socket and the instance's token, each on a descriptor of its own; the
+// platform's socket in the environment. Node-RED listens on no TCP port. The palette manager
+// installs nodes from the npm registry (unless the instance's type turns it off); function nodes'
+// own modules and automatic installs stay off.
 //
 // This directory (settings.cjs and platform.cjs) is all of the platform's code a sandboxed
 // instance sees: the driver binds it read-only into the sandbox.
@@ -13,10 +14,13 @@
 /* global process, module, require, Buffer, __dirname */
 const fs = require("node:fs");
 
-const port = Number(process.env.FLOWPLANE_NODE_RED_PORT);
-if (!Number.isInteger(port) || port <= 0) {
-  throw new Error("FLOWPLANE_NODE_RED_PORT must be the port to listen on");
+// The editor's socket: listened on by the driver, in a directory of the platform's, and handed
+// down as a descriptor (Node-RED's red.js passes uiPort to server.listen, which takes { fd }).
+const editorFd = Number(process.env.FLOWPLANE_EDITOR_FD);
+if (!Number.isInteger(editorFd) || editorFd <= 2) {
+  throw new Error("FLOWPLANE_EDITOR_FD must be the editor's listening descriptor");
 }
+answerAddressOf(editorFd);
 
 // The token comes on a descriptor, read once and closed: unlike the environment, which
 // /proc/<pid>/environ keeps for the life of the process, it then exists only in this memory.
@@ -24,7 +28,7 @@ const tokenFd = process.env.FLOWPLANE_INSTANCE_TOKEN_FD;
 delete process.env.FLOWPLANE_INSTANCE_TOKEN_FD;
 const token = tokenFd ? readAll(Number(tokenFd)).trim() : undefined;
 
-closeInheritedDescriptors();
+closeInheritedDescriptors(editorFd);
 
 // The driver asks for a stop by closing stdin: a signal sent from outside the sandbox would reach
 // its init process, not Node-RED. The end of stdin is also what a dead platform leaves behind.
@@ -44,6 +48,7 @@ const platform = platformUrl
       instanceId: process.env.FLOWPLANE_INSTANCE_ID,
       teamId: process.env.FLOWPLANE_TEAM_ID,
       token: token ?? "",
+      socketPath: process.env.FLOWPLANE_PLATFORM_SOCKET || undefined,
     })
   : undefined;
 
@@ -73,8 +78,9 @@ module.exports = {
     httpAdminMiddleware: platform.editorSignOut,
   }),
   ...(teamLibrary && { nodesDir: teamLibrary.nodesDir }),
-  uiHost: process.env.FLOWPLANE_NODE_RED_HOST || "127.0.0.1",
-  uiPort: port,
+  // uiHost is not used with a descriptor; it only names the socket in Node-RED's log.
+  uiHost: "editor-socket",
+  uiPort: { fd: editorFd },
   flowFile: "flows.json",
   logging: { console: { level: "info", metrics: false, audit: false } },
   externalModules: {
@@ -120,12 +126,29 @@ function readAll(fd) {
 }
 
 /**
+ * A server listening on a descriptor has no address in Node (address() is null), and red.js
+ * reads `server.address().port` once it listens: that server's address is said to be the
+ * descriptor, so Node-RED logs "Server now running at http://editor-socket:fd3/".
+ */
+function answerAddressOf(fd) {
+  const net = require("node:net");
+  const address = net.Server.prototype.address;
+  net.Server.prototype.address = function addressOrDescriptor() {
+    const found = address.call(this);
+    if (found === null && this._handle && this._handle.fd === fd) {
+      return { address: "editor-socket", family: "unix", port: `fd${fd}` };
+    }
+    return found;
+  };
+}
+
+/**
  * Closes descriptors this process inherited without asking for them (whatever started the
  * platform may have left some open): inside a sandbox, a descriptor of a directory outside it is
  * a way out. Node's own descriptors are all close-on-exec, so those without the flag that
  * survived the exec into this process are the inherited ones; 0-2 are stdio.
  */
-function closeInheritedDescriptors() {
+function closeInheritedDescriptors(keep) {
   let names;
   try {
     names = fs.readdirSync("/proc/self/fd");
@@ -135,7 +158,7 @@ function closeInheritedDescriptors() {
   const O_CLOEXEC = 0o2000000;
   for (const name of names) {
     const fd = Number(name);
-    if (!Number.isInteger(fd) || fd <= 2) continue;
+    if (!Number.isInteger(fd) || fd <= 2 || fd === keep) continue;
     let info;
     try {
       info = fs.readFileSync(`/proc/self/fdinfo/${fd}`, "utf8");
