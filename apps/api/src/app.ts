@@ -78,6 +78,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         }
         return emit(event, ...args);
       }) as Server["emit"];
+      // Node's server hands an upgrade on only when something listens for it: this listener
+      // makes it so for editors' hosts, and ends any other upgrade nothing else takes.
+      server.on("upgrade", (_request: IncomingMessage, socket: Duplex) => {
+        if (server.listenerCount("upgrade") === 1) socket.destroy();
+      });
       return server;
     },
     ...requestLogOptions(options.logger),

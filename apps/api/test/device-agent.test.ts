@@ -184,7 +184,7 @@ let instanceUrl: string;
  * credential and the variable, then the snapshot taken of what it runs (no content sent).
  */
 async function snapshotOfRunning(name: string, label: string) {
-  const deployed = await deployFlows(instanceUrl, owner.token, flows(label));
+  const deployed = await deployFlows(server, instanceId, owner.token, flows(label));
   expect(deployed.status, await deployed.text()).toBe(204);
   const answer = await until(`the instance answering ${label}`, async () => {
     const reply = await fetch(`${instanceUrl}/hello`);

@@ -1,12 +1,14 @@
-// A hosted instance's editor, signed in to with a Flowplane password, through the real server and
-// real Node-RED processes: the editor session is the platform's (bound to the instance), so every
-// editor request is decided with the role of the moment, and whatever ends a person's sessions
-// ends it too. Sign-ins that fail, are malformed or are limited leave the instance running.
+// A hosted instance's editor, signed in to on the platform's own page (an authorization code the
+// instance exchanges), through the real server and real Node-RED processes: the editor session is
+// the platform's (bound to the instance), so every editor request is decided with the role of the
+// moment, and whatever ends a person's sessions ends it too. No password, platform session or
+// personal token ever reaches the instance's process.
 import { Role } from "@flowplane/contract";
 import { addMember } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { WebSocket } from "ws";
-import { deployFlows, startServer, type TestServer } from "./harness";
+import { editorToken, startServer, type TestServer } from "./harness";
+import { localhostLookup } from "./localhost-names";
 
 let server: TestServer;
 let teamId: string;
@@ -38,34 +40,47 @@ async function runningInstance(applicationId: string, name: string) {
   return { id, url: url as string };
 }
 
-/** The editor's own sign-in (Node-RED's OAuth password exchange). */
-async function editorSignIn(url: string, username: string, password: string) {
-  const response = await fetch(`${url}/auth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      client_id: "node-red-editor",
-      grant_type: "password",
-      scope: "*",
-      username,
-      password,
-    }),
-  });
-  const body = (await response.json().catch(() => ({}))) as {
-    access_token?: string;
-    error?: string;
-  };
-  return { status: response.status, ...body };
+/**
+ * Opening an editor as a browser without script does: the editor's sign-in goes to the platform's
+ * page, which (with the platform's session cookie) sends the browser back to the editor with a
+ * one-time code, and the editor answers with its session in `access_token`. Each step's answer.
+ */
+async function openEditor(url: string, sid: string | undefined) {
+  const get = (target: string, cookie?: string) =>
+    fetch(target, { redirect: "manual", headers: cookie ? { cookie: `sid=${cookie}` } : {} });
+  const start = await get(`${url}/auth/strategy`);
+  const authorize = start.headers.get("location") ?? "";
+  const page = await get(authorize, sid);
+  const callback = page.headers.get("location") ?? "";
+  if (page.status !== 302 || !callback.startsWith(url)) {
+    return { authorize, page, callback, token: undefined, status: page.status };
+  }
+  const done = await get(callback);
+  const next = done.headers.get("location") ?? "";
+  const token = new URL(next, url).searchParams.get("access_token") ?? undefined;
+  return { authorize, page, callback, token, status: done.status };
 }
 
 async function signedInEditor(url: string, person: { username: string; password: string }) {
-  const reply = await editorSignIn(url, person.username, person.password);
-  expect(reply.status, JSON.stringify(reply)).toBe(200);
-  return reply.access_token!;
+  const sid = await server.signIn(person.username, person.password);
+  const opened = await openEditor(url, sid);
+  expect(opened.token, JSON.stringify({ ...opened, page: opened.page.status })).toMatch(/^fpe_/);
+  return opened.token!;
 }
 
 /** A full deploy of no flows: 204 when the session may deploy, 401 when Node-RED refuses. */
-const deploy = async (url: string, token: string) => (await deployFlows(url, token, [])).status;
+const deploy = async (url: string, token: string) =>
+  (
+    await fetch(`${url}/flows`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        "Node-RED-Deployment-Type": "full",
+      },
+      body: "[]",
+    })
+  ).status;
 
 const readFlows = async (url: string, token: string) =>
   (await fetch(`${url}/flows`, { headers: { authorization: `Bearer ${token}` } })).status;
@@ -75,7 +90,7 @@ const readFlows = async (url: string, token: string) =>
  * resolves once Node-RED said `auth: ok`; `closed` resolves when the connection ends.
  */
 async function openComms(url: string, token: string) {
-  const ws = new WebSocket(`${url.replace(/^http/, "ws")}/comms`);
+  const ws = new WebSocket(`${url.replace(/^http/, "ws")}/comms`, { lookup: localhostLookup });
   const messages: unknown[] = [];
   const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
   await new Promise<void>((resolve, reject) => {
@@ -124,10 +139,7 @@ const setRole = (userId: string, role: number) =>
 beforeAll(async () => {
   // The per-instance count's window is longer than the test's 31 attempts take on a loaded
   // machine, so that the count is not reset halfway (30 in the window, as by default).
-  server = await startServer({
-    instances: true,
-    rateLimits: { signInAddress: { max: 30, windowMs: 10 * 60_000 } },
-  });
+  server = await startServer({ instances: true });
   const team = await server.request("POST", "/api/v1/teams", { body: { name: "Editors" } });
   teamId = team.body.id;
   const application = await server.request("POST", "/api/v1/applications", {
@@ -142,57 +154,90 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 describe("an editor's sign-in", { timeout: 120_000 }, () => {
-  test("a malformed sign-in answers invalid_grant and leaves the instance running", async () => {
-    const long = await editorSignIn(first.url, "x".repeat(300), "whatever");
-    expect(long).toMatchObject({ status: 403, error: "invalid_grant" });
+  test("the editor offers only the platform's page: no password dialog, no password grant", async () => {
+    const login = await (await fetch(`${first.url}/auth/login`)).json();
+    expect(login).toMatchObject({ type: "strategy", loginRedirect: "auth/strategy" });
+    // Node-RED's own password exchange is not there: a password has nowhere to go.
+    const member = await person(Role.member);
+    const grant = await fetch(`${first.url}/auth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_id: "node-red-editor",
+        grant_type: "password",
+        scope: "*",
+        username: member.username,
+        password: member.password,
+      }),
+    });
+    expect(grant.status).not.toBe(200);
     expect(await stateOf(first.id)).toBe("running");
     expect((await fetch(`${first.url}/settings`)).status).toBe(401);
   });
 
-  test("attempts are counted per instance, not per the 127.0.0.1 every instance calls from", async () => {
+  test("the editor sends the browser to the platform's page, which signs it in and comes back", async () => {
     const member = await person(Role.member);
-    // 31 failed sign-ins on the first instance, each for another name (under the per-account
-    // limit): the instance's count is used up, and it keeps answering invalid_grant.
-    for (let i = 0; i < 31; i++) {
-      const reply = await editorSignIn(first.url, `nobody-${i}`, "a guessed password");
-      expect(reply, `attempt ${i}`).toMatchObject({ status: 403, error: "invalid_grant" });
-    }
-    const limited = await editorSignIn(first.url, member.username, member.password);
-    expect(limited).toMatchObject({ status: 403, error: "invalid_grant" });
-    expect(await stateOf(first.id)).toBe("running");
-    // The platform refused it for the instance's count (429), and Node-RED said invalid_grant.
-    const answers = server.logs
-      .map((line) => JSON.parse(line) as { url?: string; status?: number })
-      .filter((entry) => entry.url === `/storage/${first.id}/auth/password`)
-      .map((entry) => entry.status);
-    expect(answers.at(-1)).toBe(429);
-    // Another team's (here: another) instance signs its people in as before.
-    const token = await signedInEditor(second.url, member);
-    expect(await readFlows(second.url, token)).toBe(200);
-    // And so does the platform's own sign-in, which counts the person's address.
-    const platform = await server.request("POST", "/account/login", {
+    // No session: the platform's page asks to sign in first, and comes back after.
+    const anonymous = await openEditor(first.url, undefined);
+    const authorize = new URL(anonymous.authorize);
+    expect(authorize.origin).toBe(server.url);
+    expect(authorize.pathname).toBe("/account/authorize");
+    expect(authorize.searchParams.get("client_id")).toBe(first.id);
+    expect(anonymous.page.status).toBe(302);
+    const signIn = new URL(anonymous.page.headers.get("location")!, server.url);
+    expect(signIn.pathname).toBe("/sign-in");
+    expect(signIn.searchParams.get("next")).toBe(authorize.pathname + authorize.search);
+    // Signed in: a code for this instance's editor host only, exchanged once for a session.
+    const sid = await server.signIn(member.username, member.password);
+    const opened = await openEditor(first.url, sid);
+    expect(new URL(opened.callback).host).toBe(new URL(first.url).host);
+    expect(opened.token).toMatch(/^fpe_/);
+    expect(await deploy(first.url, opened.token!)).toBe(204);
+    // The same code again is refused; so is it at another instance's editor.
+    const again = await fetch(opened.callback, { redirect: "manual" });
+    expect(again.status).toBe(400);
+    const code = new URL(opened.callback).searchParams.get("code")!;
+    const elsewhere = await server.request("POST", `/storage/${second.id}/auth/code`, {
       token: null,
-      body: { username: member.username, password: member.password },
+      body: { code },
     });
-    expect(platform.status).toBe(200);
+    expect(elsewhere.status).toBe(401);
   });
 
-  test("failures are counted per account: wrong passwords at /account/login lock the editor's sign-in too", async () => {
-    const member = await person(Role.member, "counted@example.com");
-    for (let i = 0; i < 3; i++) {
-      const wrong = await server.request("POST", "/account/login", {
-        token: null,
-        body: { username: member.username, password: "not the password" },
-      });
-      expect(wrong.status).toBe(401);
-    }
-    for (let i = 0; i < 2; i++) {
-      const wrong = await editorSignIn(second.url, "counted@example.com", "not the password");
-      expect(wrong).toMatchObject({ status: 403, error: "invalid_grant" });
-    }
-    const locked = await editorSignIn(second.url, member.username, member.password);
-    expect(locked).toMatchObject({ status: 403, error: "invalid_grant" });
-    expect(await stateOf(second.id)).toBe("running");
+  test("a non-member gets no code for the instance, and a redirect elsewhere is refused", async () => {
+    const outsider = await server.userWithPassword();
+    const sid = await server.signIn(outsider.username, outsider.password);
+    const opened = await openEditor(first.url, sid);
+    expect(opened.page.status).toBe(404);
+    expect(opened.token).toBeUndefined();
+    const member = await person(Role.member);
+    const memberSid = await server.signIn(member.username, member.password);
+    const redirected = await server.asSession(
+      memberSid,
+      "GET",
+      `/account/authorize?client_id=${first.id}&state=abcdefgh12&redirect_uri=${encodeURIComponent("http://evil.example/cb")}`,
+    );
+    expect(redirected.status).toBe(400);
+  });
+
+  test("a person's own token is refused by the editor: only credentials bound to the instance", async () => {
+    const member = await person(Role.member);
+    const personal = await server.request("POST", "/api/v1/user/tokens", {
+      token: null,
+      headers: { cookie: `sid=${await server.signIn(member.username, member.password)}`, origin: server.origin },
+      body: { name: "mine" },
+    });
+    expect(personal.status, personal.text).toBe(200);
+    expect(await readFlows(first.url, personal.body.token)).toBe(401);
+    expect(await deploy(first.url, personal.body.token)).toBe(401);
+    // A script's token for the instance works there, and nowhere else.
+    const scripts = await editorToken(server, first.id, personal.body.token);
+    expect(scripts).toMatchObject({ url: first.url, permissions: "*" });
+    expect(await deploy(first.url, scripts.token)).toBe(204);
+    expect(await readFlows(second.url, scripts.token)).toBe(401);
+    expect((await server.request("GET", "/api/v1/user", { token: scripts.token })).status).toBe(
+      401,
+    );
   });
 
   test("the editor's session is the platform's, bound to its instance: no use on the API or another editor", async () => {
@@ -274,8 +319,10 @@ describe(
       });
       expect(marked.status).toBe(200);
       expect(await readFlows(second.url, token)).toBe(401);
-      const again = await editorSignIn(second.url, member.username, member.password);
-      expect(again).toMatchObject({ status: 403, error: "invalid_grant" });
+      const sid = await server.signIn(member.username, member.password);
+      const again = await openEditor(second.url, sid);
+      expect(again.page.status).toBe(403);
+      expect(again.token).toBeUndefined();
       expect(await stateOf(second.id)).toBe("running");
     });
   },

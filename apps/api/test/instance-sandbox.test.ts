@@ -190,9 +190,9 @@ function probeFlow(mqttPort: number) {
   ];
 }
 
-/** Deploys through the editor's admin API with the member's own Flowplane token. */
-async function deploy(url: string, flow: unknown[]) {
-  const deployed = await deployFlows(url, member.token, flow);
+/** Deploys through the editor's admin API with a token for that instance's editor. */
+async function deploy(instance: { id: string }, flow: unknown[]) {
+  const deployed = await deployFlows(server, instance.id, member.token, flow);
   expect(deployed.status, await deployed.text()).toBe(204);
 }
 
@@ -255,8 +255,8 @@ beforeAll(async () => {
   mine = await createInstance(app.body.id, "probe-mine");
   theirs = await createInstance(app.body.id, "probe-theirs");
   const flow = probeFlow(server.app.mqttPort!);
-  await deploy(mine.url, flow);
-  await deploy(theirs.url, flow);
+  await deploy(mine, flow);
+  await deploy(theirs, flow);
 }, 120_000);
 
 afterAll(async () => {

@@ -265,8 +265,8 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
   });
 
   it("deploys a flow through the admin API, which the platform stores", async () => {
-    const { url } = await instance();
-    const deployed = await deployFlows(url, member.token, GREETING_FLOW);
+    const { url, id } = await instance();
+    const deployed = await deployFlows(server, id, member.token, GREETING_FLOW);
     expect(deployed.status).toBe(204);
     const stored = await server.db
       .selectFrom("project_storage")

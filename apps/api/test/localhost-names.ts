@@ -9,7 +9,8 @@ type Callback = (
   family?: number,
 ) => void;
 
-function localhostLookup(hostname: string, options: LookupOptions, callback: Callback): void {
+/** dns.lookup, but `*.localhost` is loopback: for clients that take a `lookup` (ws, http). */
+export function localhostLookup(hostname: string, options: LookupOptions, callback: Callback): void {
   if (hostname === "localhost" || hostname.endsWith(".localhost")) {
     if (options.all) callback(null, [{ address: "127.0.0.1", family: 4 }]);
     else callback(null, "127.0.0.1", 4);

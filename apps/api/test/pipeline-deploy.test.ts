@@ -152,7 +152,8 @@ beforeAll(async () => {
   prodStage = (await stage({ name: "Production", instanceId: prod, source: devStage })).body.id;
 
   // A flow deployed on dev through its editor's admin API, credentials and all.
-  const deployed = await deployFlows(await running(dev), member.token, flowSaying("first"));
+  await running(dev);
+  const deployed = await deployFlows(server, dev, member.token, flowSaying("first"));
   expect(deployed.status).toBe(204);
   expect(await until("dev's flow", () => get(dev, "/check"))).toBe(AUTH);
 }, 240_000);

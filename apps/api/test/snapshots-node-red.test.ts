@@ -148,7 +148,8 @@ async function check(id: string, expected: string): Promise<string> {
 }
 
 async function deploy(id: string, flow: unknown[]) {
-  const deployed = await deployFlows(await urlOf(id), member.token, flow);
+  await urlOf(id);
+  const deployed = await deployFlows(server, id, member.token, flow);
   expect(deployed.status, await deployed.text()).toBe(204);
 }
 

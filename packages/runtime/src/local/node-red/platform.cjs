@@ -12,6 +12,7 @@
 "use strict";
 /* eslint-disable @typescript-eslint/no-require-imports -- CommonJS, as Node-RED loads it */
 /* global fetch, AbortSignal, URLSearchParams, module, require, setTimeout, console, Buffer, URL */
+const crypto = require("node:crypto");
 const fs = require("node:fs/promises");
 const http = require("node:http");
 const path = require("node:path");
@@ -26,6 +27,22 @@ const SETTINGS_RETRY_MS = 60_000;
 const SESSION_CHECK_MS = 5_000;
 /** Sessions watched at most; beyond, the longest unseen are no longer watched. */
 const WATCHED_MAX = 1_000;
+/** How long a sign-in may take on the platform's page, and how many may be under way. */
+const SIGN_IN_MS = 10 * 60_000;
+const SIGN_INS_MAX = 1_000;
+
+/**
+ * The passport strategy Node-RED's "strategy" sign-in needs to exist: never run, as the sign-in's
+ * two routes are answered before Node-RED's own (editorMiddleware).
+ */
+class PlatformStrategy {
+  constructor() {
+    this.name = "flowplane";
+  }
+  authenticate() {
+    this.fail(401);
+  }
+}
 
 /** Node-RED's own first contents of a user directory's package.json. */
 const DEFAULT_PACKAGE = {
@@ -52,8 +69,9 @@ class PlatformError extends Error {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * @param {{ platformUrl: string, instanceId: string, teamId?: string, token: string,
- *   socketPath?: string }} options `socketPath`: the platform's Unix socket, which every call goes
+ * @param {{ platformUrl: string, baseUrl: string, instanceId: string, teamId?: string,
+ *   token: string, socketPath?: string }} options `baseUrl`: where browsers reach the platform's
+ *   sign-in page. `socketPath`: the platform's Unix socket, which every call goes
  *   through (the URL's path is kept, its host is not used).
  */
 function connect(options) {
@@ -228,9 +246,64 @@ function connect(options) {
     tokens.get(token).catch(() => {});
   }
 
-  // Signing out in the editor (POST /auth/revoke, whose bearer is the session signing out): once
-  // Node-RED has accepted it, the platform ends the session too, and its websocket closes.
-  function editorSignOut(request, response, next) {
+  // Signing in happens on the platform's own page only (OAuth 2.0's authorization-code grant, as
+  // FlowFuse's editors sign in): the editor's sign-in goes to the platform's /account/authorize,
+  // which sends the browser back to /auth/strategy/callback with a one-time code; the code is
+  // exchanged here, with the instance's token, for an editor session of the platform's (bound to
+  // this instance), which the editor then uses as its bearer. No password, platform session or
+  // personal token ever reaches this process.
+  /** The states of sign-ins under way (each used once), by when they expire. */
+  const signIns = new Map();
+
+  function startSignIn(response) {
+    const now = Date.now();
+    for (const [state, expires] of signIns) if (expires <= now) signIns.delete(state);
+    if (signIns.size >= SIGN_INS_MAX) signIns.delete(signIns.keys().next().value);
+    const state = crypto.randomBytes(24).toString("base64url");
+    signIns.set(state, now + SIGN_IN_MS);
+    const target = new URL("/account/authorize", `${options.baseUrl}/`);
+    target.searchParams.set("response_type", "code");
+    target.searchParams.set("client_id", options.instanceId);
+    target.searchParams.set("state", state);
+    response.redirect(target.toString());
+  }
+
+  async function finishSignIn(request, response) {
+    const { code, state } = request.query;
+    const expires = typeof state === "string" ? signIns.get(state) : undefined;
+    if (typeof state === "string") signIns.delete(state);
+    if (typeof code !== "string" || expires === undefined || expires <= Date.now()) {
+      response.status(400).type("text/plain").send("This sign-in has expired: open the editor again.\n");
+      return;
+    }
+    let answer;
+    try {
+      answer = await call("POST", "/auth/code", { code }, 1);
+    } catch (error) {
+      if (error.status === undefined || error.status === 429 || error.status >= 500) {
+        console.log(`[flowplane] editor sign-in refused: ${error.message}`);
+      }
+      response.status(403).type("text/plain").send("The platform refused this sign-in.\n");
+      return;
+    }
+    if (!answer || typeof answer.token !== "string") {
+      response.status(403).type("text/plain").send("The platform refused this sign-in.\n");
+      return;
+    }
+    watch(answer.token);
+    // Node-RED's editor takes its session from `access_token` (as after its own strategies).
+    response.redirect(`/?access_token=${encodeURIComponent(answer.token)}`);
+  }
+
+  // Node-RED's admin routes, before its own: the sign-in above, and signing out (POST
+  // /auth/revoke, whose bearer is the session signing out): once Node-RED has accepted it, the
+  // platform ends the session too, and its websocket closes.
+  function editorMiddleware(request, response, next) {
+    if (request.method === "GET" && request.path === "/auth/strategy") return startSignIn(response);
+    if (request.method === "GET" && request.path === "/auth/strategy/callback") {
+      finishSignIn(request, response).catch(next);
+      return;
+    }
     if (request.method === "POST" && request.path === "/auth/revoke") {
       const header = request.headers.authorization;
       const token = typeof header === "string" && /^Bearer /.test(header) ? header.slice(7) : "";
@@ -248,46 +321,46 @@ function connect(options) {
   }
 
   /**
-   * The editor's user for an answer of the platform, or null: refused. Node-RED's sign-in does
-   * not catch what this returns, so every failure is a refusal (Node-RED answers invalid_grant);
-   * a busy platform is not retried, as a person is waiting and may simply try again.
+   * The editor's user for a bearer, as the platform answers it (its editor sessions only), or
+   * null: refused. Node-RED does not catch what this returns, so every failure is a refusal.
    */
-  async function user(path, body) {
+  async function tokenUser(token) {
     try {
-      const answer = await call("POST", path, body, 1);
+      const answer = await call("POST", "/auth/token", { token }, 1);
       if (!answer || typeof answer.username !== "string") return null;
-      // The platform's editor sessions are watched; a person's access token is theirs to revoke.
-      if (path === "/auth/token" && answer.session === true) watch(body.token);
-      if (typeof answer.token === "string") watch(answer.token);
-      const user = { username: answer.username, permissions: answer.permissions };
-      // A sign-in's answer carries the platform's editor session: Node-RED hands it to the
-      // editor instead of a session of its own, so that every later request is the platform's
-      // to decide (through `tokens`), with the role of the moment.
-      if (typeof answer.token === "string") user.token = answer.token;
-      return user;
+      if (answer.session === true) watch(token);
+      return { username: answer.username, permissions: answer.permissions };
     } catch (error) {
       // A refusal for bad input is the answer; the platform failing to answer is worth a line.
       if (error.status === undefined || error.status === 429 || error.status >= 500) {
-        console.log(`[flowplane] editor sign-in refused: ${error.message}`);
+        console.log(`[flowplane] editor request refused: ${error.message}`);
       }
       return null;
     }
   }
 
   const adminAuth = {
-    type: "credentials",
-    // Node-RED's own session tokens, issued after a sign-in, last a day.
+    type: "strategy",
+    strategy: {
+      name: "flowplane",
+      label: "Sign in with Flowplane",
+      icon: "fa-sign-in",
+      // The editor goes to the platform's page at once, without a button to press first.
+      autoLogin: true,
+      strategy: PlatformStrategy,
+      options: {},
+    },
     sessionExpiryTime: 86_400,
-    users: (username) => user("/auth/user", { username }),
-    authenticate: (username, password) => user("/auth/password", { username, password }),
-    tokens: (token) => user("/auth/token", { token }),
+    // Node-RED keeps no users of its own: every request's bearer is decided by the platform.
+    users: async () => null,
+    tokens: tokenUser,
     tokenHeader: "authorization",
   };
 
   return {
     storage,
     adminAuth,
-    editorSignOut,
+    editorMiddleware,
     teamLibrary: options.teamId
       ? teamLibrary(platformUrl, options.teamId, options.token, send)
       : undefined,

@@ -46,6 +46,8 @@ const platform = platformUrl
   ? require("./platform.cjs").connect({
       platformUrl,
       instanceId: process.env.FLOWPLANE_INSTANCE_ID,
+      // Where browsers reach the platform's pages (its sign-in), not where this process does.
+      baseUrl: process.env.FLOWPLANE_BASE_URL || platformUrl,
       teamId: process.env.FLOWPLANE_TEAM_ID,
       token: token ?? "",
       socketPath: process.env.FLOWPLANE_PLATFORM_SOCKET || undefined,
@@ -75,7 +77,7 @@ module.exports = {
   ...(platform && {
     storageModule: platform.storage,
     adminAuth: platform.adminAuth,
-    httpAdminMiddleware: platform.editorSignOut,
+    httpAdminMiddleware: platform.editorMiddleware,
   }),
   ...(teamLibrary && { nodesDir: teamLibrary.nodesDir }),
   // uiHost is not used with a descriptor; it only names the socket in Node-RED's log.
