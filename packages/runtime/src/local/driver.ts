@@ -116,6 +116,11 @@ export interface LocalDriverOptions {
   bwrap?: string;
   /** How long installing an instance's modules may take before it is given up. */
   installTimeoutMs?: number;
+  /**
+   * `own` (default): each sandbox in a network namespace of its own where one can be made;
+   * `host`: sandboxes share the host's network (measurements of what the namespace costs).
+   */
+  network?: "own" | "host";
 }
 
 /** Where executables are looked for when `baseEnv` has no PATH. */
@@ -747,6 +752,13 @@ export class LocalDriver implements Driver {
   private async withNetwork(
     sandbox: Omit<InstanceIsolation, "network">,
   ): Promise<InstanceIsolation> {
+    if (this.options.network === "host") {
+      const reason = [
+        sandbox.reason,
+        "instances share the host's network: the driver's network option",
+      ];
+      return { ...sandbox, network: "host", reason: reason.filter(Boolean).join("; ") };
+    }
     const found = await findNetworkTools(this.options.baseEnv?.PATH ?? DEFAULT_PATH);
     if ("reason" in found) {
       const reason = [sandbox.reason, `instances share the host's network: ${found.reason}`];
