@@ -172,11 +172,14 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
   // Instances reach the platform through sockets the driver hands them: their connections are
   // served by this server once it exists.
   let server: Server | undefined;
+  let mqttPort: number | undefined;
   const driver =
     config.INSTANCE_DRIVER === "local"
       ? new LocalDriver({
           root: join(config.DATA_DIR, "instances"),
           platformConnection: (id, socket) => acceptInstanceConnection(server, id, socket),
+          // Flows reach the embedded team broker at 127.0.0.1 from their own network, as before.
+          platformPorts: () => (mqttPort ? [mqttPort] : []),
           baseEnv: instanceBaseEnv(),
           isolation: config.INSTANCE_ISOLATION,
           userIds: config.INSTANCE_USER_IDS,
@@ -207,6 +210,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     initialPasswordFile: join(config.DATA_DIR, INITIAL_PASSWORD_FILE),
   });
   server = app.server;
+  mqttPort = app.mqttPort;
   // Before listening: a SIGTERM that comes as soon as the server says where it listens (a
   // supervisor, a test) stops it cleanly, not by the signal's default.
   let closing = false;

@@ -194,7 +194,7 @@ export async function startServer(
   const port = options.port ?? (options.instances === true ? await freePort() : 0);
   const baseUrl =
     options.baseUrl ?? (options.instances === true ? `http://127.0.0.1:${port}` : "http://127.0.0.1:3000");
-  const connections: { server?: import("node:http").Server } = {};
+  const connections: { server?: import("node:http").Server; mqttPort?: number } = {};
   const app = await buildApp({
     db,
     tokenSecret: TOKEN_SECRET,
@@ -218,6 +218,7 @@ export async function startServer(
                 root: join(dataDir, "instances"),
                 platformConnection: (id, socket) =>
                   acceptInstanceConnection(connections.server, id, socket),
+                platformPorts: () => (connections.mqttPort ? [connections.mqttPort] : []),
                 baseEnv: inheritedEnv,
                 stopGraceMs: options.stopGraceMs ?? 5_000,
               }),
@@ -227,6 +228,7 @@ export async function startServer(
   });
   const watch = watchReplies(app);
   connections.server = app.server;
+  connections.mqttPort = app.mqttPort;
   await app.listen({ host: "127.0.0.1", port });
   const address = app.server.address();
   if (!address || typeof address === "string") throw new Error("no address");

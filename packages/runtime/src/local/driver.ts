@@ -121,6 +121,12 @@ export interface LocalDriverOptions {
    * `host`: sandboxes share the host's network (measurements of what the namespace costs).
    */
   network?: "own" | "host";
+  /**
+   * Ports of the platform's on the host's loopback that instances in a network namespace of their
+   * own still reach, at the same port of their own 127.0.0.1 (the embedded team broker's MQTT
+   * port): asked at each start, as a port may be known only once the platform listens.
+   */
+  platformPorts?: () => number[];
 }
 
 /** Where executables are looked for when `baseEnv` has no PATH. */
@@ -965,7 +971,7 @@ export class LocalDriver implements Driver {
     }
     const name = netnsName(this.root, instance.id);
     try {
-      await openNetwork(this.network, name);
+      await openNetwork(this.network, name, this.options.platformPorts?.() ?? []);
     } catch (error) {
       throw new Error(`no network namespace could be made: ${(error as Error).message}`, {
         cause: error,

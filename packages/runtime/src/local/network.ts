@@ -75,7 +75,12 @@ export function netnsPath(name: string): string {
 }
 
 /** Makes the namespace `name` (replacing a stale one) and connects it to the outside world. */
-export async function openNetwork(tools: NetworkTools, name: string): Promise<void> {
+export async function openNetwork(
+  tools: NetworkTools,
+  name: string,
+  /** Ports on the host's loopback the namespace reaches at its own 127.0.0.1 (the team broker). */
+  hostPorts: readonly number[] = [],
+): Promise<void> {
   await closeNetwork(tools, name);
   await run(tools.ip, ["netns", "add", name]);
   try {
@@ -88,7 +93,7 @@ export async function openNetwork(tools: NetworkTools, name: string): Promise<vo
       "-u",
       "none",
       "-T",
-      "none",
+      hostPorts.length > 0 ? hostPorts.join(",") : "none",
       "-U",
       "none",
       "-q",
