@@ -173,7 +173,6 @@ async function main(config: BenchConfig): Promise<void> {
         // The HTTP scenarios measure the API; the MQTT ones start their own broker.
         BROKER_MODE: config.serverWorkers > 1 ? "off" : "embedded",
         INSTANCE_DRIVER: config.serverWorkers > 1 ? "off" : "local",
-        INSTANCE_PORTS: `${instancePortBase}-${instancePortBase + 99}`,
         MQTT_PORT: "0",
         ...(db!.url ? { DATABASE_URL: db!.url } : { DATABASE: db!.kind }),
       };
