@@ -123,12 +123,21 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
     return { userId: identity.userId, tokenId: identity.tokenId };
   }
 
+  /** Each request's caller, decided by the hook below. */
+  const actors = new WeakMap<FastifyRequest, LibraryActor>();
+  // Who calls, and whether they may, is decided before the body is read (this context's own
+  // onRequest hook): anyone else is answered at once, never made to wait while the platform
+  // buffers and parses a body of up to twice MAX_LIBRARY_BODY (issue 32).
+  app.addHook("onRequest", async (request) => {
+    actors.set(request, await caller(request));
+  });
+  const actorOf = (request: FastifyRequest) => actors.get(request)!;
+
   // Node-RED's own calls are not counted against people's limits. Flows can be large.
   const config = { rateLimit: false as const };
   const bodyLimit = MAX_LIBRARY_BODY * 2;
 
   const read = async (request: FastifyRequest, reply: FastifyReply) => {
-    await caller(request);
     const { teamId } = request.params as { teamId: string };
     const path = pathOf(request);
     const type = typeOf(request, true)!;
@@ -146,7 +155,7 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
   app.get("/storage/library/:teamId/*", { config }, read);
 
   app.post("/storage/library/:teamId/*", { config, bodyLimit }, async (request, reply) => {
-    const actor = await caller(request);
+    const actor = actorOf(request);
     const { teamId } = request.params as { teamId: string };
     const path = pathOf(request);
     if (path === "")
@@ -168,7 +177,7 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
   });
 
   app.delete("/storage/library/:teamId/*", { config }, async (request, reply) => {
-    const actor = await caller(request);
+    const actor = actorOf(request);
     const { teamId } = request.params as { teamId: string };
     const path = pathOf(request);
     if (path === "")
