@@ -13,6 +13,7 @@ import {
   findSnapshot,
   recordAudit,
 } from "@flowplane/db";
+import { Text } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { toErrorResponse, unauthorized, validationError } from "../core/errors";
@@ -30,7 +31,8 @@ export const DEVICE_LIVE = /^\/(api\/v1\/devices\/[^/?]+\/live|logging\/device)(
 /** Node-RED 5 needs Node 22.9; agents on Node 20 run 4.x: what a snapshot without one gets. */
 export const DEFAULT_DEVICE_NODE_RED = "4.1.15";
 
-const Reported = z.string().max(256).nullable().optional();
+/** Storable text: one device's NUL or lone surrogate would fail the batch its check-in is in. */
+const Reported = Text.max(256).nullable().optional();
 
 /** The agent's check-in body (`getState()`); unknown fields are the agent's, and ignored. */
 const CheckInBody = z
