@@ -13,7 +13,7 @@ import {
   findSnapshot,
   recordAudit,
 } from "@flowplane/db";
-import { Text } from "@flowplane/contract";
+import { freeForm, Text } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { toErrorResponse, unauthorized, validationError } from "../core/errors";
@@ -49,10 +49,36 @@ const CheckInBody = z
   .nullable()
   .optional();
 
-const AuditBody = z
-  .object({ event: z.string().min(1).max(128) })
-  .catchall(z.unknown())
-  .refine((body) => JSON.stringify(body).length <= 64 * 1024, "At most 64 KiB");
+/**
+ * The events a device may write into its team's audit log: what its agent reports (`stopped`,
+ * `crashed` …) and what its Node-RED forwards (FlowFuse's list of runtime events). Only these, so
+ * that a device cannot write one of the platform's own events (`team.deleted`) into the log.
+ */
+export const DEVICE_AUDIT_EVENTS = [
+  "stopped",
+  "crashed",
+  "start-failed",
+  "safe-mode",
+  "resource.cpu",
+  "resource.memory",
+  "api.error",
+  "flows.set",
+  "flows.reloaded",
+  "nodes.install",
+  "nodes.remove",
+  "modules.install",
+  "library.set",
+  "settings.update",
+  "context.delete",
+  "auth.login",
+  "auth.login.revoke",
+  "auth.logout",
+] as const;
+
+/** An event and its free-form fields: storable, bounded in depth and size (contract's freeForm). */
+const AuditBody = freeForm().pipe(
+  z.object({ event: z.enum(DEVICE_AUDIT_EVENTS) }).catchall(z.unknown()),
+);
 
 /** FlowFuse's '0' is its starter flows: a device reporting it runs no snapshot of ours. */
 const snapshotOf = (value: string | null | undefined) =>

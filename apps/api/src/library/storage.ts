@@ -5,6 +5,7 @@
 // permissions of their role, deleting too. Anyone else, and any other team, gets 404.
 import { authorize, bearerToken, type Permission, parseToken, tokenDigest } from "@flowplane/auth";
 import {
+  Flows,
   isId,
   LibraryMeta,
   LibraryType,
@@ -35,15 +36,21 @@ const PERMISSION: Record<string, Permission> = {
   DELETE: "library:entry:delete",
 };
 
+/** A flow sent as one object: checked as a flow of that one node would be. */
+const FlowObject = z.record(Text.max(1024), z.unknown()).superRefine((value, ctx) => {
+  const checked = Flows.safeParse([value]);
+  for (const issue of checked.error?.issues ?? []) {
+    ctx.addIssue({ code: "custom", message: issue.message, path: issue.path.slice(1) });
+  }
+});
+
 const SaveBody = z.object({
   type: LibraryType,
   meta: LibraryMeta.optional(),
-  // Node-RED sends the body as text; FlowFuse also takes a flow as JSON.
-  body: z.union([
-    Text.max(MAX_LIBRARY_BODY),
-    z.array(z.unknown()),
-    z.record(z.string(), z.unknown()),
-  ]),
+  // Node-RED sends the body as text; FlowFuse also takes a flow as JSON: checked as the contract
+  // checks a flow (storable text, nesting bounded), so that no JSON it cannot hold (or nested so
+  // deep that turning it into text overflows the stack) reaches the database as a 500.
+  body: z.union([Text.max(MAX_LIBRARY_BODY), Flows, FlowObject]),
   // FlowFuse's plugin repeats the path here; the URL's is the one used.
   name: Text.max(1024).optional(),
 });
