@@ -102,7 +102,11 @@ const Env = z.object({
   LOGIN_RATE_LIMIT: rateLimit("5/30", "Failed sign-ins per account (username or email); always on"),
   LOGIN_ADDRESS_RATE_LIMIT: rateLimit(
     "30/30",
-    "Sign-in attempts per client address (per instance for an editor); always on",
+    "Failed sign-ins per client address; always on",
+  ),
+  LOGIN_CHECKS_RATE_LIMIT: rateLimit(
+    "300/60",
+    "Password checks (sign-ins, right or wrong) per client address; always on",
   ),
   PASSWORD_RATE_LIMIT: rateLimit(
     "5/30",

@@ -201,6 +201,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
       global: { max: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000 },
       signIn: config.LOGIN_RATE_LIMIT,
       signInAddress: config.LOGIN_ADDRESS_RATE_LIMIT,
+      signInChecks: config.LOGIN_CHECKS_RATE_LIMIT,
       passwordChange: config.PASSWORD_RATE_LIMIT,
       redisUrl: config.REDIS_URL,
     },

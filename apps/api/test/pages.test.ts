@@ -380,7 +380,7 @@ describe("signing out", () => {
 });
 
 describe("rate limits, as the API counts them", () => {
-  test("failed sign-ins per username: the page says so, with Retry-After (429)", async () => {
+  test("failed sign-ins per username: the page says so, with Retry-After (429); the right password still signs in", async () => {
     const user = await server.userWithPassword();
     for (let i = 0; i < 5; i++) {
       const reply = await page("POST", "/sign-in", {
@@ -389,12 +389,13 @@ describe("rate limits, as the API counts them", () => {
       expect(reply.status).toBe(401);
     }
     const limited = await page("POST", "/sign-in", {
-      form: { username: user.username, password: user.password },
+      form: { username: user.username, password: "wrong again" },
     });
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(limited.html).toContain("Too many failed sign-ins for this account");
     expect(sessionOf(limited)).toBeUndefined();
+    await signIn(user.username, user.password);
   });
 
   test("password changes per user count the page's calls too (429)", async () => {

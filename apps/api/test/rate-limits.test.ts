@@ -93,26 +93,31 @@ async function trpc(server: TestServer, token: string, path: string, input?: unk
 describe("sign-in, always limited", () => {
   // Started before the tests: password hashing is slow by design, and takes the tests' time.
   let roomy: TestServer;
+  let defaults: TestServer;
   let twoFailures: TestServer;
   let sixPerAddress: TestServer;
+  let threeChecks: TestServer;
   beforeAll(async () => {
     // FlowFuse's 5 per username, with room per address for the parallel burst.
     roomy = await serve({ rateLimits: { signInAddress: { max: 100, windowMs: 30_000 } } });
+    defaults = await serve();
     // A short window, so that its end can be waited for.
     twoFailures = await serve({ rateLimits: { signIn: { max: 2, windowMs: 5000 } } });
     sixPerAddress = await serve({ rateLimits: { signInAddress: { max: 6, windowMs: 30_000 } } });
+    threeChecks = await serve({ rateLimits: { signInChecks: { max: 3, windowMs: 60_000 } } });
   });
 
-  test("five failed sign-ins lock a username, even with the right password; other usernames are not affected", async () => {
+  test("after five failed sign-ins a wrong password is 429, the right one still signs in; other usernames are not affected", async () => {
     const server = roomy;
     const alice = await server.userWithPassword();
     const bob = await server.userWithPassword();
     for (let i = 0; i < 5; i++) {
       expect((await signIn(server, alice.username, "not the password")).status).toBe(401);
     }
-    expectTooMany(await signIn(server, alice.username, alice.password), 30);
+    expectTooMany(await signIn(server, alice.username, "still not it"), 30);
     // The count is the username's, however it is written.
-    expectTooMany(await signIn(server, alice.username.toUpperCase(), alice.password), 30);
+    expectTooMany(await signIn(server, alice.username.toUpperCase(), "nor this"), 30);
+    expect((await signIn(server, alice.username, alice.password)).status).toBe(200);
     expect((await signIn(server, bob.username, bob.password)).status).toBe(200);
   });
 
@@ -126,13 +131,39 @@ describe("sign-in, always limited", () => {
     for (let i = 0; i < 2; i++) {
       expect((await signIn(server, "Frank@Example.com", "not the password")).status).toBe(401);
     }
-    expectTooMany(await signIn(server, frank.username, frank.password), 30);
-    expectTooMany(await signIn(server, "frank@example.com", frank.password), 30);
-    // The sign-in page counts the same account.
+    expectTooMany(await signIn(server, frank.username, "a sixth guess"), 30);
+    expectTooMany(await signIn(server, "frank@example.com", "a seventh guess"), 30);
+    // The sign-in page counts the same account, and lets the right password in.
     const form = await server.page("POST", "/sign-in", {
-      form: { username: "frank@example.com", password: frank.password },
+      form: { username: "frank@example.com", password: "an eighth guess" },
     });
     expect(form.status).toBe(429);
+    const right = await server.page("POST", "/sign-in", {
+      form: { username: "frank@example.com", password: frank.password },
+    });
+    expect(right.status).toBe(303);
+  });
+
+  test("thirty failed sign-ins for one account from an address lock no one out: the right passwords sign in, wrong ones are 429", async () => {
+    // Issue 32: any flow (every instance calls from 127.0.0.1) locked every loopback user out.
+    const server = defaults;
+    const alice = await server.userWithPassword();
+    const bob = await server.userWithPassword();
+    const statuses = [];
+    for (let i = 0; i < 31; i++) {
+      statuses.push((await signIn(server, alice.username, `guess ${i}`)).status);
+    }
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(26).fill(429)]);
+    expect((await signIn(server, bob.username, bob.password)).status).toBe(200);
+    expect((await signIn(server, alice.username, alice.password)).status).toBe(200);
+    // The address is past its failures: a wrong password for anyone from it is 429.
+    expectTooMany(await signIn(server, bob.username, "not the password"), 30);
+    expectTooMany(await signIn(server, "nobody-at-all", "not the password"), 30);
+    // The sign-in page too.
+    const form = await server.page("POST", "/sign-in", {
+      form: { username: bob.username, password: bob.password },
+    });
+    expect(form.status).toBe(303);
   });
 
   test("signing in successfully is not counted", async () => {
@@ -144,7 +175,7 @@ describe("sign-in, always limited", () => {
     for (let i = 0; i < 2; i++) {
       expect((await signIn(server, amy.username, "not the password")).status).toBe(401);
     }
-    expectTooMany(await signIn(server, amy.username, amy.password), 5);
+    expectTooMany(await signIn(server, amy.username, "not the password"), 5);
   });
 
   test("parallel guesses for one username cannot all pass the check before the first failure counts", async () => {
@@ -157,16 +188,29 @@ describe("sign-in, always limited", () => {
     expect(statuses).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
   });
 
-  test("attempts per client address have a higher bound of their own", async () => {
+  test("failures per client address have a higher bound of their own", async () => {
     const server = sixPerAddress;
     const dave = await server.userWithPassword();
-    // Six different usernames, one attempt each: under the per-username limit, at the address's.
+    // Six different usernames, one failure each: under the per-username limit, at the address's.
     for (let i = 0; i < 6; i++) {
       expect((await signIn(server, `nobody-${i}`, "a guessed password")).status).toBe(401);
     }
-    expectTooMany(await signIn(server, dave.username, dave.password), 30);
+    expectTooMany(await signIn(server, dave.username, "a guessed password"), 30);
+    expect((await signIn(server, dave.username, dave.password)).status).toBe(200);
     // Another client address (another loopback one) has its own count.
-    expect(await signInFrom("127.0.0.2", server, dave.username, dave.password)).toMatchObject({
+    expect(
+      await signInFrom("127.0.0.2", server, dave.username, "a guessed password"),
+    ).toMatchObject({ status: 401 });
+  });
+
+  test("password checks per client address are bounded: past them even the right password is 429 (Retry-After), other addresses unaffected", async () => {
+    const server = threeChecks;
+    const eve = await server.userWithPassword();
+    for (let i = 0; i < 3; i++) {
+      expect((await signIn(server, eve.username, eve.password)).status).toBe(200);
+    }
+    expectTooMany(await signIn(server, eve.username, eve.password), 60);
+    expect(await signInFrom("127.0.0.2", server, eve.username, eve.password)).toMatchObject({
       status: 200,
     });
   });
@@ -177,13 +221,13 @@ describe("sign-in, always limited", () => {
     for (let i = 0; i < 2; i++) {
       expect((await signIn(server, erin.username, "not the password")).status).toBe(401);
     }
-    const refused = await signIn(server, erin.username, erin.password);
+    const refused = await signIn(server, erin.username, "not the password");
     expectTooMany(refused, 5);
     // Retry-After is whole seconds, rounded up: the window has ended once it has passed.
     await new Promise((resolve) =>
       setTimeout(resolve, Number(refused.headers.get("retry-after")) * 1000 + 50),
     );
-    expect((await signIn(server, erin.username, erin.password)).status).toBe(200);
+    expect((await signIn(server, erin.username, "not the password")).status).toBe(401);
   });
 });
 
@@ -414,7 +458,7 @@ const redisListening = await new Promise<boolean>((resolve) => {
 
 // In CI a Redis server runs, and a missing one must fail the test rather than skip it.
 describe.skipIf(!redisListening && !inCI)("with Redis", () => {
-  test("servers share their counts: five failed sign-ins across two lock the sixth on either", async () => {
+  test("servers share their counts: after five failed sign-ins across two, a wrong password is 429 on either", async () => {
     const nameSpace = `flowplane-test-${randomUUID()}-`;
     const rateLimits = { redisUrl: REDIS_URL, nameSpace };
     const first = await serve({ rateLimits });
@@ -437,7 +481,8 @@ describe.skipIf(!redisListening && !inCI)("with Redis", () => {
         expect((await signInAt(url, henry.username, "not the password")).status).toBe(401);
       }
       for (const url of urls)
-        expectTooMany(await signInAt(url, henry.username, henry.password), 30);
+        expectTooMany(await signInAt(url, henry.username, "not the password"), 30);
+      expect((await signInAt(urls[0]!, henry.username, henry.password)).status).toBe(200);
       expect((await signInAt(urls[1]!, ivy.username, ivy.password)).status).toBe(200);
       // The counts are in Redis, under this run's prefix.
       expect((await redis.keys(`${nameSpace}*`)).length).toBeGreaterThan(0);

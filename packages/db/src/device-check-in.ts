@@ -94,17 +94,38 @@ function schedule(db: Db, b: Batcher) {
     while (b.inFlight < IN_FLIGHT_MAX && b.queue.length > 0) {
       const batch = b.queue.splice(0, BATCH_MAX);
       b.inFlight++;
-      run(db, batch)
-        .then(
-          (targets) => batch.forEach((p, i) => p.resolve(targets[i])),
-          (error: unknown) => batch.forEach((p) => p.reject(error)),
-        )
-        .finally(() => {
-          b.inFlight--;
-          schedule(db, b);
-        });
+      void runSettling(db, batch).finally(() => {
+        b.inFlight--;
+        schedule(db, b);
+      });
     }
   });
+}
+
+/**
+ * Runs a batch and settles each of its check-ins. When the batch's statement fails, each check-in
+ * is tried again on its own, one after another in the batch's slot: one device's faulty report
+ * (or a device whose row the statement cannot write) fails only its own check-in, never those of
+ * other devices, other teams', that happened to share its statement.
+ */
+async function runSettling(db: Db, batch: Pending[]): Promise<void> {
+  try {
+    const targets = await run(db, batch);
+    batch.forEach((p, i) => p.resolve(targets[i]));
+    return;
+  } catch (error) {
+    if (batch.length === 1) {
+      batch[0]!.reject(error);
+      return;
+    }
+  }
+  for (const p of batch) {
+    try {
+      p.resolve((await run(db, [p]))[0]);
+    } catch (error) {
+      p.reject(error);
+    }
+  }
 }
 
 const lastSeenResolution = sql.raw(`interval '${LAST_SEEN_RESOLUTION_MS} milliseconds'`);

@@ -25,7 +25,12 @@ const TOUCH_INTERVAL_MS = 60_000;
 export async function brokerCallbackRoutes(app: FastifyInstance, opts: BrokerCallbackOptions) {
   const touched = new Map<string, number>();
 
-  /** The broker token's id, or a 401 sent. */
+  // A broker token, or 401 before the body is read: this context's own onRequest hook (issue 32).
+  app.addHook("onRequest", async (request, reply) => {
+    if (!(await guard(request, reply))) return reply;
+  });
+
+  /** Whether the request carries a broker token; else a 401 sent. */
   async function guard(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const token = bearerToken(request.headers.authorization);
     const found =
@@ -56,7 +61,6 @@ export async function brokerCallbackRoutes(app: FastifyInstance, opts: BrokerCal
   const config = { rateLimit: false as const };
 
   app.post("/api/comms/v2/auth", { config }, async (request, reply) => {
-    if (!(await guard(request, reply))) return reply;
     const { clientId, username, password } = parse(BrokerAuthRequest, request.body);
     const session = await opts.access.authenticate(username, clientId, password);
     const answer: BrokerAuthResponse = session
@@ -66,7 +70,6 @@ export async function brokerCallbackRoutes(app: FastifyInstance, opts: BrokerCal
   });
 
   app.post("/api/comms/v2/acls", { config }, async (request, reply) => {
-    if (!(await guard(request, reply))) return reply;
     const { username, topic, action } = parse(BrokerAclRequest, request.body);
     const allowed = await opts.access.authorizeUsername(username, action, topic);
     return reply.code(200).send({ result: allowed ? "allow" : "deny" });

@@ -5,8 +5,9 @@ import type { FastifyRequest } from "fastify";
 export interface SignInLimits {
   /**
    * Runs a sign-in attempt (`run` throws a 401 for wrong credentials) unless its source made too
-   * many attempts or the account failed too often (then 429). Every attempt counts against the
-   * source; only a failed one against the account, so signing in often does not lock a user out.
+   * many password checks (then 429 without one). Failures count against the account and the
+   * source; past either limit a wrong password is 429 instead of 401, and the right one still
+   * signs in: nobody's failures lock out someone who knows their password.
    */
   attempt<T>(request: FastifyRequest, attempt: SignInAttempt, run: () => Promise<T>): Promise<T>;
 }

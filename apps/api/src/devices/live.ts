@@ -13,6 +13,7 @@ import {
   findSnapshot,
   recordAudit,
 } from "@flowplane/db";
+import { freeForm, Text } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { toErrorResponse, unauthorized, validationError } from "../core/errors";
@@ -30,7 +31,8 @@ export const DEVICE_LIVE = /^\/(api\/v1\/devices\/[^/?]+\/live|logging\/device)(
 /** Node-RED 5 needs Node 22.9; agents on Node 20 run 4.x: what a snapshot without one gets. */
 export const DEFAULT_DEVICE_NODE_RED = "4.1.15";
 
-const Reported = z.string().max(256).nullable().optional();
+/** Storable text: one device's NUL or lone surrogate would fail the batch its check-in is in. */
+const Reported = Text.max(256).nullable().optional();
 
 /** The agent's check-in body (`getState()`); unknown fields are the agent's, and ignored. */
 const CheckInBody = z
@@ -47,10 +49,36 @@ const CheckInBody = z
   .nullable()
   .optional();
 
-const AuditBody = z
-  .object({ event: z.string().min(1).max(128) })
-  .catchall(z.unknown())
-  .refine((body) => JSON.stringify(body).length <= 64 * 1024, "At most 64 KiB");
+/**
+ * The events a device may write into its team's audit log: what its agent reports (`stopped`,
+ * `crashed` …) and what its Node-RED forwards (FlowFuse's list of runtime events). Only these, so
+ * that a device cannot write one of the platform's own events (`team.deleted`) into the log.
+ */
+export const DEVICE_AUDIT_EVENTS = [
+  "stopped",
+  "crashed",
+  "start-failed",
+  "safe-mode",
+  "resource.cpu",
+  "resource.memory",
+  "api.error",
+  "flows.set",
+  "flows.reloaded",
+  "nodes.install",
+  "nodes.remove",
+  "modules.install",
+  "library.set",
+  "settings.update",
+  "context.delete",
+  "auth.login",
+  "auth.login.revoke",
+  "auth.logout",
+] as const;
+
+/** An event and its free-form fields: storable, bounded in depth and size (contract's freeForm). */
+const AuditBody = freeForm().pipe(
+  z.object({ event: z.enum(DEVICE_AUDIT_EVENTS) }).catchall(z.unknown()),
+);
 
 /** FlowFuse's '0' is its starter flows: a device reporting it runs no snapshot of ours. */
 const snapshotOf = (value: string | null | undefined) =>
@@ -59,36 +87,31 @@ const snapshotOf = (value: string | null | undefined) =>
 export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOptions) {
   const { db } = opts;
 
-  /** The token's digest when it is a device token (no I/O), else a 401 sent. */
-  async function digestOf(request: FastifyRequest, reply: FastifyReply) {
-    const token = bearerToken(request.headers.authorization);
-    if (token && parseToken(token) === "device") return tokenDigest(opts.tokenSecret, token);
-    await refuse(request, reply);
-    return undefined;
-  }
+  // Who calls is decided before the body is read, by this context's own onRequest hooks: a
+  // request without a device token is refused at once (no I/O), and the routes that look their
+  // device up (all but the check-in) do so before the body too (issue 32). The check-in, the hot
+  // path, is authenticated by the one statement that records it; a body with a well-formed but
+  // unknown token is read only up to the platform's global body limit.
+  const digests = new WeakMap<FastifyRequest, string>();
+  const devices = new WeakMap<FastifyRequest, DeviceDetail>();
 
   async function refuse(request: FastifyRequest, reply: FastifyReply) {
     const { status, body } = toErrorResponse(unauthorized(), request.id);
-    await reply.code(status).send(body);
+    return reply.code(status).send(body);
   }
 
-  /** The device the token belongs to, when it is the one the path names; or a 401 sent. */
-  async function guard(request: FastifyRequest, reply: FastifyReply) {
-    const digest = await digestOf(request, reply);
-    if (!digest) return undefined;
-    const { deviceId } = request.params as { deviceId: string };
-    const device = await findDeviceByToken(db, deviceId, digest);
-    if (!device) await refuse(request, reply);
-    return device;
-  }
+  app.addHook("onRequest", async (request, reply) => {
+    const token = bearerToken(request.headers.authorization);
+    if (!token || parseToken(token) !== "device") return refuse(request, reply);
+    digests.set(request, tokenDigest(opts.tokenSecret, token));
+  });
 
   // The agent's own calls: not counted against people's limits.
   const config = { rateLimit: false as const };
 
   // The hot path: one statement records the check-in and reads the target.
   app.post("/api/v1/devices/:deviceId/live/state", { config }, async (request, reply) => {
-    const digest = await digestOf(request, reply);
-    if (!digest) return reply;
+    const digest = digests.get(request)!;
     const parsed = CheckInBody.safeParse(request.body);
     if (!parsed.success) throw validationError(parsed.error);
     const body = parsed.data ?? {};
@@ -129,77 +152,83 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
     return reply.send({});
   });
 
-  app.get("/api/v1/devices/:deviceId/live/state", { config }, async (request, reply) => {
-    const device = await guard(request, reply);
-    if (!device) return reply;
-    return reply.send({
-      project: device.project_id,
-      application: device.application_id,
-      snapshot: device.target_id,
-      settings: device.settings_hash,
-      mode: "autonomous",
-      licensed: false,
+  // The routes of a device looked up by its token: the device the path names, or 401.
+  await app.register(async (lookedUp) => {
+    lookedUp.addHook("onRequest", async (request, reply) => {
+      const { deviceId } = request.params as { deviceId: string };
+      const device = await findDeviceByToken(db, deviceId, digests.get(request)!);
+      if (!device) return refuse(request, reply);
+      devices.set(request, device);
     });
-  });
 
-  app.get("/api/v1/devices/:deviceId/live/snapshot", { config }, async (request, reply) => {
-    const device = await guard(request, reply);
-    if (!device) return reply;
-    const row = device.target_id ? await findSnapshot(db, device.target_id) : undefined;
-    // Nothing to run: the agent reads `{}` as "no snapshot".
-    if (!row) return reply.send({});
-    const content = contentOf(opts.tokenSecret, row);
-    const env = Object.fromEntries(
-      envOf(content.settings, content.secrets).map((v) => [v.name, v.value]),
-    );
-    const modules = { ...content.settings.modules };
-    if (typeof modules["node-red"] !== "string") modules["node-red"] = DEFAULT_DEVICE_NODE_RED;
-    return reply.send({
-      id: row.id,
-      name: row.name,
-      description: row.description,
-      settings: content.settings.settings,
-      flows: content.flows,
-      // Node-RED on the device decrypts them with the secret the device was given.
-      credentials: encryptCredentials(device.credential_secret, content.secrets.credentials),
-      modules,
-      env: { ...env, ...platformEnv(device, row) },
+    lookedUp.get("/api/v1/devices/:deviceId/live/state", { config }, async (request, reply) => {
+      const device = devices.get(request)!;
+      return reply.send({
+        project: device.project_id,
+        application: device.application_id,
+        snapshot: device.target_id,
+        settings: device.settings_hash,
+        mode: "autonomous",
+        licensed: false,
+      });
     });
-  });
 
-  app.get("/api/v1/devices/:deviceId/live/settings", { config }, async (request, reply) => {
-    const device = await guard(request, reply);
-    if (!device) return reply;
-    const env = deviceEnv(device);
-    return reply.send({
-      // The hash the check-in compares: the same stored value.
-      hash: device.settings_hash,
-      env: Object.fromEntries(env.map((v) => [v.name, v.value])),
-      features: {
-        "shared-library": false,
-        projectComms: false,
-        teamBroker: false,
-        tables: false,
-      },
-      assistant: { enabled: false },
+    lookedUp.get("/api/v1/devices/:deviceId/live/snapshot", { config }, async (request, reply) => {
+      const device = devices.get(request)!;
+      const row = device.target_id ? await findSnapshot(db, device.target_id) : undefined;
+      // Nothing to run: the agent reads `{}` as "no snapshot".
+      if (!row) return reply.send({});
+      const content = contentOf(opts.tokenSecret, row);
+      const env = Object.fromEntries(
+        envOf(content.settings, content.secrets).map((v) => [v.name, v.value]),
+      );
+      const modules = { ...content.settings.modules };
+      if (typeof modules["node-red"] !== "string") modules["node-red"] = DEFAULT_DEVICE_NODE_RED;
+      return reply.send({
+        id: row.id,
+        name: row.name,
+        description: row.description,
+        settings: content.settings.settings,
+        flows: content.flows,
+        // Node-RED on the device decrypts them with the secret the device was given.
+        credentials: encryptCredentials(device.credential_secret, content.secrets.credentials),
+        modules,
+        env: { ...env, ...platformEnv(device, row) },
+      });
     });
-  });
 
-  // The agent's events (stopped, crashed …) and its Node-RED's (flows.set …): the device's log.
-  app.post("/logging/device/:deviceId/audit", { config }, async (request, reply) => {
-    const device = await guard(request, reply);
-    if (!device) return reply;
-    const parsed = AuditBody.safeParse(request.body);
-    if (!parsed.success) throw validationError(parsed.error);
-    const { event, ...rest } = parsed.data;
-    await recordAudit(db, {
-      event,
-      entity: { type: "device", id: device.id },
-      teamId: device.team_id,
-      actor: "system",
-      body: { device: { id: device.id, name: device.name }, ...rest },
+    lookedUp.get("/api/v1/devices/:deviceId/live/settings", { config }, async (request, reply) => {
+      const device = devices.get(request)!;
+      const env = deviceEnv(device);
+      return reply.send({
+        // The hash the check-in compares: the same stored value.
+        hash: device.settings_hash,
+        env: Object.fromEntries(env.map((v) => [v.name, v.value])),
+        features: {
+          "shared-library": false,
+          projectComms: false,
+          teamBroker: false,
+          tables: false,
+        },
+        assistant: { enabled: false },
+      });
     });
-    return reply.send({});
+
+    // The agent's events (stopped, crashed …) and its Node-RED's (flows.set …): the device's log.
+    lookedUp.post("/logging/device/:deviceId/audit", { config }, async (request, reply) => {
+      const device = devices.get(request)!;
+      const parsed = AuditBody.safeParse(request.body);
+      if (!parsed.success) throw validationError(parsed.error);
+      const { event, ...rest } = parsed.data;
+      await recordAudit(db, {
+        event,
+        entity: { type: "device", id: device.id },
+        teamId: device.team_id,
+        actor: "system",
+        body: { device: { id: device.id, name: device.name }, ...rest },
+      });
+      return reply.send({});
+    });
   });
 }
 

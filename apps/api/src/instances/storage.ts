@@ -22,6 +22,9 @@ import { type EditorSignInOptions, editorSessionRoutes } from "./editor-sign-in"
 
 export type InstanceStorageOptions = EditorSignInOptions;
 
+/** The instance whose token a request carries. */
+type CallingInstance = InstanceOfToken;
+
 /** The paths this plugin guards itself. */
 export const INSTANCE_STORAGE = /^\/storage\//;
 
@@ -66,9 +69,15 @@ function paletteModules(nodes: unknown): Record<string, string> | undefined {
 }
 
 export async function instanceStorageRoutes(app: FastifyInstance, opts: InstanceStorageOptions) {
-  /** The instance the token belongs to, when it is the one the path names; or a 401 sent. */
-  async function guard(request: FastifyRequest, reply: FastifyReply): Promise<InstanceOfToken | undefined> {
-    const { instanceId } = request.params as { instanceId: string };
+  /** The instance each request's token belongs to, set by the hook below. */
+  const callers = new WeakMap<FastifyRequest, CallingInstance>();
+
+  // Who calls is decided before the body is read (this context's own onRequest hook): a caller
+  // without the token of the instance the path names is refused at once, so nobody else can make
+  // the platform buffer and parse the 20 MiB a flow may be (issue 32: ten such unauthenticated
+  // posts exhausted the heap).
+  app.addHook("onRequest", async (request, reply) => {
+    const { instanceId } = request.params as { instanceId?: string };
     const token = bearerToken(request.headers.authorization);
     const project =
       token && parseToken(token) === "instance"
@@ -76,10 +85,17 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
         : undefined;
     if (!project || project.id !== instanceId) {
       const { status, body } = toErrorResponse(unauthorized(), request.id);
-      await reply.code(status).send(body);
-      return undefined;
+      return reply.code(status).send(body);
     }
-    return project;
+    callers.set(request, project);
+  });
+
+  /** The instance the token belongs to (the hook has refused every other caller). */
+  async function guard(
+    request: FastifyRequest,
+    _reply: FastifyReply,
+  ): Promise<InstanceOfToken | undefined> {
+    return callers.get(request);
   }
 
   function parse<T>(schema: z.ZodType<T>, body: unknown): T {

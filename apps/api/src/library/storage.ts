@@ -5,6 +5,7 @@
 // permissions of their role, deleting too. Anyone else, and any other team, gets 404.
 import { authorize, bearerToken, type Permission, parseToken, tokenDigest } from "@flowplane/auth";
 import {
+  Flows,
   isId,
   LibraryMeta,
   LibraryType,
@@ -35,15 +36,21 @@ const PERMISSION: Record<string, Permission> = {
   DELETE: "library:entry:delete",
 };
 
+/** A flow sent as one object: checked as a flow of that one node would be. */
+const FlowObject = z.record(Text.max(1024), z.unknown()).superRefine((value, ctx) => {
+  const checked = Flows.safeParse([value]);
+  for (const issue of checked.error?.issues ?? []) {
+    ctx.addIssue({ code: "custom", message: issue.message, path: issue.path.slice(1) });
+  }
+});
+
 const SaveBody = z.object({
   type: LibraryType,
   meta: LibraryMeta.optional(),
-  // Node-RED sends the body as text; FlowFuse also takes a flow as JSON.
-  body: z.union([
-    Text.max(MAX_LIBRARY_BODY),
-    z.array(z.unknown()),
-    z.record(z.string(), z.unknown()),
-  ]),
+  // Node-RED sends the body as text; FlowFuse also takes a flow as JSON: checked as the contract
+  // checks a flow (storable text, nesting bounded), so that no JSON it cannot hold (or nested so
+  // deep that turning it into text overflows the stack) reaches the database as a 500.
+  body: z.union([Text.max(MAX_LIBRARY_BODY), Flows, FlowObject]),
   // FlowFuse's plugin repeats the path here; the URL's is the one used.
   name: Text.max(1024).optional(),
 });
@@ -123,12 +130,21 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
     return { userId: identity.userId, tokenId: identity.tokenId };
   }
 
+  /** Each request's caller, decided by the hook below. */
+  const actors = new WeakMap<FastifyRequest, LibraryActor>();
+  // Who calls, and whether they may, is decided before the body is read (this context's own
+  // onRequest hook): anyone else is answered at once, never made to wait while the platform
+  // buffers and parses a body of up to twice MAX_LIBRARY_BODY (issue 32).
+  app.addHook("onRequest", async (request) => {
+    actors.set(request, await caller(request));
+  });
+  const actorOf = (request: FastifyRequest) => actors.get(request)!;
+
   // Node-RED's own calls are not counted against people's limits. Flows can be large.
   const config = { rateLimit: false as const };
   const bodyLimit = MAX_LIBRARY_BODY * 2;
 
   const read = async (request: FastifyRequest, reply: FastifyReply) => {
-    await caller(request);
     const { teamId } = request.params as { teamId: string };
     const path = pathOf(request);
     const type = typeOf(request, true)!;
@@ -146,7 +162,7 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
   app.get("/storage/library/:teamId/*", { config }, read);
 
   app.post("/storage/library/:teamId/*", { config, bodyLimit }, async (request, reply) => {
-    const actor = await caller(request);
+    const actor = actorOf(request);
     const { teamId } = request.params as { teamId: string };
     const path = pathOf(request);
     if (path === "")
@@ -168,7 +184,7 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
   });
 
   app.delete("/storage/library/:teamId/*", { config }, async (request, reply) => {
-    const actor = await caller(request);
+    const actor = actorOf(request);
     const { teamId } = request.params as { teamId: string };
     const path = pathOf(request);
     if (path === "")

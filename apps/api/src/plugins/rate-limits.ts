@@ -1,6 +1,8 @@
 // Rate limits, counted by @fastify/rate-limit: in memory, or in Redis shared by every server
-// process. Always on where guessing is the threat: failed sign-ins per username, sign-in attempts
-// per client address, password changes with a wrong current password per user. FlowFuse's other
+// process. Always on where guessing is the threat: failed sign-ins per account and per client
+// address (past them a wrong password is 429 and the right one still signs in), password checks
+// per client address (the cost of scrypt), password changes with a wrong current password per
+// user, and a device's one-time codes. FlowFuse's other
 // limits are off by default (automation legitimately hammers the API) and on with RATE_LIMITS=on:
 // a global limit per token, session or (anonymous) client address, and 5 per 30 s on PUT /user
 // and POST /user/tokens.
@@ -33,8 +35,10 @@ export interface RateLimitOptions {
   routes?: Limit;
   /** Failed sign-ins per account (by username or email alike); always on (default 5 per 30 s, FlowFuse's figure). */
   signIn?: Limit;
-  /** Sign-in attempts per client address, or per instance for its editor; always on (default 30 per 30 s). */
+  /** Failed sign-ins per client address, or per instance for its editor; always on (default 30 per 30 s). */
   signInAddress?: Limit;
+  /** Password checks (sign-ins, right or wrong) per client address or instance; always on (default 300 per 60 s). */
+  signInChecks?: Limit;
   /** Password changes with a wrong current password, per user; always on (default 5 per 30 s). */
   passwordChange?: Limit;
   /** Counts kept in this Redis, shared by every server using it; none: in this process. */
@@ -48,6 +52,7 @@ export const RATE_LIMIT_DEFAULTS = {
   routes: { max: 5, windowMs: 30_000 },
   signIn: { max: 5, windowMs: 30_000 },
   signInAddress: { max: 30, windowMs: 30_000 },
+  signInChecks: { max: 300, windowMs: 60_000 },
   passwordChange: { max: 5, windowMs: 30_000 },
 } satisfies Record<string, Limit>;
 
@@ -71,7 +76,8 @@ const MESSAGES = {
   routes: "Too many requests to this operation",
   passwordChange: "Too many failed password changes",
   signIn: "Too many failed sign-ins for this account",
-  signInAddress: "Too many sign-in attempts from this address",
+  signInAddress: "Too many failed sign-ins from this address",
+  signInChecks: "Too many sign-in attempts from this address",
   signInSource: "Too many sign-in attempts to this editor",
 };
 
@@ -143,6 +149,7 @@ export async function registerRateLimits(
     routes: options.routes ?? RATE_LIMIT_DEFAULTS.routes,
     signIn: options.signIn ?? RATE_LIMIT_DEFAULTS.signIn,
     signInAddress: options.signInAddress ?? RATE_LIMIT_DEFAULTS.signInAddress,
+    signInChecks: options.signInChecks ?? RATE_LIMIT_DEFAULTS.signInChecks,
     passwordChange: options.passwordChange ?? RATE_LIMIT_DEFAULTS.passwordChange,
   };
   const enabled = options.enabled ?? false;
@@ -250,8 +257,9 @@ export async function registerRateLimits(
     return entry && (entry.always || enabled) ? entry.limit : undefined;
   };
 
-  const signInAttempts = manual("sign-in-address", limits.signInAddress);
-  const signInFailures = failuresOnly("sign-in", limits.signIn, MESSAGES.signIn, CACHE.signIn);
+  const signInChecks = manual("sign-in-checks", limits.signInChecks);
+  const accountFailures = manual("sign-in", limits.signIn, CACHE.signIn);
+  const sourceFailures = manual("sign-in-address", limits.signInAddress);
 
   return {
     async procedure(request, procedurePath, run) {
@@ -275,20 +283,43 @@ export async function registerRateLimits(
     mayRefuse: (procedurePath) => enabled || activeLimit(procedurePath) !== undefined,
 
     signIn: {
+      /**
+       * A limited sign-in never refuses the right password because of failures: its source's or
+       * the account's count past its limit turns a wrong password's 401 into 429 (so a guesser
+       * learns nothing more), while the right one still signs in. One flow failing sign-ins
+       * from 127.0.0.1 (every instance calls from there) no longer locks every loopback user
+       * out. What bounds the cost of scrypt is the count of checks per source.
+       */
       async attempt(request, { account, source }, run) {
-        const attempts = await signInAttempts(request, source ?? addressKey(request));
-        if (attempts.isExceeded) {
-          throw tooManyRequests(
-            attempts.ttl,
-            source ? MESSAGES.signInSource : MESSAGES.signInAddress,
-          );
+        const from = source ?? addressKey(request);
+        const checks = await signInChecks(request, from);
+        if (checks.isExceeded) {
+          throw tooManyRequests(checks.ttl, source ? MESSAGES.signInSource : MESSAGES.signInChecks);
         }
-        return signInFailures(
-          request,
-          account,
-          run,
-          (error) => error instanceof ApiError && error.status === 401,
-        );
+        // One at a time per account, so that a burst of parallel guesses cannot all be answered
+        // 401 before the first failure is counted.
+        return oneAtATime(`sign-in:${account}`, async () => {
+          const [byAccount, bySource] = await Promise.all([
+            accountFailures(request, account, false),
+            sourceFailures(request, from, false),
+          ]);
+          const limited =
+            byAccount.remaining === 0
+              ? tooManyRequests(byAccount.ttl, MESSAGES.signIn)
+              : bySource.remaining === 0
+                ? tooManyRequests(
+                    bySource.ttl,
+                    source ? MESSAGES.signInSource : MESSAGES.signInAddress,
+                  )
+                : undefined;
+          try {
+            return await run();
+          } catch (error) {
+            if (!(error instanceof ApiError && error.status === 401)) throw error;
+            await Promise.all([accountFailures(request, account), sourceFailures(request, from)]);
+            throw limited ?? error;
+          }
+        });
       },
     },
   };
