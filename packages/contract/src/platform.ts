@@ -14,10 +14,17 @@ export const InstanceIsolation = z
     required: z
       .boolean()
       .describe("INSTANCE_ISOLATION=required: an instance without its sandbox does not start"),
+    network: z
+      .enum(["own", "host"])
+      .describe(
+        "`own`: each instance has a network namespace of its own (the outside world through NAT; not the host's loopback, the platform's port or another instance); `host`: instances share the host's network",
+      ),
     reason: z
       .string()
       .optional()
-      .describe("Why instances have no sandbox, or share the platform's user id"),
+      .describe(
+        "Why instances have no sandbox, share the platform's user id, or share the host's network",
+      ),
   })
   .meta({ id: "InstanceIsolation" });
 export type InstanceIsolation = z.infer<typeof InstanceIsolation>;
