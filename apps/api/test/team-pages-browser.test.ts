@@ -1,7 +1,7 @@
 // The pages of teams, applications and instances in a real browser (headless Chromium), reached
 // from the page a person lands on after signing in. A team owner creates a team, an application
-// and an instance (a real Node-RED), opens its editor and signs in to it, and stops and starts it
-// there; a viewer and a member see it and cannot act; another team's member sees nothing; and
+// and an instance (a real Node-RED), opens its editor (signed in through the platform), and stops
+// and starts it there; a viewer and a member see it and cannot act; another team's member sees nothing; and
 // everything works with script turned off. With UPDATE_SCREENSHOTS=1, screenshots go to
 // docs/screenshots/ (the README shows them).
 // The browser's globals, for the code page.evaluate runs in the page.
@@ -78,7 +78,8 @@ describe.skipIf(browserMissing)("a team's pages in Chromium, with a real Node-RE
     await checkPage(page);
     await screenshot(page, "team");
 
-    // The editor: the instance's own Node-RED, signed in to with the Flowplane password.
+    // The editor: the instance's own Node-RED on a host of its own, signed in to through the
+    // platform's page (already signed in there: straight back), never with a password.
     const editorUrl = await row.getByRole("link", { name: /Open editor/ }).getAttribute("href");
     const instanceId = (
       await server.request("GET", `/api/v1/teams/${teamUrl.split("/").pop()}/applications`)
@@ -88,15 +89,12 @@ describe.skipIf(browserMissing)("a team's pages in Chromium, with a real Node-RE
     );
     expect(problems).toEqual([]);
     await row.getByRole("link", { name: /Open editor/ }).click();
-    await page.waitForURL(`${editorUrl}/`);
-    await page.locator("#node-dialog-login-username").fill(owner.username);
-    await page.locator("#node-dialog-login-password").fill(owner.password);
-    await page.locator("#node-dialog-login-submit").click();
     await page.locator("#red-ui-header-button-deploy").waitFor({ timeout: 30_000 });
+    expect(page.url().startsWith(`${editorUrl}/`)).toBe(true);
+    expect(await page.locator("#node-dialog-login-password").count()).toBe(0);
 
     // Back on the team's page: stop, then start again.
-    await page.goBack();
-    await page.waitForURL(teamUrl);
+    await page.goto(teamUrl);
     await instanceRow(page, name)
       .getByRole("button", { name: `Stop ${name}` })
       .click();
