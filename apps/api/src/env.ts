@@ -100,10 +100,7 @@ const Env = z.object({
   RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
   LOGIN_RATE_LIMIT: rateLimit("5/30", "Failed sign-ins per account (username or email); always on"),
-  LOGIN_ADDRESS_RATE_LIMIT: rateLimit(
-    "30/30",
-    "Failed sign-ins per client address; always on",
-  ),
+  LOGIN_ADDRESS_RATE_LIMIT: rateLimit("30/30", "Failed sign-ins per client address; always on"),
   LOGIN_CHECKS_RATE_LIMIT: rateLimit(
     "300/60",
     "Password checks (sign-ins, right or wrong) per client address; always on",
@@ -111,6 +108,14 @@ const Env = z.object({
   PASSWORD_RATE_LIMIT: rateLimit(
     "5/30",
     "Password changes with a wrong current password, per user; always on",
+  ),
+  OTC_RATE_LIMIT: rateLimit(
+    "10/60",
+    "Failed device setups with a one-time code per client address; past it, that address's setups are 429; always on",
+  ),
+  OTC_GLOBAL_RATE_LIMIT: rateLimit(
+    "100/60",
+    "Failed device setups with a one-time code from all addresses together; past it, every setup is 429; always on",
   ),
   REDIS_URL: z
     .url({ protocol: /^rediss?$/ })

@@ -203,6 +203,8 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
       signInAddress: config.LOGIN_ADDRESS_RATE_LIMIT,
       signInChecks: config.LOGIN_CHECKS_RATE_LIMIT,
       passwordChange: config.PASSWORD_RATE_LIMIT,
+      otc: config.OTC_RATE_LIMIT,
+      otcGlobal: config.OTC_GLOBAL_RATE_LIMIT,
       redisUrl: config.REDIS_URL,
     },
     broker: brokerOptions(config),

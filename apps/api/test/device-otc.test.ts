@@ -2,9 +2,11 @@
 // `POST /api/v1/devices` with the base64 of the code as the bearer and `{ setup: true, agentHost }`
 // answers the device with new credentials (the old token dies), once; a used, expired or unknown
 // code is 401; two setups at once: one wins. The code reaches nothing else. The real agent's
-// setup is in device-agent.test.ts.
+// setup is in device-agent.test.ts. Failed codes are limited per client address and overall:
+// past either limit a setup is 429 with Retry-After, its code unchecked.
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "./harness";
+import { type Reply, startServer, type TestServer } from "./harness";
 import {
   createApplication,
   createTeam,
@@ -227,6 +229,124 @@ describe("what a code reaches", () => {
     expect(byOwner.status).toBe(400);
     expect(byOwner.body.errors[0].path).toBe("setup");
     // None of it used the code up.
+    expect((await setUp(device.credentials.otc!)).status).toBe(200);
+  });
+});
+
+describe("guessing codes", () => {
+  // Servers of their own, with low limits; every test calls from 127.0.0.1 unless it says so.
+  let perAddress: TestServer;
+  let overall: TestServer;
+  beforeAll(async () => {
+    [perAddress, overall] = await Promise.all([
+      startServer({ rateLimits: { otc: { max: 3, windowMs: 60_000 } } }),
+      startServer({
+        rateLimits: {
+          otc: { max: 100, windowMs: 60_000 },
+          otcGlobal: { max: 4, windowMs: 60_000 },
+        },
+      }),
+    ]);
+  });
+  afterAll(() => Promise.all([perAddress?.close(), overall?.close()]));
+
+  /** A device of a new team on `on`, with its code. */
+  async function deviceOn(on: TestServer) {
+    const user = await makeUser(on);
+    const own = await createTeam(on, user);
+    const reply = await on.request("POST", "/api/v1/devices", {
+      token: user.token,
+      body: { name: "pi", team: own.id },
+    });
+    expect(reply.status, reply.text).toBe(200);
+    return reply.body as Created;
+  }
+
+  /** A setup from a loopback address of its own (127.0.0.2, …): another client. */
+  function setUpFrom(on: TestServer, localAddress: string, code: string) {
+    return new Promise<{ status: number; retryAfter?: string; body: any }>((resolve, reject) => {
+      const request = httpRequest(
+        `${on.url}/api/v1/devices`,
+        {
+          method: "POST",
+          localAddress,
+          headers: { "content-type": "application/json", authorization: `Bearer ${bearer(code)}` },
+        },
+        (response) => {
+          let text = "";
+          response.on("data", (chunk) => (text += chunk));
+          response.on("end", () =>
+            resolve({
+              status: response.statusCode!,
+              retryAfter: response.headers["retry-after"] as string | undefined,
+              body: text ? JSON.parse(text) : undefined,
+            }),
+          );
+        },
+      );
+      request.on("error", reject);
+      request.end(JSON.stringify({ setup: true, agentHost: "pi" }));
+    });
+  }
+
+  function expectTooMany(reply: Reply) {
+    expect(reply.status, reply.text).toBe(429);
+    expect(reply.body).toMatchObject({
+      code: "too_many_requests",
+      error: expect.stringMatching(/^Too many failed one-time codes.*; retry in \d+ s$/),
+    });
+    const retryAfter = Number(reply.headers.get("retry-after"));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+  }
+
+  const guess = (on: TestServer, code = "abandon-ability-able-about") =>
+    on.request("POST", "/api/v1/devices", {
+      token: bearer(code),
+      body: { setup: true, agentHost: "pi" },
+    });
+
+  test("past the limit of failures from one address, its setups are 429 with Retry-After, right code or not; another address's right code still works", async () => {
+    const device = await deviceOn(perAddress);
+    const other = await deviceOn(perAddress);
+    for (let i = 0; i < 3; i++) expect((await guess(perAddress)).status).toBe(401);
+    expectTooMany(await guess(perAddress));
+    // Parallel guesses are counted one at a time: none gets through to a check.
+    const burst = await Promise.all(Array.from({ length: 5 }, () => guess(perAddress)));
+    expect(burst.map((r) => r.status)).toEqual([429, 429, 429, 429, 429]);
+    // The guesser's right guess is refused too, and does not use the code up.
+    expectTooMany(await guess(perAddress, device.credentials.otc!));
+    // From another address, the right code sets its device up.
+    const elsewhere = await setUpFrom(perAddress, "127.0.0.2", device.credentials.otc!);
+    expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(200);
+    expect(elsewhere.body.credentials.token).toMatch(/^fpd_/);
+    // Its success counts nothing: that address's wrong codes still have their own allowance.
+    expect((await setUpFrom(perAddress, "127.0.0.2", "abandon-ability-able-about")).status).toBe(
+      401,
+    );
+    expect((await setUpFrom(perAddress, "127.0.0.2", other.credentials.otc!)).status).toBe(200);
+  });
+
+  test("failures spread over addresses are bounded overall", async () => {
+    const device = await deviceOn(overall);
+    const addresses = ["127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6"];
+    for (const address of addresses) {
+      expect((await setUpFrom(overall, address, "abandon-ability-able-about")).status).toBe(401);
+    }
+    const refused = await setUpFrom(overall, "127.0.0.7", "abandon-ability-able-about");
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: "too_many_requests" });
+    expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
+    // Every guess is refused unchecked, a right one too, until the window ends.
+    expectTooMany(await guess(overall, device.credentials.otc!));
+  });
+
+  test("the default limits: a few mistakes and a right code pass", async () => {
+    // `server` runs with the defaults (10 failures per address per 60 s); the tests above it
+    // failed fewer than that, and its setups keep working.
+    const device = await createDevice();
+    expect((await setUp("abandon-ability-able-about")).status).toBe(401);
     expect((await setUp(device.credentials.otc!)).status).toBe(200);
   });
 });

@@ -2,7 +2,9 @@
 // process. Always on where guessing is the threat: failed sign-ins per account and per client
 // address (past them a wrong password is 429 and the right one still signs in), password checks
 // per client address (the cost of scrypt), password changes with a wrong current password per
-// user, and a device's one-time codes. FlowFuse's other
+// user, and failed setups with a device's one-time code per client address and overall (past
+// either, every setup is 429 without a check of its code: a guess past the limit learns nothing,
+// however spread out over addresses). FlowFuse's other
 // limits are off by default (automation legitimately hammers the API) and on with RATE_LIMITS=on:
 // a global limit per token, session or (anonymous) client address, and 5 per 30 s on PUT /user
 // and POST /user/tokens.
@@ -41,6 +43,13 @@ export interface RateLimitOptions {
   signInChecks?: Limit;
   /** Password changes with a wrong current password, per user; always on (default 5 per 30 s). */
   passwordChange?: Limit;
+  /**
+   * Failed device setups with a one-time code (an unknown, used or expired code) per client
+   * address; past it, that address's setups are 429, right code or not (default 10 per 60 s).
+   */
+  otc?: Limit;
+  /** Failed device setups with a one-time code from all addresses together (default 100 per 60 s). */
+  otcGlobal?: Limit;
   /** Counts kept in this Redis, shared by every server using it; none: in this process. */
   redisUrl?: string;
   /** Prefix of the Redis keys (default `flowplane-rate-limit-`). */
@@ -54,6 +63,8 @@ export const RATE_LIMIT_DEFAULTS = {
   signInAddress: { max: 30, windowMs: 30_000 },
   signInChecks: { max: 300, windowMs: 60_000 },
   passwordChange: { max: 5, windowMs: 30_000 },
+  otc: { max: 10, windowMs: 60_000 },
+  otcGlobal: { max: 100, windowMs: 60_000 },
 } satisfies Record<string, Limit>;
 
 /**
@@ -68,6 +79,9 @@ const PROCEDURE_LIMITS: Record<string, { limit: "passwordChange" | "routes"; alw
   "instances.checkName": { limit: "routes", always: false },
 };
 
+/** The procedure a device's one-time code reaches (POST /api/v1/devices with `setup: true`). */
+const DEVICE_SETUP = "devices.create";
+
 /** The error of a wrong current password (routers/user.ts): what the password limit counts. */
 const WRONG_PASSWORD = "password_change_failed";
 
@@ -79,6 +93,8 @@ const MESSAGES = {
   signInAddress: "Too many failed sign-ins from this address",
   signInChecks: "Too many sign-in attempts from this address",
   signInSource: "Too many sign-in attempts to this editor",
+  otc: "Too many failed one-time codes from this address",
+  otcGlobal: "Too many failed one-time codes",
 };
 
 /**
@@ -119,6 +135,13 @@ function apiErrorOf(error: unknown): string | undefined {
   return undefined;
 }
 
+/** The HTTP status of an ApiError, also one tRPC wrapped. */
+function statusOf(error: unknown): number | undefined {
+  if (error instanceof ApiError) return error.status;
+  if (error instanceof Error && error.cause instanceof ApiError) return error.cause.status;
+  return undefined;
+}
+
 /** Runs each call after every earlier call with the same key has finished (in this process). */
 function serializer() {
   const tails = new Map<string, Promise<unknown>>();
@@ -151,6 +174,8 @@ export async function registerRateLimits(
     signInAddress: options.signInAddress ?? RATE_LIMIT_DEFAULTS.signInAddress,
     signInChecks: options.signInChecks ?? RATE_LIMIT_DEFAULTS.signInChecks,
     passwordChange: options.passwordChange ?? RATE_LIMIT_DEFAULTS.passwordChange,
+    otc: options.otc ?? RATE_LIMIT_DEFAULTS.otc,
+    otcGlobal: options.otcGlobal ?? RATE_LIMIT_DEFAULTS.otcGlobal,
   };
   const enabled = options.enabled ?? false;
 
@@ -261,8 +286,39 @@ export async function registerRateLimits(
   const accountFailures = manual("sign-in", limits.signIn, CACHE.signIn);
   const sourceFailures = manual("sign-in-address", limits.signInAddress);
 
+  const otcFailures = manual("otc", limits.otc);
+  const otcAllFailures = manual("otc-all", limits.otcGlobal);
+  /**
+   * A call with a device's one-time code: refused (429, the code unchecked) once its address's
+   * failures, or everyone's, reached their limit; its 401 (an unknown, used or expired code)
+   * counted against both. Unlike a password, the right code past the limit is refused too: a
+   * code is only ever guessed or pasted once, and a guesser's right guess must not get through.
+   * One at a time per address, so that parallel guesses cannot all pass before the first counts.
+   */
+  const deviceSetup = <T>(request: FastifyRequest, run: () => Promise<T>): Promise<T> => {
+    const from = addressKey(request);
+    return oneAtATime(`otc:${from}`, async () => {
+      const [bySource, overall] = await Promise.all([
+        otcFailures(request, from, false),
+        otcAllFailures(request, "all", false),
+      ]);
+      if (bySource.remaining === 0) throw tooManyRequests(bySource.ttl, MESSAGES.otc);
+      if (overall.remaining === 0) throw tooManyRequests(overall.ttl, MESSAGES.otcGlobal);
+      try {
+        return await run();
+      } catch (error) {
+        if (apiErrorOf(error) === "unauthorized" && statusOf(error) === 401) {
+          await Promise.all([otcFailures(request, from), otcAllFailures(request, "all")]);
+        }
+        throw error;
+      }
+    });
+  };
+
   return {
     async procedure(request, procedurePath, run) {
+      // A one-time code reaches only the device setup (core/trpc.ts refuses it anything else).
+      if (request.auth?.kind === "otc") return deviceSetup(request, run);
       const limit = activeLimit(procedurePath);
       // Every procedure runs authenticated; without a caller there is nothing to key on.
       if (!limit || !request.auth) return run();
@@ -280,7 +336,8 @@ export async function registerRateLimits(
       return run();
     },
 
-    mayRefuse: (procedurePath) => enabled || activeLimit(procedurePath) !== undefined,
+    mayRefuse: (procedurePath) =>
+      enabled || procedurePath === DEVICE_SETUP || activeLimit(procedurePath) !== undefined,
 
     signIn: {
       /**
