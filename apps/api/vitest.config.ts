@@ -14,6 +14,7 @@ const ONCE = [
   "test/pages-browser.test.ts",
   "test/team-pages-browser.test.ts",
   "test/cross-origin-browser.test.ts",
+  "test/editor-cookies-browser.test.ts",
   "test/instance-sandbox.test.ts",
   "test/http.test.ts",
   "test/generated-client.test.ts",

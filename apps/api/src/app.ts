@@ -177,7 +177,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse);
   await app.register(docsPlugin, { document, baseUrl });
   await app.register(accounts.routes, account);
-  const pages = [accounts.pages({ account }), teams.pages, applications.pages];
+  const pages = [accounts.pages({ account, editorHosts: hosts }), teams.pages, applications.pages];
   await app.register(pagesPlugin, {
     authenticator,
     baseUrl,

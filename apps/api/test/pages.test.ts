@@ -202,6 +202,12 @@ describe("signing in", () => {
     expect(safeNext("/api/")).toBe("/api/");
     expect(safeNext("/settings/profile?tab=1")).toBe("/settings/profile?tab=1");
     expect(safeNext("/a/../b")).toBe("/b");
+    // An editor's sign-in continues at the platform's authorization after the sign-in page.
+    expect(safeNext("/account/authorize?client_id=x&state=y")).toBe(
+      "/account/authorize?client_id=x&state=y",
+    );
+    expect(safeNext("/account/login")).toBe("/teams");
+    expect(safeNext("/account/authorizes")).toBe("/teams");
     for (const bad of [
       undefined,
       42,

@@ -13,6 +13,8 @@ export interface EditorHosts {
   editorUrl(name: string): string;
   /** The instance name a request's Host names, or undefined when it is not an editor's host. */
   instanceOf(host: string | undefined): string | undefined;
+  /** Every editor's host as a Content-Security-Policy source, e.g. `http://*.localhost:3000`. */
+  readonly cspSource: string;
 }
 
 /**
@@ -26,6 +28,7 @@ export function editorHosts(baseUrl: string, domain = "localhost"): EditorHosts 
   return {
     domain: suffix.slice(1),
     editorUrl: (name) => `${base.protocol}//${name.toLowerCase()}${suffix}${port}`,
+    cspSource: `${base.protocol}//*${suffix}${port}`,
     instanceOf(host) {
       if (host === undefined) return undefined;
       // The Host header's name, without its port (an IPv6 literal is never an editor's host).

@@ -3,8 +3,11 @@
 
 export const DEFAULT_NEXT = "/teams";
 
-/** Pages that must not be gone back to after signing in (they would loop or only accept POST). */
-const NOT_NEXT = /^\/(sign-in|sign-out|account\/)/;
+/**
+ * Pages that must not be gone back to after signing in (they would loop or only accept POST);
+ * GET /account/authorize is one to go back to: an editor's sign-in goes on there.
+ */
+const NOT_NEXT = /^\/(sign-in|sign-out|account\/(?!authorize(?:[?#]|$)))/;
 
 /** A backslash (a browser reads it as "/") or a control character. */
 const unsafeCharacter = (char: string) => char === "\\" || char <= "\u001f" || char === "\u007f";

@@ -48,6 +48,23 @@ export const pageRoute = {
   },
 };
 
+/**
+ * The page route for a page whose form's post may end, through redirects, at one of `sources`:
+ * browsers hold the whole redirect chain of a form's post to `form-action`. The sign-in page's
+ * post goes on to GET /account/authorize, which sends the browser to an instance's editor.
+ */
+export function pageRouteWithFormsTo(sources: string[]) {
+  const directives = { ...PAGE_CSP, formAction: [...PAGE_CSP.formAction, ...sources] };
+  return {
+    config: {
+      helmet: {
+        ...pageRoute.config.helmet,
+        contentSecurityPolicy: { useDefaults: false as const, directives },
+      },
+    },
+  };
+}
+
 export interface Asset {
   body: Buffer;
   type: string;

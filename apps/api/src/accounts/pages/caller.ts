@@ -3,6 +3,7 @@
 // paths (which the rate limits count by), as REST and /trpc serve.
 import type { FastifyRequest } from "fastify";
 import { router } from "../../core/trpc";
+import type { EditorHosts } from "../../instances/editor-hosts";
 import type { PageDeps } from "../../pages/page";
 import { tokenRouter } from "../../tokens/procedures";
 import type { SessionOptions } from "../sessions";
@@ -12,6 +13,7 @@ const pageProcedures = router({ user: userRouter, token: tokenRouter });
 
 export interface AccountPageDeps extends PageDeps {
   account: SessionOptions;
+  editorHosts: EditorHosts;
 }
 
 export function callerOf(deps: AccountPageDeps, request: FastifyRequest) {

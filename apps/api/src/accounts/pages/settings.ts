@@ -8,7 +8,7 @@ import { safeNext } from "../../pages/next";
 import { noticeOf, sendFailure, sendPage, signedIn } from "../../pages/page";
 import { signedInJustNow } from "../user";
 import { type AccountPageDeps as PageDeps, callerOf } from "./caller";
-import { pageRoute } from "../../pages/render";
+import { pageRoute, pageRouteWithFormsTo } from "../../pages/render";
 
 /** Messages after a redirect, by a fixed key (a query string never puts text on a page). */
 const NOTICES: Record<string, string> = {
@@ -76,8 +76,9 @@ async function changePassword(
 
 export function settingsPages(app: FastifyInstance, deps: PageDeps) {
   // --- Choose a new password (the only page open while the password is expired)
+  // Its post may go on to an editor's sign-in (next=/account/authorize) and the editor's host.
   const passwordPage = {
-    ...pageRoute,
+    ...pageRouteWithFormsTo([deps.editorHosts.cspSource]),
     preHandler: signedIn({ page: "/settings/password", allowExpiredPassword: true }),
   };
 

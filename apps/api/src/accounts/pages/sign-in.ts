@@ -10,13 +10,16 @@ import { field, formError } from "../../pages/forms";
 import { safeNext, withNext } from "../../pages/next";
 import { sendPage } from "../../pages/page";
 import type { AccountPageDeps as PageDeps } from "./caller";
-import { pageRoute } from "../../pages/render";
+import { pageRoute, pageRouteWithFormsTo } from "../../pages/render";
 
 export function signInPages(app: FastifyInstance, deps: PageDeps) {
   // Where the first password is, while it is still the administrator's.
   const firstStart = async () => (await deps.account.initialPassword?.pending()) ?? false;
 
-  app.get("/sign-in", pageRoute, async (request, reply) => {
+  // An editor's sign-in goes on to the editor's host after the form's post (next=/account/authorize).
+  const signInPage = pageRouteWithFormsTo([deps.editorHosts.cspSource]);
+
+  app.get("/sign-in", signInPage, async (request, reply) => {
     const next = safeNext((request.query as { next?: unknown }).next);
     const auth = request.auth;
     if (auth) {
@@ -35,7 +38,7 @@ export function signInPages(app: FastifyInstance, deps: PageDeps) {
 
   // The same limits as POST /account/login (checkCredentials): attempts per client address,
   // failures per account.
-  app.post("/sign-in", pageRoute, async (request, reply) => {
+  app.post("/sign-in", signInPage, async (request, reply) => {
     const next = safeNext(field(request.body, "next"));
     const username = field(request.body, "username") ?? "";
     try {
