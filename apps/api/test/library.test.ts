@@ -6,7 +6,7 @@ import { generateToken, tokenDigest } from "@flowplane/auth";
 import { Role } from "@flowplane/contract";
 import { addMember, auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, TOKEN_SECRET, type TestServer } from "./harness";
+import { editorToken, startServer, TOKEN_SECRET, type TestServer } from "./harness";
 
 let server: TestServer;
 let owner: { id: string; token: string };
@@ -58,8 +58,22 @@ async function urlOf(id: string): Promise<string> {
   });
 }
 
-/** A call to an instance's editor admin API with a Flowplane token. */
-async function editor(id: string, token: string, path: string, init: RequestInit = {}) {
+/** Instance-bound editor tokens, by instance and the person's own token they were made with. */
+const editorTokens = new Map<string, Promise<string>>();
+
+/**
+ * A call to an instance's editor admin API as the person whose own token this is: with the
+ * instance-bound token a script gets with it (the person's own token never reaches the editor).
+ */
+async function editor(id: string, personalToken: string, path: string, init: RequestInit = {}) {
+  const key = `${id} ${personalToken}`;
+  if (!editorTokens.has(key)) {
+    editorTokens.set(
+      key,
+      editorToken(server, id, personalToken).then((created) => created.token),
+    );
+  }
+  const token = await editorTokens.get(key)!;
   return fetch(`${await urlOf(id)}${path}`, {
     ...init,
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -97,6 +111,11 @@ describe("the team library in Node-RED's library panel", { timeout: 120_000 }, (
     const team = settings.libraries.find((library) => library.id === SOURCE);
     expect(team).toMatchObject({ id: SOURCE, label: "Team Library", type: SOURCE });
     expect(JSON.stringify(settings)).not.toMatch(/fpi_/);
+    // The person's own token is not an editor's credential.
+    const personal = await fetch(`${await urlOf(first)}/settings`, {
+      headers: { authorization: `Bearer ${member.token}` },
+    });
+    expect(personal.status).toBe(401);
   });
 
   it("shows a flow saved from one instance's panel in a second instance of the team", async () => {
