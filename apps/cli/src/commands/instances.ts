@@ -125,6 +125,15 @@ function describe(instance: Instance): string {
   ]);
 }
 
+/** `--expires-in`: whole seconds the API accepts for an editor token (60 to 86400). */
+function expiresIn(value: string): number {
+  const seconds = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(seconds >= 60 && seconds <= 86_400)) {
+    throw new InvalidArgumentError("Not a number of seconds from 60 to 86400.");
+  }
+  return seconds;
+}
+
 /** What every command on one instance takes. */
 interface InstanceOptions {
   team?: string;
@@ -339,6 +348,51 @@ export function addInstancesCommands(program: Command, context: Context): void {
       instanceId: await instanceIdOf(client, instance, options.team),
     });
     context.print(options.json ? json(found) : describe(found));
+  });
+
+  withJson(
+    instanceCommand(instances, "editor-token", [
+      {
+        does: "A token for one instance's editor and admin API (an hour; viewers read only)",
+        run: "instances editor-token line-one",
+      },
+      {
+        does: "One for five minutes, with the editor's URL and its expiry, as JSON",
+        run: "instances editor-token line-one --expires-in 300 --json",
+      },
+    ])
+      .summary("A token for one instance's editor and admin API (viewers and up)")
+      .description(
+        "A token (fpe_…) for one instance's editor and Node-RED admin API, and nothing else of " +
+          "the platform: your own token never reaches the instance. Its rights are your role in " +
+          "the team (members and owners deploy, viewers read); it ends at its expiry, when unused " +
+          "for the sessions' idle time, and with your sessions. Prints the token alone, for " +
+          '`"Authorization: Bearer $(flowplane instances editor-token line-one)"`; the ' +
+          "editor's URL and the expiry go to the terminal (stderr); --json prints the whole reply.",
+      )
+      .option(
+        "--expires-in <seconds>",
+        "seconds until it expires, 60 to 86400 (default 3600)",
+        expiresIn,
+      )
+      .addHelpText(
+        "after",
+        "\nDeploying with curl, through the editor's admin API (its URL: `instances show`):\n" +
+          '  curl -H "Authorization: Bearer $(flowplane instances editor-token line-one)" \\\n' +
+          "    -H 'Content-Type: application/json' --data @flows.json <editor url>/flows",
+      ),
+  ).action(async (instance: string, options: InstanceOptions & { expiresIn?: number }) => {
+    const { client } = await context.connect();
+    const created = await client.instances.editorToken.mutate({
+      instanceId: await instanceIdOf(client, instance, options.team),
+      expiresIn: options.expiresIn,
+    });
+    if (options.json) return context.print(json(created));
+    context.print(`${created.token}\n`);
+    context.tell(
+      `Editor: ${created.url}\nExpires: ${when(created.expiresAt)} ` +
+        `(${created.permissions === "*" ? "deploys" : "reads only"})`,
+    );
   });
 
   for (const action of Object.keys(ACTIONS) as Action[]) {
