@@ -171,15 +171,14 @@ async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> 
 async function serve(config: Config, log: Logger, db: Db, secret: string) {
   // Instances reach the platform through sockets the driver hands them: their connections are
   // served by this server once it exists.
-  let server: Server | undefined;
-  let mqttPort: number | undefined;
+  const listening: { server?: Server; mqttPort?: number } = {};
   const driver =
     config.INSTANCE_DRIVER === "local"
       ? new LocalDriver({
           root: join(config.DATA_DIR, "instances"),
-          platformConnection: (id, socket) => acceptInstanceConnection(server, id, socket),
+          platformConnection: (id, socket) => acceptInstanceConnection(listening.server, id, socket),
           // Flows reach the embedded team broker at 127.0.0.1 from their own network, as before.
-          platformPorts: () => (mqttPort ? [mqttPort] : []),
+          platformPorts: () => (listening.mqttPort ? [listening.mqttPort] : []),
           baseEnv: instanceBaseEnv(),
           isolation: config.INSTANCE_ISOLATION,
           userIds: config.INSTANCE_USER_IDS,
@@ -212,8 +211,8 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     editorDomain: config.EDITOR_DOMAIN,
     initialPasswordFile: join(config.DATA_DIR, INITIAL_PASSWORD_FILE),
   });
-  server = app.server;
-  mqttPort = app.mqttPort;
+  listening.server = app.server;
+  listening.mqttPort = app.mqttPort;
   // Before listening: a SIGTERM that comes as soon as the server says where it listens (a
   // supervisor, a test) stops it cleanly, not by the signal's default.
   let closing = false;

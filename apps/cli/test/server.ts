@@ -2,6 +2,7 @@
 // listening on a free loopback port. The server knows its own URL (BASE_URL), as a deployed one
 // does: a signed-in write must come with that origin, which `login --username` sends.
 import {
+  acceptInstanceConnection,
   buildApp,
   ensureInitialAdmin,
   INITIAL_PASSWORD_FILE,
@@ -47,6 +48,7 @@ export async function startServer(
   const adminPassword = (await readFile(join(dataDir, INITIAL_PASSWORD_FILE), "utf8")).trim();
   // The port is chosen before the server is built, since its BASE_URL names it. Another process
   // may take it in between: then try another.
+  const appOf: { app?: Awaited<ReturnType<typeof buildApp>> } = {};
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
@@ -61,11 +63,14 @@ export async function startServer(
         instances: {
           driver: new LocalDriver({
             root: join(dataDir, "instances"),
-            ports: { min: 20_000 + (port % 400) * 100, max: 20_000 + (port % 400) * 100 + 99 },
+            // Instances reach the platform through the sockets the driver hands them.
+            platformConnection: (id, socket) =>
+              acceptInstanceConnection(appOf.app?.server, id, socket),
           }),
         },
       }),
     });
+    appOf.app = app;
     // Every reply the CLI gets is held to the served document (@flowplane/api/testing).
     const watch = watchReplies(app);
     try {
