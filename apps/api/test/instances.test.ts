@@ -8,7 +8,7 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { deployFlows, startServer, type TestServer } from "./harness";
+import { deployFlows, editorToken, startServer, type TestServer } from "./harness";
 
 let testDb: TestDb;
 let dataDir: string;
@@ -71,6 +71,17 @@ async function greeting(url: string): Promise<string> {
   });
 }
 
+/**
+ * A deleted instance's editor host: nothing of Node-RED answers there, only the platform's proxy
+ * (503 while it still knows the name, for a few seconds), then 404: no instance has the name.
+ */
+async function editorGone(url: string) {
+  expect([404, 503]).toContain((await fetch(`${url}/settings`)).status);
+  await until("no instance named by the editor's host", async () =>
+    (await fetch(`${url}/settings`)).status === 404 ? true : undefined,
+  );
+}
+
 async function act(action: string, token = owner.token, id = instanceId) {
   return server.request("POST", `/api/v1/projects/${id}/actions/${action}`, { token });
 }
@@ -90,13 +101,13 @@ beforeAll(async () => {
   const tokenOf = async (username: string) => {
     const login = await fetch(`${server.url}/account/login`, {
       method: "POST",
-      headers: { "content-type": "application/json", origin: "http://127.0.0.1:3000" },
+      headers: { "content-type": "application/json", origin: server.origin },
       body: JSON.stringify({ username, password }),
     });
     const cookie = login.headers.getSetCookie()[0]!.split(";")[0]!;
     const reply = await server.request("POST", "/api/v1/user/tokens", {
       token: null,
-      headers: { cookie, origin: "http://127.0.0.1:3000" },
+      headers: { cookie, origin: server.origin },
       body: { name: "test" },
     });
     return reply.body.token as string;
@@ -163,7 +174,7 @@ describe("applications", () => {
 });
 
 describe("a hosted instance", { timeout: 120_000 }, () => {
-  it("is created with the platform's defaults and starts a real Node-RED on a loopback port", async () => {
+  it("is created with the platform's defaults and starts a real Node-RED behind its own editor host", async () => {
     const free = await server.request("POST", "/api/v1/projects/check-name", {
       token: owner.token,
       body: { name: "line-one" },
@@ -187,7 +198,8 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
 
     await waitForState("running");
     const running = await instance();
-    expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Served by the platform's proxy on a host of its own, on the platform's port.
+    expect(running.url).toBe(`http://line-one.localhost:${new URL(server.url).port}`);
     expect(running.settings.env.map((v: { name: string }) => v.name)).toEqual([
       "FF_INSTANCE_ID",
       "FF_INSTANCE_NAME",
@@ -209,59 +221,69 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
     expect(reserved.status).toBe(409);
   });
 
-  it("answers its editor's admin API only to the team: tokens and passwords by role", async () => {
-    const { url } = await instance();
+  it("answers its editor's admin API only to the team: instance-bound tokens by role, no password", async () => {
+    const { url, id } = await instance();
     expect((await fetch(`${url}/settings`)).status).toBe(401);
-    expect(
-      (await fetch(`${url}/flows`, { headers: { authorization: `Bearer ${outsider.token}` } }))
-        .status,
-    ).toBe(401);
-    expect(
-      (await fetch(`${url}/flows`, { headers: { authorization: "Bearer fpp_notarealtoken" } }))
-        .status,
-    ).toBe(401);
+    const flowsWith = async (token: string) =>
+      (await fetch(`${url}/flows`, { headers: { authorization: `Bearer ${token}` } })).status;
+    expect(await flowsWith(outsider.token)).toBe(401);
+    expect(await flowsWith("fpp_notarealtoken")).toBe(401);
+    // A person's own token never reaches the editor, whatever the role.
+    expect(await flowsWith(viewer.token)).toBe(401);
+    expect(await flowsWith(member.token)).toBe(401);
+    expect(await flowsWith(owner.token)).toBe(401);
+    // Nor does anyone outside the team get a token for it.
+    const foreign = await server.request("POST", `/api/v1/projects/${id}/editor/token`, {
+      token: outsider.token,
+    });
+    expect(foreign.status).toBe(404);
 
-    // A viewer reads and cannot deploy.
-    const asViewer = { authorization: `Bearer ${viewer.token}` };
-    expect((await fetch(`${url}/flows`, { headers: asViewer })).status).toBe(200);
+    // A viewer's instance-bound token reads and cannot deploy.
+    const asViewer = await editorToken(server, id, viewer.token);
+    expect(asViewer.url).toBe(url);
+    expect(await flowsWith(asViewer.token)).toBe(200);
     const refused = await fetch(`${url}/flows`, {
       method: "POST",
-      headers: { ...asViewer, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${asViewer.token}`, "content-type": "application/json" },
       body: "[]",
     });
     // Node-RED answers a permission it does not grant with 401.
     expect(refused.status).toBe(401);
 
-    // A person signs in to the editor with their Flowplane username and password.
-    const signIn = await fetch(`${url}/auth/token`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        client_id: "node-red-editor",
-        grant_type: "password",
-        scope: "*",
-        username: "ivy",
-        password,
-      }),
-    });
-    expect(signIn.status).toBe(200);
-    const { access_token } = (await signIn.json()) as { access_token: string };
-    expect(
-      (await fetch(`${url}/flows`, { headers: { authorization: `Bearer ${access_token}` } }))
-        .status,
-    ).toBe(200);
-    const wrong = await fetch(`${url}/auth/token`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        client_id: "node-red-editor",
-        grant_type: "password",
-        scope: "*",
-        username: "ivy",
-        password: "not the password",
-      }),
-    });
-    expect(wrong.status).toBe(403);
+    // A person signs in to the editor on the platform's page, never with a password in the editor:
+    // Node-RED's password grant is refused, the right password as well as a wrong one.
+    const grant = (secret: string) =>
+      fetch(`${url}/auth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          client_id: "node-red-editor",
+          grant_type: "password",
+          scope: "*",
+          username: "ivy",
+          password: secret,
+        }),
+      });
+    const withPassword = await grant(password);
+    expect(withPassword.status).not.toBe(200);
+    expect(await withPassword.text()).not.toMatch(/access_token/);
+    expect((await grant("not the password")).status).not.toBe(200);
+    expect(await stateOf()).toBe("running");
+
+    // The platform's page: the editor sends the browser there, and it comes back with a code that
+    // the editor exchanges for its session.
+    const sid = await server.signIn("ivy", password);
+    const get = (target: string, cookie?: string) =>
+      fetch(target, { redirect: "manual", headers: cookie ? { cookie: `sid=${cookie}` } : {} });
+    const authorize = (await get(`${url}/auth/strategy`)).headers.get("location")!;
+    expect(new URL(authorize).origin).toBe(server.origin);
+    const page = await get(authorize, sid);
+    expect(page.status).toBe(302);
+    const done = await get(page.headers.get("location")!);
+    const next = new URL(done.headers.get("location") ?? "", url);
+    const accessToken = next.searchParams.get("access_token");
+    expect(accessToken).toMatch(/^fpe_/);
+    expect(await flowsWith(accessToken!)).toBe(200);
   });
 
   it("deploys a flow through the admin API, which the platform stores", async () => {
@@ -282,8 +304,10 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
   });
 
   it("keeps its library in the platform: an entry saved in the editor is listed and read back", async () => {
-    const { url } = await instance();
-    const asMember = { authorization: `Bearer ${member.token}` };
+    const { url, id } = await instance();
+    const asMember = {
+      authorization: `Bearer ${(await editorToken(server, id, member.token)).token}`,
+    };
     const saved = await fetch(`${url}/library/local/functions/tools/greet`, {
       method: "POST",
       headers: { ...asMember, "content-type": "application/json" },
@@ -359,7 +383,8 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
     const { url } = await instance();
     expect((await act("stop")).status).toBe(200);
     expect(await stateOf()).toBe("stopped");
-    await expect(fetch(`${url}/settings`)).rejects.toThrow();
+    // The platform's proxy answers for an editor that is not running.
+    expect((await fetch(`${url}/settings`)).status).toBe(503);
 
     expect((await act("start")).status).toBe(200);
     expect(await stateOf()).toBe("running");
@@ -367,7 +392,9 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
 
     expect((await act("suspend")).status).toBe(200);
     expect(await stateOf()).toBe("suspended");
-    expect((await instance()).url).toBeNull();
+    // Its editor's host stays its own; nothing of Node-RED answers there while suspended.
+    expect((await instance()).url).toBe(url);
+    expect((await fetch(`${url}/settings`)).status).toBe(503);
     for (const action of ["stop", "restart", "suspend"]) {
       const refused = await act(action);
       expect(refused.status, action).toBe(400);
@@ -426,15 +453,14 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
   });
 
   it("shows a Node-RED that dies as crashed, with its log", async () => {
-    const { url } = await instance();
     // The process the platform started for it (bubblewrap, or Node-RED without a sandbox): of the
-    // processes given its port, the one whose parent was not.
+    // processes given its id, the one whose parent was not.
     const pid = await until("Node-RED's pid", async () => {
       const { readdir, readFile } = await import("node:fs/promises");
       const given = async (pid: string) =>
         (await readFile(`/proc/${pid}/environ`, "utf8").catch(() => ""))
           .split("\0")
-          .includes(`FLOWPLANE_NODE_RED_PORT=${new URL(url).port}`);
+          .includes(`FLOWPLANE_INSTANCE_ID=${instanceId}`);
       for (const name of await readdir("/proc")) {
         if (!/^\d+$/.test(name) || !(await given(name))) continue;
         const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
@@ -485,7 +511,7 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
       token: owner.token,
     });
     expect(deleted.status).toBe(200);
-    await expect(fetch(`${url}/settings`)).rejects.toThrow();
+    await editorGone(url);
     await expect(stat(join(dataDir, "instances", instanceId))).rejects.toThrow();
     const storage = await server.db
       .selectFrom("project_storage")
@@ -542,7 +568,7 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
       token: owner.token,
     });
     expect(deleted.status).toBe(200);
-    await expect(fetch(`${url}/settings`)).rejects.toThrow();
+    await editorGone(url);
     await expect(stat(join(dataDir, "instances", id))).rejects.toThrow();
     expect((await server.request("GET", `/api/v1/projects/${id}`)).status).toBe(404);
   });
