@@ -9,6 +9,7 @@ import { type OpenApiDocument, watchReplies } from "./document-check";
 import { InMemoryDriver } from "./in-memory-driver";
 import type { FastifyInstance } from "fastify";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import type { Server as HttpServer } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -175,6 +176,11 @@ export async function startServer(
     instances?: boolean | "in-memory";
     /** With `instances: true`: how long a stopping Node-RED has before it is killed (5 s). */
     stopGraceMs?: number;
+    /**
+     * With `instances: true`: ports of the host's loopback that instances reach at the same port of
+     * their own 127.0.0.1 (a test's server a flow calls), besides the platform's own (its broker).
+     */
+    instanceHostPorts?: number[];
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -193,8 +199,9 @@ export async function startServer(
   // (`<name>.localhost:<port>`), which the tests' fetch resolves to loopback (localhost-names.ts).
   const port = options.port ?? (options.instances === true ? await freePort() : 0);
   const baseUrl =
-    options.baseUrl ?? (options.instances === true ? `http://127.0.0.1:${port}` : "http://127.0.0.1:3000");
-  const connections: { server?: import("node:http").Server; mqttPort?: number } = {};
+    options.baseUrl ??
+    (options.instances === true ? `http://127.0.0.1:${port}` : "http://127.0.0.1:3000");
+  const connections: { server?: HttpServer; mqttPort?: number } = {};
   const app = await buildApp({
     db,
     tokenSecret: TOKEN_SECRET,
@@ -218,7 +225,10 @@ export async function startServer(
                 root: join(dataDir, "instances"),
                 platformConnection: (id, socket) =>
                   acceptInstanceConnection(connections.server, id, socket),
-                platformPorts: () => (connections.mqttPort ? [connections.mqttPort] : []),
+                platformPorts: () => [
+                  ...(connections.mqttPort ? [connections.mqttPort] : []),
+                  ...(options.instanceHostPorts ?? []),
+                ],
                 baseEnv: inheritedEnv,
                 stopGraceMs: options.stopGraceMs ?? 5_000,
               }),

@@ -5,6 +5,8 @@
 // deploys run one after the other; a deploy the target cannot start on leaves it as it was.
 import { Role } from "@flowplane/contract";
 import { auditEntries } from "@flowplane/db";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployFlows, startServer, type TestServer } from "./harness";
 import { awaitOperation, createApplication } from "./team-fixtures";
@@ -23,7 +25,15 @@ let prodStage: string;
 
 const AUTH = `Basic ${Buffer.from("alice:s3cret").toString("base64")}`;
 
-/** GET /check calls the instance's own /echo with basic-auth credentials; /echo answers them. */
+/**
+ * A server of the test's on the host's loopback, answering GET /echo with the request's
+ * Authorization header: instances reach it at the same port of their own 127.0.0.1 (forwarded
+ * into their network, as the platform's broker is), as nothing else of the host's loopback.
+ */
+let echo: Server;
+let echoPort: number;
+
+/** GET /check calls the test's /echo with basic-auth credentials, which /echo answers. */
 const flowSaying = (word: string) => [
   { id: "tab1", type: "tab", label: "Flow" },
   { id: "in1", type: "http in", z: "tab1", url: "/check", method: "get", wires: [["fn1"]] },
@@ -31,7 +41,7 @@ const flowSaying = (word: string) => [
     id: "fn1",
     type: "function",
     z: "tab1",
-    func: 'msg.url = env.get("FF_INSTANCE_URL") + "/echo"; return msg;',
+    func: `msg.url = "http://127.0.0.1:${echoPort}/echo"; return msg;`,
     outputs: 1,
     wires: [["req1"]],
   },
@@ -47,16 +57,6 @@ const flowSaying = (word: string) => [
     wires: [["out1"]],
   },
   { id: "out1", type: "http response", z: "tab1", wires: [] },
-  { id: "in2", type: "http in", z: "tab1", url: "/echo", method: "get", wires: [["fn2"]] },
-  {
-    id: "fn2",
-    type: "function",
-    z: "tab1",
-    func: "msg.payload = msg.req.headers.authorization || 'none'; return msg;",
-    outputs: 1,
-    wires: [["out2"]],
-  },
-  { id: "out2", type: "http response", z: "tab1", wires: [] },
   { id: "in3", type: "http in", z: "tab1", url: "/word", method: "get", wires: [["fn3"]] },
   {
     id: "fn3",
@@ -108,7 +108,13 @@ const deploy = (token: string, stageId = devStage, body: unknown = {}) =>
   });
 
 beforeAll(async () => {
-  server = await startServer({ instances: true });
+  echo = createServer((request, response) => {
+    response.writeHead(request.url === "/echo" ? 200 : 404, { "content-type": "text/plain" });
+    response.end(request.url === "/echo" ? (request.headers.authorization ?? "none") : "");
+  });
+  await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+  echoPort = (echo.address() as AddressInfo).port;
+  server = await startServer({ instances: true, instanceHostPorts: [echoPort] });
   owner = await server.user();
   const team = await server.request("POST", "/api/v1/teams", {
     token: owner.token,
@@ -158,7 +164,12 @@ beforeAll(async () => {
   expect(await until("dev's flow", () => get(dev, "/check"))).toBe(AUTH);
 }, 240_000);
 
-afterAll(() => server?.close());
+afterAll(async () => {
+  await server?.close();
+  if (!echo) return;
+  echo.closeAllConnections();
+  await new Promise((resolve) => echo.close(resolve));
+});
 
 describe("deploying a stage", { timeout: 180_000 }, () => {
   it("copies the stage's new snapshot to the next instance, which runs it with working credentials", async () => {
