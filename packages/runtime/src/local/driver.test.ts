@@ -4,7 +4,17 @@
 // All of it in the sandbox (bubblewrap, where this machine has it); then what is particular to the
 // sandbox (a stop that must kill, what the process is on the host) and to having none.
 import { spawnSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, readlink, rm, stat } from "node:fs/promises";
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -424,6 +434,57 @@ describe("the sandbox", { timeout: 120_000 }, () => {
       } finally {
         await shut.close();
         await rm(closed, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it("installs the modules of its spec before Node-RED starts, and nothing when they are in place", async () => {
+    const id = "0d6a3f4e-1111-4a4a-8a8a-00000000000a";
+    await driver.create(spec(id));
+    const local = join(root, id, "userDir", "local-module");
+    await mkdir(local);
+    await writeFile(join(local, "package.json"), '{"name":"local-module","version":"1.0.0"}');
+    const modules = { "local-module": "file:local-module" };
+    try {
+      await driver.start({ ...spec(id), modules });
+      await driver.stop(id);
+      await driver.start({ ...spec(id), modules });
+      const messages = (await driver.logs(id, { limit: 1000 })).entries.map((e) => e.msg);
+      expect(
+        messages.filter((m) => m === "Installing local-module@file:local-module"),
+      ).toHaveLength(1);
+      expect(messages.filter((m) => m === "Modules installed")).toHaveLength(1);
+      const manifest = JSON.parse(
+        await readFile(join(root, id, "userDir", "package.json"), "utf8"),
+      ) as { dependencies: unknown };
+      expect(manifest.dependencies).toEqual(modules);
+    } finally {
+      await driver.remove(id);
+    }
+  });
+
+  it.runIf(sandboxExpected)(
+    "never writes or re-owns a file outside the instance through a package.json its flows made a link (a start with modules)",
+    async () => {
+      // What a flow can do: `ln -sf <DATA_DIR>/token-secret /data/package.json`.
+      const outside = await mkdtemp(join(tmpdir(), "flowplane-runtime-outside-"));
+      const secret = join(outside, "token-secret");
+      await writeFile(secret, "the platform's secret\n", { mode: 0o600 });
+      const before = await stat(secret);
+      const id = "0d6a3f4e-1111-4a4a-8a8a-000000000009";
+      try {
+        await driver.create(spec(id));
+        await symlink(secret, join(root, id, "userDir", "package.json"));
+        // A module npm cannot have (no registry is asked): the start fails after package.json.
+        await driver
+          .start({ ...spec(id), modules: { "flowplane-absent": "file:/nonexistent" } })
+          .catch(() => {});
+        expect(await readFile(secret, "utf8")).toBe("the platform's secret\n");
+        const after = await stat(secret);
+        expect([after.uid, after.gid, after.mode]).toEqual([before.uid, before.gid, before.mode]);
+      } finally {
+        await driver.remove(id);
+        await rm(outside, { recursive: true, force: true });
       }
     },
   );

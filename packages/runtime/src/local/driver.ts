@@ -53,7 +53,7 @@ import {
   type RuntimeState,
   type RuntimeStatus,
 } from "../driver";
-import { installModules, type NpmRunner } from "./modules";
+import { installModules, type ModulesRunner } from "./modules";
 import { type IsolationSetting, probeSandbox, SANDBOX_USER_DIR, startSandboxed } from "./sandbox";
 
 export interface LocalDriverOptions {
@@ -507,13 +507,9 @@ export class LocalDriver implements Driver {
   ): Promise<void> {
     try {
       await installModules({
-        userDir: join(instance.dir, "userDir"),
         modules: spec.modules ?? {},
-        npm: (args) => this.runNpm(instance, spec, sandboxed, args),
+        run: (args, onOutput) => this.runNpm(instance, spec, sandboxed, args, onOutput),
         log: (message) => this.system(instance, message),
-        ...(instance.uid !== undefined && {
-          owner: { uid: instance.uid, gid: this.instanceGroup() },
-        }),
       });
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
@@ -525,16 +521,20 @@ export class LocalDriver implements Driver {
     }
   }
 
-  /** npm, run in the instance's user directory as its Node-RED would run it (sandboxed or not). */
+  /**
+   * node-red/modules.cjs (package.json, then npm), run in the instance's user directory as its
+   * Node-RED would run (sandboxed or not): never by the platform's own process.
+   */
   private async runNpm(
     instance: Instance,
     spec: InstanceSpec,
     sandboxed: boolean,
     args: readonly string[],
-  ): ReturnType<NpmRunner> {
+    onOutput: (text: string) => void,
+  ): ReturnType<ModulesRunner> {
     this.npmCli ??= findNpm(this.options.baseEnv?.PATH ?? DEFAULT_PATH);
-    const npmCli = await this.npmCli;
-    if (!npmCli) throw new ModuleInstallError("npm was not found on the platform's PATH", "");
+    // Without npm, modules.cjs says so only when there is something to install.
+    const npmCli = (await this.npmCli) ?? "";
     const userDir = sandboxed ? SANDBOX_USER_DIR : join(instance.dir, "userDir");
     const env: NodeJS.ProcessEnv = {
       ...this.options.baseEnv,
@@ -543,14 +543,15 @@ export class LocalDriver implements Driver {
       npm_config_fund: "false",
       npm_config_audit: "false",
     };
-    const command = [process.execPath, npmCli, ...args];
+    const script = join(dirname(this.settingsFile), "modules.cjs");
+    const command = [process.execPath, script, npmCli, ...args];
     let child: ChildProcess;
     let initPid: Promise<number | undefined> | undefined;
     if (sandboxed) {
       const sandbox = startSandboxed({
         bwrap: this.bwrap!,
         hostname: spec.name.slice(0, 63) || "node-red",
-        readOnly: [...this.readOnly, ...npmReadOnly(npmCli, this.readOnly)],
+        readOnly: [...this.readOnly, ...(npmCli ? npmReadOnly(npmCli, this.readOnly) : [])],
         userDir: { path: join(instance.dir, "userDir"), writable: true },
         tmpDir: join(instance.dir, "tmp"),
         command,
@@ -572,7 +573,11 @@ export class LocalDriver implements Driver {
     (child.stdio[0] as NodeJS.WritableStream | null)?.end();
     let output = "";
     const keep = (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-64 * 1024);
+      const text = chunk.toString();
+      output += text;
+      // Bounded; the first line (modules.cjs's own) is kept whatever npm prints after it.
+      if (output.length > 64 * 1024) output = output.slice(0, 1024) + output.slice(-63 * 1024);
+      onOutput(text);
     };
     child.stdout?.on("data", keep);
     child.stderr?.on("data", keep);
