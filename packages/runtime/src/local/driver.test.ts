@@ -5,6 +5,7 @@
 // sandbox (a stop that must kill, what the process is on the host) and to having none.
 import { spawnSync } from "node:child_process";
 import {
+  chown,
   mkdir,
   mkdtemp,
   readdir,
@@ -444,6 +445,10 @@ describe("the sandbox", { timeout: 120_000 }, () => {
     const local = join(root, id, "userDir", "local-module");
     await mkdir(local);
     await writeFile(join(local, "package.json"), '{"name":"local-module","version":"1.0.0"}');
+    // The instance's own, as when its flows made it.
+    const owner = await stat(join(root, id, "userDir"));
+    for (const path of [local, join(local, "package.json")])
+      await chown(path, owner.uid, owner.gid);
     const modules = { "local-module": "file:local-module" };
     try {
       await driver.start({ ...spec(id), modules });

@@ -28,8 +28,6 @@ import {
   access,
   chmod,
   chown,
-  lchown,
-  lstat,
   mkdir,
   readdir,
   readFile,
@@ -53,6 +51,7 @@ import {
   type RuntimeState,
   type RuntimeStatus,
 } from "../driver";
+import { chownTree, emptyDirectory, ownerOf } from "./files";
 import { installModules, type ModulesRunner } from "./modules";
 import { type IsolationSetting, probeSandbox, SANDBOX_USER_DIR, startSandboxed } from "./sandbox";
 
@@ -142,6 +141,13 @@ interface Instance {
   /** Called when the running Node-RED says its first start of the flows has settled. */
   flowsSettled?: () => void;
 }
+
+/** Opening the driver's own files in an instance's directory: never through a link. */
+const READ_NO_FOLLOW = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW;
+const APPEND_NO_FOLLOW =
+  fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW;
+const WRITE_NO_FOLLOW =
+  fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW;
 
 /** What an instance's id may be: it names its directory. */
 const INSTANCE_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -245,7 +251,7 @@ export class LocalDriver implements Driver {
       await this.stopNow(instance);
       instance.output?.end();
       instance.output = undefined;
-      await rm(instance.dir, { recursive: true, force: true });
+      await removeInstanceFiles(instance.dir);
       this.instances.delete(id);
       this.emit(instance.id, { state: "absent", url: null });
     });
@@ -327,7 +333,10 @@ export class LocalDriver implements Driver {
       () => false,
     );
     const saved = exists
-      ? await readFile(join(dir, "port"), "utf8").then(Number, () => undefined)
+      ? await readFile(join(dir, "port"), { encoding: "utf8", flag: READ_NO_FOLLOW }).then(
+          Number,
+          () => undefined,
+        )
       : undefined;
     instance = this.instances.get(id) ?? {
       id,
@@ -418,7 +427,8 @@ export class LocalDriver implements Driver {
     ];
     let child: ChildProcess;
     if (sandboxed) {
-      await emptyDirectory(join(instance.dir, "tmp"));
+      const tmp = join(instance.dir, "tmp");
+      await emptyDirectory(tmp, await ownerOf(tmp));
       const sandbox = startSandboxed({
         bwrap: this.bwrap!,
         hostname: spec.name.slice(0, 63) || "node-red",
@@ -831,7 +841,10 @@ export class LocalDriver implements Driver {
     const port = await this.choosePort(instance);
     if (port !== instance.port) {
       instance.port = port;
-      await writeFile(join(instance.dir, "port"), `${port}\n`, { mode: 0o600 });
+      await writeFile(join(instance.dir, "port"), `${port}\n`, {
+        mode: 0o600,
+        flag: WRITE_NO_FOLLOW,
+      });
     }
     return port;
   }
@@ -891,7 +904,8 @@ export class LocalDriver implements Driver {
       instance.log.splice(0, instance.log.length - this.logLimit);
     if (!instance.output) {
       instance.output = createWriteStream(join(instance.dir, "output.jsonl"), {
-        flags: "a",
+        // Never through a link, should one ever be there (open()'s flags: Node takes them too).
+        flags: APPEND_NO_FOLLOW as unknown as string,
         mode: 0o600,
       });
       // The log in memory still has it; a full disk must not take the platform down.
@@ -904,7 +918,10 @@ export class LocalDriver implements Driver {
   private async loadLog(instance: Instance): Promise<void> {
     if (instance.logLoaded) return;
     instance.logLoaded = true;
-    const text = await readFile(join(instance.dir, "output.jsonl"), "utf8").catch(() => "");
+    const text = await readFile(join(instance.dir, "output.jsonl"), {
+      encoding: "utf8",
+      flag: READ_NO_FOLLOW,
+    }).catch(() => "");
     const earlier: LogEntry[] = [];
     for (const line of text.split("\n").slice(-this.logLimit - 1)) {
       try {
@@ -977,24 +994,17 @@ function signalName(number: number): NodeJS.Signals | undefined {
   )?.[0];
 }
 
-/** An empty directory at `path` (its owner and mode kept when it exists). */
-async function emptyDirectory(path: string): Promise<void> {
-  for (const entry of await readdir(path).catch(() => [])) {
-    await rm(join(path, entry), { recursive: true, force: true });
+/**
+ * Deletes an instance's directory: what is in its userDir and tmp (the tenant's) as their owner
+ * without following a link, then what is left (the platform's own files, two empty directories).
+ */
+async function removeInstanceFiles(dir: string): Promise<void> {
+  for (const tenant of [join(dir, "userDir"), join(dir, "tmp")]) {
+    // What its owner may not delete (a file the platform left there) goes as the platform, still
+    // without following a link.
+    await emptyDirectory(tenant, await ownerOf(tenant)).catch(() => emptyDirectory(tenant));
   }
-}
-
-/** Gives a tree to an owner without following links (an instance's files may point anywhere). */
-async function chownTree(path: string, uid: number, gid: number): Promise<void> {
-  await lchown(path, uid, gid);
-  const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
-  for (const entry of entries) {
-    const child = join(path, entry.name);
-    // Looked at again just before: a directory is descended into only while it is one.
-    if (entry.isDirectory() && (await lstat(child)).isDirectory()) {
-      await chownTree(child, uid, gid);
-    } else await lchown(child, uid, gid);
-  }
+  await rm(dir, { recursive: true, force: true });
 }
 
 /**
