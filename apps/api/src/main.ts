@@ -130,6 +130,13 @@ function brokerOptions(config: Config): AppOptions["broker"] {
 /** Says in the log how hosted instances are kept apart, and plainly when they are not. */
 async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> {
   const isolation = await driver.isolation();
+  if (isolation.user === "platform" && process.getuid?.() === 0) {
+    log.error(
+      { isolation },
+      `the platform runs as root and hosted instances cannot have user ids of their own (${isolation.reason ?? "INSTANCE_USER_IDS is off"}): they will not start, since they would run as root. Run the platform as an ordinary user, or install bubblewrap`,
+    );
+    return;
+  }
   if (isolation.mode === "sandbox") {
     if (isolation.user === "per-instance") {
       log.info(
@@ -137,7 +144,6 @@ async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> 
         "hosted instances run in sandboxes (bubblewrap), each under a user id of its own",
       );
     } else if (isolation.reason) {
-      // Root's instances then run as root on the host, kept in by their sandboxes alone.
       log.warn(
         { isolation },
         `hosted instances run in sandboxes (bubblewrap) under the platform's user id: ${isolation.reason}`,

@@ -4,6 +4,7 @@
 // All of it in the sandbox (bubblewrap, where this machine has it); then what is particular to the
 // sandbox (a stop that must kill, what the process is on the host) and to having none.
 import { spawnSync } from "node:child_process";
+import { once } from "node:events";
 import {
   chown,
   mkdir,
@@ -23,6 +24,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InstanceSpec, RuntimeStatus } from "../driver";
 import { DEFAULT_INSTANCE_USER_IDS, LocalDriver, NODE_RED_VERSION } from "./driver";
+import { startSandboxed } from "./sandbox";
 
 let root: string;
 let driver: LocalDriver;
@@ -358,9 +360,10 @@ describe("the sandbox", { timeout: 120_000 }, () => {
           expect(userDir.uid).toBe(uid);
           expect(userDir.mode & 0o777).toBe(0o700);
         }
-        // The instances' group passes through the driver's directories; nobody else does.
-        expect((await stat(root)).mode & 0o777).toBe(0o710);
-        expect((await stat(root)).gid).toBe(DEFAULT_INSTANCE_USER_IDS.min);
+        // Nobody but the platform passes through the driver's directories: the sandbox is given
+        // userDir and tmp by the platform.
+        expect((await stat(root)).mode & 0o777).toBe(0o700);
+        expect((await stat(join(root, ids[0]!))).mode & 0o777).toBe(0o700);
       } else {
         expect(uids).toEqual([process.getuid!(), process.getuid!()]);
       }
@@ -418,22 +421,75 @@ describe("the sandbox", { timeout: 120_000 }, () => {
   );
 
   it.runIf(sandboxExpected && isRoot)(
-    "falls back to the platform's user id when a directory above DATA_DIR is closed, and says which",
+    "runs an instance under its own user id when DATA_DIR is under a directory closed to others (0700)",
     async () => {
       const closed = await mkdtemp(join(tmpdir(), "flowplane-runtime-closed-"));
       const shut = new LocalDriver({ root: join(closed, "data", "instances"), ports });
       try {
-        const isolation = await shut.isolation();
-        expect(isolation).toMatchObject({ mode: "sandbox", user: "platform" });
-        expect(isolation.reason).toBe(
-          `instances cannot have user ids of their own: ${closed} is closed to other users: make it passable (chmod o+x) or move DATA_DIR`,
-        );
+        expect(await shut.isolation()).toEqual({
+          mode: "sandbox",
+          user: "per-instance",
+          required: false,
+        });
         const id = "0d6a3f4e-1111-4a4a-8a8a-000000000007";
         await shut.create(spec(id));
         await shut.start(spec(id));
-        expect((await shut.status(id)).state).toBe("running");
+        const { state, url } = await shut.status(id);
+        expect(state).toBe("running");
+        const pid = await pidListeningOn(new URL(url!).port);
+        const uid = Number(
+          /^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, "utf8"))![1],
+        );
+        expect(uid).toBeGreaterThan(DEFAULT_INSTANCE_USER_IDS.min);
+        // Nothing was opened to the instances: the directories stay the platform's alone.
+        expect((await stat(closed)).mode & 0o777).toBe(0o700);
+        expect((await stat(join(closed, "data"))).mode & 0o077).toBe(0);
       } finally {
         await shut.close();
+        await rm(closed, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it.runIf(sandboxExpected && isRoot)(
+    "binds code under a directory closed to others (a checkout in /root or a CI runner's 0700 temporary directory) into a sandbox run as an instance's user id",
+    async () => {
+      const closed = await mkdtemp(join(tmpdir(), "flowplane-runtime-checkout-"));
+      const uid = DEFAULT_INSTANCE_USER_IDS.min + 100;
+      const gid = DEFAULT_INSTANCE_USER_IDS.min;
+      try {
+        await mkdir(join(closed, "code"), { mode: 0o755 });
+        await writeFile(
+          join(closed, "code", "hello.cjs"),
+          'require("node:fs").writeFileSync("/data/said", `${process.getuid()} ${require("node:fs").readFileSync("/tmp/note", "utf8")}`);',
+        );
+        for (const dir of ["data", "tmp"]) {
+          await mkdir(join(closed, dir), { mode: 0o700 });
+          await chown(join(closed, dir), uid, gid);
+        }
+        await writeFile(join(closed, "tmp", "note"), "hello");
+        const { child } = startSandboxed({
+          bwrap: "bwrap",
+          hostname: "closed",
+          readOnly: [join(closed, "code")],
+          userDir: { path: join(closed, "data"), writable: true },
+          tmpDir: join(closed, "tmp"),
+          command: [process.execPath, join(closed, "code", "hello.cjs")],
+          uid,
+          gid,
+          env: { PATH: "/usr/bin:/bin" },
+          output: "pipe",
+        });
+        let said = "";
+        child.stderr!.on("data", (chunk: Buffer) => (said += chunk));
+        child.stdin!.end();
+        (child.stdio[3] as NodeJS.WritableStream).end();
+        const [code] = (await once(child, "exit")) as [number | null];
+        expect(said).toBe("");
+        expect(code).toBe(0);
+        expect(await readFile(join(closed, "data", "said"), "utf8")).toBe("1000 hello");
+        expect((await stat(join(closed, "data", "said"))).uid).toBe(uid);
+      } finally {
         await rm(closed, { recursive: true, force: true });
       }
     },
@@ -563,7 +619,7 @@ describe("the sandbox", { timeout: 120_000 }, () => {
     }
   });
 
-  it("with no sandbox to be had, runs Node-RED as an ordinary process and says in its log that it is not isolated", async () => {
+  it("with no sandbox to be had, runs Node-RED as an ordinary process and says in its log that it is not isolated (refuses as root)", async () => {
     const bareRoot = await mkdtemp(join(tmpdir(), "flowplane-runtime-bare-"));
     const bare = new LocalDriver({ root: bareRoot, ports, bwrap: "/nonexistent/bwrap" });
     try {
@@ -572,6 +628,17 @@ describe("the sandbox", { timeout: 120_000 }, () => {
       expect(isolation.reason).toContain("/nonexistent/bwrap was not found");
       const id = "0d6a3f4e-1111-4a4a-8a8a-000000000005";
       await bare.create(spec(id));
+      if (isRoot) {
+        // Not as root: never.
+        await expect(bare.start(spec(id))).rejects.toThrow(
+          /^Not started: the platform runs as root and its instances cannot run under user ids of their own \(.*was not found.*\): an instance never runs as root/,
+        );
+        expect(await bare.status(id)).toMatchObject({
+          state: "crashed",
+          detail: "refused: it would run as root",
+        });
+        return;
+      }
       await bare.start(spec(id, { GREETING: "unboxed" }));
       const { url } = await bare.status(id);
       await deploy(url, GREETING_FLOW);

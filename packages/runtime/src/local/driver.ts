@@ -371,10 +371,11 @@ export class LocalDriver implements Driver {
     if (instance.state === "absent") throw new Error(`instance ${instance.id} was not created`);
     await this.loadLog(instance);
     const isolation = await this.isolation();
-    if (isolation.mode === "none" && isolation.required) {
-      const why = `Not started: INSTANCE_ISOLATION=required and no sandbox can be made (${isolation.reason})`;
+    const refusal = startRefusal(isolation);
+    if (refusal) {
+      const why = `Not started: ${refusal.why}`;
       this.system(instance, why);
-      instance.detail = "refused: no sandbox (INSTANCE_ISOLATION=required)";
+      instance.detail = refusal.detail;
       instance.state = "crashed";
       this.emit(instance.id, this.statusOf(instance));
       throw new Error(why);
@@ -659,6 +660,9 @@ export class LocalDriver implements Driver {
   private async findIsolation(): Promise<InstanceIsolation> {
     const required = this.setting === "required";
     await mkdir(this.root, { recursive: true, mode: 0o700 });
+    // Instances need no way through it (their directories are bound by the platform): an earlier
+    // version let their group through (0710).
+    await chmod(this.root, 0o700);
     if (this.setting === "off") {
       return { mode: "none", user: "platform", required, reason: "INSTANCE_ISOLATION=off" };
     }
@@ -671,7 +675,8 @@ export class LocalDriver implements Driver {
     const probe = {
       bwrap: this.bwrap,
       readOnly: this.readOnly,
-      dir: this.root,
+      // Its own /data: any directory all may read (DATA_DIR is the platform's alone).
+      dir: dirname(this.settingsFile),
       // Node.js runs and finds Node-RED and the settings where an instance will.
       command: [
         process.execPath,
@@ -681,19 +686,19 @@ export class LocalDriver implements Driver {
       env: { PATH: "/usr/bin:/bin" },
     };
     const group = this.instanceGroup();
-    let shared: string | undefined;
     if (group !== undefined) {
-      const closed = await this.openToInstanceGroup(group);
-      const refused = closed
-        ? `${closed} is closed to other users: make it passable (chmod o+x) or move DATA_DIR`
-        : await probeSandbox({ ...probe, uid: group + 1, gid: group });
+      const refused = await probeSandbox({ ...probe, uid: group + 1, gid: group });
       if (!refused) return { mode: "sandbox", user: "per-instance", required };
-      shared = `instances cannot have user ids of their own: ${refused}`;
+      // Never the platform's own user instead: that is root.
+      return {
+        mode: "none",
+        user: "platform",
+        required,
+        reason: `instances cannot have user ids of their own: ${refused}`,
+      };
     }
     const refused = await probeSandbox(probe);
-    if (!refused) {
-      return { mode: "sandbox", user: "platform", required, ...(shared && { reason: shared }) };
-    }
+    if (!refused) return { mode: "sandbox", user: "platform", required };
     return { mode: "none", user: "platform", required, reason: refused };
   }
 
@@ -705,30 +710,6 @@ export class LocalDriver implements Driver {
       throw new Error(`not a range of user ids: ${ids.min}-${ids.max}`);
     }
     return ids.min;
-  }
-
-  /**
-   * bubblewrap, started as an instance's user, must pass through the directories above the
-   * instance's: the root and its parent (DATA_DIR) let the instances' group through (0710), and
-   * nothing more. No process of that group runs outside a sandbox.
-   */
-  private async openToInstanceGroup(group: number): Promise<string | undefined> {
-    const self = process.getuid!();
-    const passes = (info: { mode: number; gid: number }) =>
-      (info.mode & 0o001) !== 0 || (info.gid === group && (info.mode & 0o010) !== 0);
-    await chown(this.root, self, group);
-    await chmod(this.root, 0o710);
-    const parent = dirname(this.root);
-    const info = await stat(parent);
-    if (!passes(info) && info.uid === self) {
-      await chown(parent, self, group);
-      await chmod(parent, (info.mode & 0o700) | 0o010);
-    }
-    // Further up, directories are not the platform's to change: one closed is said as the reason.
-    for (let dir = dirname(parent); ; dir = dirname(dir)) {
-      if (!passes(await stat(dir))) return dir;
-      if (dir === dirname(dir)) return undefined;
-    }
   }
 
   /**
@@ -748,8 +729,9 @@ export class LocalDriver implements Driver {
       instance.uid = undefined;
       return;
     }
-    await chown(instance.dir, process.getuid!(), group);
-    await chmod(instance.dir, 0o710);
+    // The platform's alone: the sandbox is given userDir and tmp by the platform (sandbox.ts).
+    await chown(instance.dir, process.getuid!(), process.getgid!());
+    await chmod(instance.dir, 0o700);
     const owner = (await stat(userDir)).uid;
     const uid = await this.userIdFor(instance, owner, group);
     if (uid !== owner) await chownTree(userDir, uid, group);
@@ -934,6 +916,26 @@ export class LocalDriver implements Driver {
     instance.log = [...earlier, ...instance.log].slice(-this.logLimit);
     instance.lastTs = Math.max(instance.lastTs, earlier.at(-1)?.ts ?? 0);
   }
+}
+
+/**
+ * Why no instance may start here, if so: INSTANCE_ISOLATION=required without a sandbox, or a
+ * platform run as root whose instances cannot have user ids of their own (they would be root).
+ */
+function startRefusal(isolation: InstanceIsolation): { why: string; detail: string } | undefined {
+  if (isolation.mode === "none" && isolation.required) {
+    return {
+      why: `INSTANCE_ISOLATION=required and no sandbox can be made (${isolation.reason})`,
+      detail: "refused: no sandbox (INSTANCE_ISOLATION=required)",
+    };
+  }
+  if (isolation.user === "platform" && process.getuid?.() === 0) {
+    return {
+      why: `the platform runs as root and its instances cannot run under user ids of their own (${isolation.reason ?? "INSTANCE_USER_IDS is off"}): an instance never runs as root. Run the platform as an ordinary user, or make the sandbox work (bubblewrap, INSTANCE_ISOLATION=auto)`,
+      detail: "refused: it would run as root",
+    };
+  }
+  return undefined;
 }
 
 /** The index of the first entry with `ts` greater than `ts` (log entries are sorted by ts). */

@@ -15,10 +15,11 @@ export interface Owner {
 }
 
 /** Runs `command`, as `owner` when given; rejects with what it said when it fails. */
-function run(command: string, args: readonly string[], owner?: Owner): Promise<void> {
+function run(command: string, args: readonly string[], owner?: Owner, cwd = "/"): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      cwd: "/",
+      // Entered before the ids change: the owner needs no way through the directories above.
+      cwd,
       env: { PATH: "/usr/bin:/bin", LC_ALL: "C" },
       stdio: ["ignore", "ignore", "pipe"],
       ...(owner && { uid: owner.uid, gid: owner.gid }),
@@ -45,7 +46,7 @@ async function isDirectory(path: string): Promise<boolean> {
 /** An empty directory at `path` (its owner and mode kept when it exists), emptied as `owner`. */
 export async function emptyDirectory(path: string, owner?: Owner): Promise<void> {
   if (!(await isDirectory(path))) return;
-  await run("find", ["-P", path, "-mindepth", "1", "-delete"], owner);
+  await run("find", ["-P", ".", "-mindepth", "1", "-delete"], owner, path);
 }
 
 /** Gives a tree to an owner without following links (an instance's files may point anywhere). */

@@ -15,7 +15,7 @@
 //     life beyond the platform's (it is killed when the platform dies).
 // docs/drivers.md explains the choices.
 import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
-import { lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 
 /** What INSTANCE_ISOLATION asks for. */
 export type IsolationSetting = "auto" | "required" | "off";
@@ -119,6 +119,8 @@ export interface Sandboxed {
 
 /** Starts `command` in a sandbox; fd 3 of the process inside is the returned child's stdio[3]. */
 export function startSandboxed(options: SandboxOptions): Sandboxed {
+  const staged = options.uid !== undefined ? stagedSources() : undefined;
+  const source = (path: string) => staged?.add(path) ?? path;
   const args = [
     "--unshare-user",
     "--unshare-pid",
@@ -147,9 +149,9 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     // /tmp before the read-only code: a platform checked out under /tmp (a CI clone) keeps its
     // Node-RED visible through the instance's own /tmp (bubblewrap mounts in argument order).
     ...(options.tmpDir
-      ? ["--bind", options.tmpDir, "/tmp"]
+      ? ["--bind", source(options.tmpDir), "/tmp"]
       : ["--perms", "1777", "--size", String(SHM_BYTES), "--tmpfs", "/tmp"]),
-    ...options.readOnly.flatMap((path) => ["--ro-bind", path, path]),
+    ...options.readOnly.flatMap((path) => ["--ro-bind", source(path), path]),
     "--proc",
     "/proc",
     "--dev",
@@ -162,7 +164,7 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     "--tmpfs",
     "/dev/shm",
     options.userDir.writable ? "--bind" : "--ro-bind",
-    options.userDir.path,
+    source(options.userDir.path),
     SANDBOX_USER_DIR,
     // The sandbox's own root and /dev are memory: read-only once made, so that the instance
     // writes only to its directories (on disk) and the bounded /dev/shm.
@@ -187,13 +189,14 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     "pipe",
     "pipe",
   ];
-  const child = spawn(options.bwrap, args, {
+  const [command, ...commandArgs] = staged
+    ? staged.command(options.bwrap, args, options.uid!, options.gid ?? options.uid!)
+    : [options.bwrap, ...args];
+  const child = spawn(command!, commandArgs, {
     // bubblewrap needs no directory of the platform's (an instance's user may not enter it).
     cwd: "/",
     env: options.env,
     stdio,
-    ...(options.uid !== undefined && { uid: options.uid }),
-    ...(options.gid !== undefined && { gid: options.gid }),
   });
   // Every stream may break when bubblewrap fails or the sandbox is killed: that is reported by
   // the child's exit, not as an error of the platform's.
@@ -223,6 +226,69 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     child.once("exit", () => resolve(undefined));
   });
   return { child, initPid };
+}
+
+/**
+ * Where bubblewrap, run as an instance's user id, finds the host directories it binds. It could
+ * not reach them at their paths: a directory above them may be closed to other users (a checkout
+ * under /root, a CI runner's private temporary directory, DATA_DIR at 0700), and bubblewrap 0.8
+ * resolves even `--bind-fd`'s descriptor back to its path (realpath) before it mounts. So the
+ * platform (root) makes a mount namespace of the sandbox's own, mounts a small tmpfs on /run
+ * there (in that namespace only) and binds each directory into it as /run/<n>, then drops to the
+ * instance's ids (setpriv: user, group, no supplementary groups) and runs bubblewrap on those.
+ * Nothing of the host changes: no mode, no owner, no mount outside that namespace.
+ */
+function stagedSources() {
+  const paths: string[] = [];
+  return {
+    add(path: string): string {
+      paths.push(path);
+      return `${STAGE}/${paths.length - 1}`;
+    },
+    command(bwrap: string, args: readonly string[], uid: number, gid: number): string[] {
+      return [
+        UNSHARE,
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "/bin/sh",
+        "-c",
+        STAGE_SCRIPT,
+        "sh",
+        ...paths,
+        "--",
+        SETPRIV,
+        `--reuid=${uid}`,
+        `--regid=${gid}`,
+        "--clear-groups",
+        "--",
+        bwrap,
+        ...args,
+      ];
+    },
+  };
+}
+
+/** The staging's own directory, and the programs it runs (util-linux, at their usual paths). */
+const STAGE = "/run";
+const UNSHARE = firstExisting(["/usr/bin/unshare", "/bin/unshare"]);
+const SETPRIV = firstExisting(["/usr/bin/setpriv", "/bin/setpriv"]);
+/** `sh -c` with the directories to bind as arguments, then `--` and what to run. */
+const STAGE_SCRIPT = `set -e
+/bin/mount -t tmpfs -o mode=0755,size=64k,nosuid,nodev,noexec flowplane ${STAGE}
+i=0
+while [ "$1" != "--" ]; do
+  /bin/mkdir "${STAGE}/$i"
+  /bin/mount --rbind -- "$1" "${STAGE}/$i"
+  i=$((i + 1))
+  shift
+done
+shift
+exec "$@"`;
+
+function firstExisting(paths: readonly string[]): string {
+  return paths.find((path) => existsSync(path)) ?? paths[0]!;
 }
 
 function endStream(child: ChildProcess, fd: number, text: string) {
