@@ -181,6 +181,8 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
           baseEnv: instanceBaseEnv(),
           isolation: config.INSTANCE_ISOLATION,
           userIds: config.INSTANCE_USER_IDS,
+          ...(config.NPM_REGISTRY && { npmRegistry: config.NPM_REGISTRY }),
+          ...(config.PALETTE_ALLOW_LIST && { paletteAllowList: config.PALETTE_ALLOW_LIST }),
         })
       : undefined;
   if (driver) await reportIsolation(driver, log);

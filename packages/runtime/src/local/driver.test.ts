@@ -550,6 +550,90 @@ describe("the sandbox", { timeout: 120_000 }, () => {
     },
   );
 
+  it.runIf(sandboxExpected)(
+    "installs from the operator's registry only: an instance's /data/.npmrc does not change it, and the host's global npmrc is not there",
+    async () => {
+      const asked: Record<string, string[]> = { operator: [], tenant: [] };
+      const registry = (name: string) =>
+        createHttpServer((request, response) => {
+          asked[name]!.push(request.url!);
+          response.writeHead(404, { "content-type": "application/json" }).end("{}");
+        });
+      const operator = registry("operator");
+      const tenant = registry("tenant");
+      const url = async (server: ReturnType<typeof registry>) => {
+        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+        return `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+      };
+      const operatorUrl = await url(operator);
+      const tenantUrl = await url(tenant);
+      const strict = new LocalDriver({ root, ports, npmRegistry: operatorUrl });
+      const id = "0d6a3f4e-1111-4a4a-8a8a-00000000000b";
+      try {
+        await strict.create(spec(id));
+        const npmrc = join(root, id, "userDir", ".npmrc");
+        await writeFile(npmrc, `registry=${tenantUrl}\n@acme:registry=${tenantUrl}\n`);
+        const owner = await stat(join(root, id, "userDir"));
+        await chown(npmrc, owner.uid, owner.gid);
+        await expect(
+          strict.start({
+            ...spec(id),
+            modules: { "flowplane-probe": "1.0.0", "@acme/probe": "1.0.0" },
+          }),
+        ).rejects.toThrow(/Could not install flowplane-probe, @acme\/probe/);
+        expect(asked.operator!.some((path) => path.startsWith("/flowplane-probe"))).toBe(true);
+        expect(asked.tenant).toEqual([]);
+
+        // The editor's palette runs npm in Node-RED's process: the same registry there.
+        await strict.start(spec(id));
+        const { url: editor } = await strict.status(id);
+        await deploy(editor, SHELL_FLOW);
+        const sh = async (cmd: string) => {
+          for (;;) {
+            const response = await fetch(`${editor}/sh?cmd=${encodeURIComponent(cmd)}`);
+            if (response.status === 200) return response.text();
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        };
+        expect((await sh("npm config get registry")).trim()).toBe(operatorUrl);
+        expect(await sh("cat /usr/etc/npmrc 2>/dev/null; echo end")).toBe("end\n");
+      } finally {
+        await strict.remove(id);
+        await strict.close();
+        await new Promise((resolve) => operator.close(resolve));
+        await new Promise((resolve) => tenant.close(resolve));
+      }
+    },
+  );
+
+  it("refuses a start whose modules the palette's allow-list does not name, and gives Node-RED's palette the same list", async () => {
+    const listed = new LocalDriver({
+      root,
+      ports,
+      paletteAllowList: ["node-red-contrib-ok", "@acme/*"],
+    });
+    const id = "0d6a3f4e-1111-4a4a-8a8a-00000000000c";
+    try {
+      await listed.create(spec(id));
+      await expect(
+        listed.start({ ...spec(id), modules: { "@acme/fine": "1.0.0", "evil-module": "1.0.0" } }),
+      ).rejects.toThrow("evil-module is not on the palette's allow-list");
+      expect((await listed.status(id)).state).toBe("crashed");
+      await listed.start(spec(id));
+      const { url } = await listed.status(id);
+      const settings = (await (await fetch(`${url}/settings`)).json()) as {
+        externalModules: { palette: { allowList: string[]; denyList: string[] } };
+      };
+      expect(settings.externalModules.palette.allowList).toEqual(
+        expect.arrayContaining(["node-red-contrib-ok", "@acme/*"]),
+      );
+      expect(settings.externalModules.palette.denyList).toEqual(["*"]);
+    } finally {
+      await listed.remove(id);
+      await listed.close();
+    }
+  });
+
   it("keeps running whatever the platform answers: settings refused, sign-ins answered 429, 500, garbage or a cut connection", async () => {
     const token = `fpi_${Math.random().toString(36).slice(2)}`;
     const seen: string[] = [];

@@ -52,7 +52,7 @@ import {
   type RuntimeStatus,
 } from "../driver";
 import { chownTree, emptyDirectory, ownerOf } from "./files";
-import { installModules, type ModulesRunner } from "./modules";
+import { checkAllowed, installModules, type ModulesRunner } from "./modules";
 import { type IsolationSetting, probeSandbox, SANDBOX_USER_DIR, startSandboxed } from "./sandbox";
 
 export interface LocalDriverOptions {
@@ -85,6 +85,16 @@ export interface LocalDriverOptions {
   bwrap?: string;
   /** How long installing an instance's modules may take before it is given up. */
   installTimeoutMs?: number;
+  /**
+   * NPM_REGISTRY: the registry every install uses (at start and from the editor's palette),
+   * enforced over an instance's own `/data/.npmrc`. None: npm's default registry.
+   */
+  npmRegistry?: string;
+  /**
+   * PALETTE_ALLOW_LIST: the only modules instances may install (names; `*` matches any text, as
+   * in Node-RED's `externalModules.palette.allowList`). None: any.
+   */
+  paletteAllowList?: readonly string[];
 }
 
 /** Where executables are looked for when `baseEnv` has no PATH. */
@@ -175,6 +185,8 @@ export class LocalDriver implements Driver {
   private userIdQueue: Promise<unknown> = Promise.resolve();
   /** npm's own script (npm-cli.js), once found (none: not installed). */
   private npmCli: Promise<string | undefined> | undefined;
+  /** The host's npmrc files a sandbox hides, once found. */
+  private hidden: Promise<string[]> | undefined;
 
   constructor(private readonly options: LocalDriverOptions) {
     if (
@@ -409,6 +421,7 @@ export class LocalDriver implements Driver {
       FLOWPLANE_NODE_RED_PORT: String(port),
       FLOWPLANE_STOP_ON_STDIN_END: "1",
       FLOWPLANE_PALETTE_INSTALL: spec.paletteInstall === false ? "0" : "1",
+      ...this.npmEnv(),
       ...(spec.platformUrl && {
         FLOWPLANE_PLATFORM_URL: spec.platformUrl,
         FLOWPLANE_INSTANCE_ID: spec.id,
@@ -434,6 +447,7 @@ export class LocalDriver implements Driver {
         bwrap: this.bwrap!,
         hostname: spec.name.slice(0, 63) || "node-red",
         readOnly: this.readOnly,
+        hidden: await this.hiddenFiles(),
         userDir: { path: join(instance.dir, "userDir"), writable: true },
         tmpDir: join(instance.dir, "tmp"),
         command: [process.execPath, ...nodeRed],
@@ -517,6 +531,7 @@ export class LocalDriver implements Driver {
     sandboxed: boolean,
   ): Promise<void> {
     try {
+      checkAllowed(spec.modules ?? {}, this.options.paletteAllowList);
       await installModules({
         modules: spec.modules ?? {},
         run: (args, onOutput) => this.runNpm(instance, spec, sandboxed, args, onOutput),
@@ -553,9 +568,10 @@ export class LocalDriver implements Driver {
       npm_config_update_notifier: "false",
       npm_config_fund: "false",
       npm_config_audit: "false",
+      ...this.npmEnv(),
     };
     const script = join(dirname(this.settingsFile), "modules.cjs");
-    const command = [process.execPath, script, npmCli, ...args];
+    const command = [process.execPath, script, npmCli, ...args, ...this.npmArgs()];
     let child: ChildProcess;
     let initPid: Promise<number | undefined> | undefined;
     if (sandboxed) {
@@ -563,6 +579,8 @@ export class LocalDriver implements Driver {
         bwrap: this.bwrap!,
         hostname: spec.name.slice(0, 63) || "node-red",
         readOnly: [...this.readOnly, ...(npmCli ? npmReadOnly(npmCli, this.readOnly) : [])],
+        // The instance's own npm configuration too (a scope's registry): the operator's decides.
+        hidden: [...(await this.hiddenFiles()), `${SANDBOX_USER_DIR}/.npmrc`],
         userDir: { path: join(instance.dir, "userDir"), writable: true },
         tmpDir: join(instance.dir, "tmp"),
         command,
@@ -617,6 +635,60 @@ export class LocalDriver implements Driver {
       });
     });
     return { code, output };
+  }
+
+  /**
+   * npm's configuration for every npm an instance runs (at start, and the editor's palette in
+   * Node-RED's process): the operator's registry, and user and global files of the platform's
+   * (empty), so that neither the host's global npmrc nor `~/.npmrc` apply. Variables outrank an
+   * instance's `/data/.npmrc` (npm's project configuration).
+   */
+  private npmEnv(): Record<string, string> {
+    const settings = dirname(this.settingsFile);
+    return {
+      npm_config_userconfig: join(settings, "npmrc-user"),
+      npm_config_globalconfig: join(settings, "npmrc-global"),
+      ...(this.options.npmRegistry && { npm_config_registry: this.options.npmRegistry }),
+      ...(this.options.paletteAllowList && {
+        FLOWPLANE_PALETTE_ALLOW_LIST: JSON.stringify(this.options.paletteAllowList),
+      }),
+    };
+  }
+
+  /** The same on npm's command line, where the driver runs it. */
+  private npmArgs(): string[] {
+    const settings = dirname(this.settingsFile);
+    return [
+      `--userconfig=${join(settings, "npmrc-user")}`,
+      `--globalconfig=${join(settings, "npmrc-global")}`,
+      ...(this.options.npmRegistry ? [`--registry=${this.options.npmRegistry}`] : []),
+    ];
+  }
+
+  /** The host's global npm configuration files, which a sandbox must not show (once found). */
+  private hiddenFiles(): Promise<string[]> {
+    this.hidden ??= (async () => {
+      const npmCli = await (this.npmCli ??= findNpm(this.options.baseEnv?.PATH ?? DEFAULT_PATH));
+      const node = dirname(dirname(realpathSync(process.execPath)));
+      const candidates = [
+        "/usr/etc/npmrc",
+        "/usr/local/etc/npmrc",
+        join(node, "etc", "npmrc"),
+        ...(npmCli ? [join(dirname(dirname(npmCli)), "npmrc")] : []),
+      ];
+      const found: string[] = [];
+      for (const path of new Set(candidates)) {
+        if (
+          await stat(path).then(
+            (info) => info.isFile(),
+            () => false,
+          )
+        )
+          found.push(path);
+      }
+      return found;
+    })();
+    return this.hidden;
   }
 
   private async stopNow(instance: Instance): Promise<void> {

@@ -74,3 +74,28 @@ export async function installModules(options: {
   options.log("Modules installed");
   return true;
 }
+
+/**
+ * Refuses (ModuleInstallError) modules that the palette's allow-list does not name: names, where
+ * `*` matches any text (Node-RED's own rule for `externalModules.palette.allowList`).
+ */
+export function checkAllowed(
+  modules: Record<string, string>,
+  allowList: readonly string[] | undefined,
+): void {
+  if (!allowList) return;
+  const rules = allowList.map(
+    (rule) => new RegExp(`^${rule.split("*").map(escapeRegExp).join(".*")}$`),
+  );
+  const refused = Object.keys(modules).filter((name) => !rules.some((rule) => rule.test(name)));
+  if (refused.length > 0) {
+    throw new ModuleInstallError(
+      `Could not install ${refused.join(", ")}: ${refused.join(", ")} ${refused.length === 1 ? "is" : "are"} not on the palette's allow-list`,
+      "",
+    );
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

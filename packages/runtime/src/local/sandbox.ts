@@ -96,6 +96,11 @@ export interface SandboxOptions {
   hostname: string;
   /** Host directories bound read-only at their own path (Node.js, Node-RED, the settings). */
   readOnly: readonly string[];
+  /**
+   * Files at these paths (inside what is bound, /data included) are not there: /dev/null on a
+   * nodev mount. One missing under /data is made (empty) by bubblewrap.
+   */
+  hidden?: readonly string[];
   /** The host directory seen as /data, and whether the instance may write to it. */
   userDir: { path: string; writable: boolean };
   /** The host directory seen as /tmp; none: a /tmp of the sandbox's own in memory. */
@@ -166,6 +171,8 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     options.userDir.writable ? "--bind" : "--ro-bind",
     source(options.userDir.path),
     SANDBOX_USER_DIR,
+    // A device on a nodev mount: opening it is refused, so what the file held is not there.
+    ...(options.hidden ?? []).flatMap((path) => ["--ro-bind", "/dev/null", path]),
     // The sandbox's own root and /dev are memory: read-only once made, so that the instance
     // writes only to its directories (on disk) and the bounded /dev/shm.
     "--remount-ro",
