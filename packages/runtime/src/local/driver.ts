@@ -21,6 +21,7 @@ import { once } from "node:events";
 import {
   constants as fsConstants,
   createWriteStream,
+  existsSync,
   realpathSync,
   type WriteStream,
 } from "node:fs";
@@ -151,6 +152,9 @@ interface Instance {
   /** Called when the running Node-RED says its first start of the flows has settled. */
   flowsSettled?: () => void;
 }
+
+/** The system's CA bundle (Debian, Ubuntu, Alpine, Arch). */
+const SYSTEM_CA_FILE = "/etc/ssl/certs/ca-certificates.crt";
 
 /** Opening the driver's own files in an instance's directory: never through a link. */
 const READ_NO_FOLLOW = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW;
@@ -649,6 +653,9 @@ export class LocalDriver implements Driver {
       npm_config_userconfig: join(settings, "npmrc-user"),
       npm_config_globalconfig: join(settings, "npmrc-global"),
       ...(this.options.npmRegistry && { npm_config_registry: this.options.npmRegistry }),
+      // The system's CA bundle (the sandbox sees /etc/ssl/certs), as Debian's global npmrc had it:
+      // a registry behind a CA of the operator's own works once the system trusts that CA.
+      ...(existsSync(SYSTEM_CA_FILE) && { npm_config_cafile: SYSTEM_CA_FILE }),
       ...(this.options.paletteAllowList && {
         FLOWPLANE_PALETTE_ALLOW_LIST: JSON.stringify(this.options.paletteAllowList),
       }),
