@@ -130,13 +130,6 @@ function brokerOptions(config: Config): AppOptions["broker"] {
 /** Says in the log how hosted instances are kept apart, and plainly when they are not. */
 async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> {
   const isolation = await driver.isolation();
-  if (isolation.user === "platform" && process.getuid?.() === 0) {
-    log.error(
-      { isolation },
-      `the platform runs as root and hosted instances cannot have user ids of their own (${isolation.reason ?? "INSTANCE_USER_IDS is off"}): they will not start, since they would run as root. Run the platform as an ordinary user, or install bubblewrap`,
-    );
-    return;
-  }
   if (isolation.mode === "sandbox") {
     if (isolation.user === "per-instance") {
       log.info(
@@ -160,6 +153,13 @@ async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> 
     log.error(
       { isolation },
       `INSTANCE_ISOLATION=required and no sandbox can be made here (${isolation.reason}): hosted instances will not start`,
+    );
+    return;
+  }
+  if (isolation.user === "platform" && process.getuid?.() === 0) {
+    log.error(
+      { isolation },
+      `the platform runs as root and hosted instances cannot have user ids of their own (${isolation.reason ?? "INSTANCE_USER_IDS is off"}): they will not start, since they would run as root. Run the platform as an ordinary user, or install bubblewrap`,
     );
     return;
   }
