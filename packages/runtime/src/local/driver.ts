@@ -11,7 +11,8 @@
 //
 // Everything is private to the platform's user (0700 directories, 0600 files); when the platform
 // runs as root, each instance runs under a host user id of its own, which owns its userDir and
-// tmp, and the instances' shared group may only pass through root and its parent (0710).
+// tmp (bound into its sandbox by the platform: sandbox.ts), and never as root: without ids of
+// their own, instances are refused their start.
 //
 // The process's output is parsed into log entries (Node-RED's `[level]`), kept in memory for the
 // logs call (the last `logLimit`) and appended to output.jsonl, which is read back when the
