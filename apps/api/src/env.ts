@@ -183,6 +183,25 @@ const Env = z.object({
     ({ min, max }) => min >= 1 && max < 4294967295 && min < max && min !== 65534,
     "Not a range of user ids (1-4294967294, at least two)",
   ),
+  NPM_REGISTRY: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe(
+      "The npm registry hosted instances install modules from (at start and from the editor's palette), enforced over an instance's own .npmrc; npm's default when unset",
+    ),
+  PALETTE_ALLOW_LIST: z
+    .string()
+    .transform((list) =>
+      list
+        .split(",")
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^[@A-Za-z0-9._/*~-]+$/, "a module name, * for any text")))
+    .optional()
+    .describe(
+      "The only modules hosted instances may install, comma-separated (`*` matches any text: node-red-contrib-*,@acme/*); any when unset",
+    ),
   BROKER_URL: z
     .url({ protocol: /^(mqtts?|wss?)$/ })
     .optional()

@@ -139,7 +139,6 @@ async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> 
         "hosted instances run in sandboxes (bubblewrap), each under a user id of its own",
       );
     } else if (isolation.reason) {
-      // Root's instances then run as root on the host, kept in by their sandboxes alone.
       log.warn(
         { isolation },
         `hosted instances run in sandboxes (bubblewrap) under the platform's user id: ${isolation.reason}`,
@@ -156,6 +155,13 @@ async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> 
     log.error(
       { isolation },
       `INSTANCE_ISOLATION=required and no sandbox can be made here (${isolation.reason}): hosted instances will not start`,
+    );
+    return;
+  }
+  if (isolation.user === "platform" && process.getuid?.() === 0) {
+    log.error(
+      { isolation },
+      `the platform runs as root and hosted instances cannot have user ids of their own (${isolation.reason ?? "INSTANCE_USER_IDS is off"}): they will not start, since they would run as root. Run the platform as an ordinary user, or install bubblewrap`,
     );
     return;
   }
@@ -182,6 +188,8 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
           baseEnv: instanceBaseEnv(),
           isolation: config.INSTANCE_ISOLATION,
           userIds: config.INSTANCE_USER_IDS,
+          ...(config.NPM_REGISTRY && { npmRegistry: config.NPM_REGISTRY }),
+          ...(config.PALETTE_ALLOW_LIST && { paletteAllowList: config.PALETTE_ALLOW_LIST }),
         })
       : undefined;
   if (driver) await reportIsolation(driver, log);

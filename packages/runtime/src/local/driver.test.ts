@@ -5,7 +5,20 @@
 // network namespace of its own; then what is particular to the sandbox (a stop that must kill,
 // what the process is on the host), to its network (what a flow can reach) and to having none.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { access, mkdtemp, readdir, readFile, readlink, rm, stat } from "node:fs/promises";
+import { once } from "node:events";
+import {
+  access,
+  chown,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -14,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InstanceSpec, RuntimeStatus } from "../driver";
 import { DEFAULT_INSTANCE_USER_IDS, LocalDriver, NODE_RED_VERSION } from "./driver";
 import { netnsName } from "./network";
+import { startSandboxed } from "./sandbox";
 
 let root: string;
 let driver: LocalDriver;
@@ -431,9 +445,10 @@ describe("the sandbox", { timeout: 120_000 }, () => {
           expect(userDir.uid).toBe(uid);
           expect(userDir.mode & 0o777).toBe(0o700);
         }
-        // The instances' group passes through the driver's directories; nobody else does.
-        expect((await stat(root)).mode & 0o777).toBe(0o710);
-        expect((await stat(root)).gid).toBe(DEFAULT_INSTANCE_USER_IDS.min);
+        // Nobody but the platform passes through the driver's directories: the sandbox is given
+        // userDir and tmp by the platform.
+        expect((await stat(root)).mode & 0o777).toBe(0o700);
+        expect((await stat(join(root, ids[0]!))).mode & 0o777).toBe(0o700);
       } else {
         expect(uids).toEqual([process.getuid!(), process.getuid!()]);
       }
@@ -490,26 +505,216 @@ describe("the sandbox", { timeout: 120_000 }, () => {
   );
 
   it.runIf(sandboxExpected && isRoot)(
-    "falls back to the platform's user id when a directory above DATA_DIR is closed, and says which",
+    "runs an instance under its own user id when DATA_DIR is under a directory closed to others (0700)",
     async () => {
       const closed = await mkdtemp(join(tmpdir(), "flowplane-runtime-closed-"));
       const shut = new LocalDriver({ root: join(closed, "data", "instances") });
       try {
-        const isolation = await shut.isolation();
-        expect(isolation).toMatchObject({ mode: "sandbox", user: "platform" });
-        expect(isolation.reason).toBe(
-          `instances cannot have user ids of their own: ${closed} is closed to other users: make it passable (chmod o+x) or move DATA_DIR`,
-        );
+        expect(await shut.isolation()).toMatchObject({
+          mode: "sandbox",
+          user: "per-instance",
+          required: false,
+        });
         const id = "0d6a3f4e-1111-4a4a-8a8a-000000000007";
         await shut.create(spec(id));
         await shut.start(spec(id));
-        expect((await shut.status(id)).state).toBe("running");
+        const { state } = await shut.status(id);
+        expect(state).toBe("running");
+        const pid = await pidOf(id);
+        const uid = Number(
+          /^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${pid}/status`, "utf8"))![1],
+        );
+        expect(uid).toBeGreaterThan(DEFAULT_INSTANCE_USER_IDS.min);
+        // Nothing was opened to the instances: the directories stay the platform's alone.
+        expect((await stat(closed)).mode & 0o777).toBe(0o700);
+        expect((await stat(join(closed, "data"))).mode & 0o077).toBe(0);
       } finally {
         await shut.close();
         await rm(closed, { recursive: true, force: true });
       }
     },
   );
+
+  it.runIf(sandboxExpected && isRoot)(
+    "binds code under a directory closed to others (a checkout in /root or a CI runner's 0700 temporary directory) into a sandbox run as an instance's user id",
+    async () => {
+      const closed = await mkdtemp(join(tmpdir(), "flowplane-runtime-checkout-"));
+      const uid = DEFAULT_INSTANCE_USER_IDS.min + 100;
+      const gid = DEFAULT_INSTANCE_USER_IDS.min;
+      try {
+        await mkdir(join(closed, "code"), { mode: 0o755 });
+        await writeFile(
+          join(closed, "code", "hello.cjs"),
+          'require("node:fs").writeFileSync("/data/said", `${process.getuid()} ${require("node:fs").readFileSync("/tmp/note", "utf8")}`);',
+        );
+        for (const dir of ["data", "tmp"]) {
+          await mkdir(join(closed, dir), { mode: 0o700 });
+          await chown(join(closed, dir), uid, gid);
+        }
+        await writeFile(join(closed, "tmp", "note"), "hello");
+        const { child } = startSandboxed({
+          bwrap: "bwrap",
+          hostname: "closed",
+          readOnly: [join(closed, "code")],
+          userDir: { path: join(closed, "data"), writable: true },
+          tmpDir: join(closed, "tmp"),
+          command: [process.execPath, join(closed, "code", "hello.cjs")],
+          uid,
+          gid,
+          env: { PATH: "/usr/bin:/bin" },
+          output: "pipe",
+        });
+        let said = "";
+        child.stderr!.on("data", (chunk: Buffer) => (said += chunk));
+        child.stdin!.end();
+        (child.stdio[3] as NodeJS.WritableStream).end();
+        const [code] = (await once(child, "exit")) as [number | null];
+        expect(said).toBe("");
+        expect(code).toBe(0);
+        expect(await readFile(join(closed, "data", "said"), "utf8")).toBe("1000 hello");
+        expect((await stat(join(closed, "data", "said"))).uid).toBe(uid);
+      } finally {
+        await rm(closed, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it("installs the modules of its spec before Node-RED starts, and nothing when they are in place", async () => {
+    const id = "0d6a3f4e-1111-4a4a-8a8a-00000000000a";
+    await driver.create(spec(id));
+    const local = join(root, id, "userDir", "local-module");
+    await mkdir(local);
+    await writeFile(join(local, "package.json"), '{"name":"local-module","version":"1.0.0"}');
+    // The instance's own, as when its flows made it.
+    const owner = await stat(join(root, id, "userDir"));
+    for (const path of [local, join(local, "package.json")])
+      await chown(path, owner.uid, owner.gid);
+    const modules = { "local-module": "file:local-module" };
+    try {
+      await driver.start({ ...spec(id), modules });
+      await driver.stop(id);
+      await driver.start({ ...spec(id), modules });
+      const messages = (await driver.logs(id, { limit: 1000 })).entries.map((e) => e.msg);
+      expect(
+        messages.filter((m) => m === "Installing local-module@file:local-module"),
+      ).toHaveLength(1);
+      expect(messages.filter((m) => m === "Modules installed")).toHaveLength(1);
+      const manifest = JSON.parse(
+        await readFile(join(root, id, "userDir", "package.json"), "utf8"),
+      ) as { dependencies: unknown };
+      expect(manifest.dependencies).toEqual(modules);
+    } finally {
+      await driver.remove(id);
+    }
+  });
+
+  it.runIf(sandboxExpected)(
+    "never writes or re-owns a file outside the instance through a package.json its flows made a link (a start with modules)",
+    async () => {
+      // What a flow can do: `ln -sf <DATA_DIR>/token-secret /data/package.json`.
+      const outside = await mkdtemp(join(tmpdir(), "flowplane-runtime-outside-"));
+      const secret = join(outside, "token-secret");
+      await writeFile(secret, "the platform's secret\n", { mode: 0o600 });
+      const before = await stat(secret);
+      const id = "0d6a3f4e-1111-4a4a-8a8a-000000000009";
+      try {
+        await driver.create(spec(id));
+        await symlink(secret, join(root, id, "userDir", "package.json"));
+        // A module npm cannot have (no registry is asked): the start fails after package.json.
+        await driver
+          .start({ ...spec(id), modules: { "flowplane-absent": "file:/nonexistent" } })
+          .catch(() => {});
+        expect(await readFile(secret, "utf8")).toBe("the platform's secret\n");
+        const after = await stat(secret);
+        expect([after.uid, after.gid, after.mode]).toEqual([before.uid, before.gid, before.mode]);
+      } finally {
+        await driver.remove(id);
+        await rm(outside, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it.runIf(sandboxExpected)(
+    "installs from the operator's registry only: an instance's /data/.npmrc does not change it, and the host's global npmrc is not there",
+    async () => {
+      const asked: Record<string, string[]> = { operator: [], tenant: [] };
+      const registry = (name: string) =>
+        createHttpServer((request, response) => {
+          asked[name]!.push(request.url!);
+          response.writeHead(404, { "content-type": "application/json" }).end("{}");
+        });
+      const operator = registry("operator");
+      const tenant = registry("tenant");
+      const url = async (server: ReturnType<typeof registry>) => {
+        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+        return `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+      };
+      const operatorUrl = await url(operator);
+      const tenantUrl = await url(tenant);
+      const strict = new LocalDriver({ root, npmRegistry: operatorUrl });
+      const id = "0d6a3f4e-1111-4a4a-8a8a-00000000000b";
+      try {
+        await strict.create(spec(id));
+        const npmrc = join(root, id, "userDir", ".npmrc");
+        await writeFile(npmrc, `registry=${tenantUrl}\n@acme:registry=${tenantUrl}\n`);
+        const owner = await stat(join(root, id, "userDir"));
+        await chown(npmrc, owner.uid, owner.gid);
+        await expect(
+          strict.start({
+            ...spec(id),
+            modules: { "flowplane-probe": "1.0.0", "@acme/probe": "1.0.0" },
+          }),
+        ).rejects.toThrow(/Could not install flowplane-probe, @acme\/probe/);
+        expect(asked.operator!.some((path) => path.startsWith("/flowplane-probe"))).toBe(true);
+        expect(asked.tenant).toEqual([]);
+
+        // The editor's palette runs npm in Node-RED's process: the same registry there.
+        await strict.start(spec(id));
+        const editor = await strict.status(id);
+        await deploy(editor, SHELL_FLOW);
+        const sh = async (cmd: string) => {
+          for (;;) {
+            const response = await call(editor, `/sh?cmd=${encodeURIComponent(cmd)}`);
+            if (response.status === 200) return response.text;
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        };
+        expect((await sh("npm config get registry")).trim()).toBe(operatorUrl);
+        expect(await sh("cat /usr/etc/npmrc 2>/dev/null; echo end")).toBe("end\n");
+      } finally {
+        await strict.remove(id);
+        await strict.close();
+        await new Promise((resolve) => operator.close(resolve));
+        await new Promise((resolve) => tenant.close(resolve));
+      }
+    },
+  );
+
+  it("refuses a start whose modules the palette's allow-list does not name, and gives Node-RED's palette the same list", async () => {
+    const listed = new LocalDriver({
+      root,
+      paletteAllowList: ["node-red-contrib-ok", "@acme/*"],
+    });
+    const id = "0d6a3f4e-1111-4a4a-8a8a-00000000000c";
+    try {
+      await listed.create(spec(id));
+      await expect(
+        listed.start({ ...spec(id), modules: { "@acme/fine": "1.0.0", "evil-module": "1.0.0" } }),
+      ).rejects.toThrow("evil-module is not on the palette's allow-list");
+      expect((await listed.status(id)).state).toBe("crashed");
+      await listed.start(spec(id));
+      const settings = JSON.parse((await call(await listed.status(id), "/settings")).text) as {
+        externalModules: { palette: { allowList: string[]; denyList: string[] } };
+      };
+      expect(settings.externalModules.palette.allowList).toEqual(
+        expect.arrayContaining(["node-red-contrib-ok", "@acme/*"]),
+      );
+      expect(settings.externalModules.palette.denyList).toEqual(["*"]);
+    } finally {
+      await listed.remove(id);
+      await listed.close();
+    }
+  });
 
   it("reaches the platform only through its platform socket (platformConnection), and keeps running whatever it answers: settings refused, editor tokens answered 429, 500, garbage or a cut connection", async () => {
     const token = `fpi_${Math.random().toString(36).slice(2)}`;
@@ -597,7 +802,7 @@ describe("the sandbox", { timeout: 120_000 }, () => {
     }
   });
 
-  it("with no sandbox to be had, runs Node-RED as an ordinary process and says in its log that it is not isolated", async () => {
+  it("with no sandbox to be had, runs Node-RED as an ordinary process and says in its log that it is not isolated (refuses as root)", async () => {
     const bareRoot = await mkdtemp(join(tmpdir(), "flowplane-runtime-bare-"));
     const bare = new LocalDriver({ root: bareRoot, bwrap: "/nonexistent/bwrap" });
     try {
@@ -611,6 +816,17 @@ describe("the sandbox", { timeout: 120_000 }, () => {
       expect(isolation.reason).toContain("/nonexistent/bwrap was not found");
       const id = "0d6a3f4e-1111-4a4a-8a8a-000000000005";
       await bare.create(spec(id));
+      if (isRoot) {
+        // Not as root: never.
+        await expect(bare.start(spec(id))).rejects.toThrow(
+          /^Not started: the platform runs as root and its instances cannot run under user ids of their own \(.*was not found.*\): an instance never runs as root/,
+        );
+        expect(await bare.status(id)).toMatchObject({
+          state: "crashed",
+          detail: "refused: it would run as root",
+        });
+        return;
+      }
       await bare.start(spec(id, { GREETING: "unboxed" }));
       const running = await bare.status(id);
       expect(running.endpoint).toEqual({ socketPath: join(bareRoot, id, "editor.sock") });

@@ -17,7 +17,8 @@
 //
 // Everything is private to the platform's user (0700 directories, 0600 files); when the platform
 // runs as root, each instance runs under a host user id of its own, which owns its userDir and
-// tmp, and the instances' shared group may only pass through root and its parent (0710).
+// tmp (bound into its sandbox by the platform: sandbox.ts), and never as root: without ids of
+// their own, instances are refused their start.
 //
 // The process's output is parsed into log entries (Node-RED's `[level]`), kept in memory for the
 // logs call (the last `logLimit`) and appended to output.jsonl, which is read back when the
@@ -28,6 +29,7 @@ import {
   chmodSync,
   constants as fsConstants,
   createWriteStream,
+  existsSync,
   realpathSync,
   renameSync,
   type WriteStream,
@@ -36,8 +38,6 @@ import {
   access,
   chmod,
   chown,
-  lchown,
-  lstat,
   mkdir,
   readdir,
   readFile,
@@ -62,7 +62,8 @@ import {
   type RuntimeState,
   type RuntimeStatus,
 } from "../driver";
-import { installModules, type NpmRunner } from "./modules";
+import { chownTree, emptyDirectory, ownerOf } from "./files";
+import { checkAllowed, installModules, type ModulesRunner } from "./modules";
 import {
   closeNetwork,
   closeStaleNetworks,
@@ -127,6 +128,16 @@ export interface LocalDriverOptions {
    * port): asked at each start, as a port may be known only once the platform listens.
    */
   platformPorts?: () => number[];
+  /**
+   * NPM_REGISTRY: the registry every install uses (at start and from the editor's palette),
+   * enforced over an instance's own `/data/.npmrc`. None: npm's default registry.
+   */
+  npmRegistry?: string;
+  /**
+   * PALETTE_ALLOW_LIST: the only modules instances may install (names; `*` matches any text, as
+   * in Node-RED's `externalModules.palette.allowList`). None: any.
+   */
+  paletteAllowList?: readonly string[];
 }
 
 /** Where executables are looked for when `baseEnv` has no PATH. */
@@ -186,6 +197,14 @@ interface Instance {
   ended: Promise<void>;
 }
 
+/** The system's CA bundle (Debian, Ubuntu, Alpine, Arch). */
+const SYSTEM_CA_FILE = "/etc/ssl/certs/ca-certificates.crt";
+
+/** Opening the driver's own files in an instance's directory: never through a link. */
+const READ_NO_FOLLOW = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW;
+const APPEND_NO_FOLLOW =
+  fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW;
+
 /** What an instance's id may be: it names its directory. */
 const INSTANCE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -213,6 +232,8 @@ export class LocalDriver implements Driver {
   private npmCli: Promise<string | undefined> | undefined;
   /** What makes network namespaces, once found (none: instances share the host's network). */
   private network: NetworkTools | undefined;
+  /** The host's npmrc files a sandbox hides, once found. */
+  private hidden: Promise<string[]> | undefined;
 
   constructor(private readonly options: LocalDriverOptions) {
     this.startTimeoutMs = options.startTimeoutMs ?? 60_000;
@@ -277,7 +298,7 @@ export class LocalDriver implements Driver {
       await this.stopNow(instance);
       instance.output?.end();
       instance.output = undefined;
-      await rm(instance.dir, { recursive: true, force: true });
+      await removeInstanceFiles(instance.dir);
       this.instances.delete(id);
       this.emit(instance.id, { state: "absent", endpoint: null });
     });
@@ -391,10 +412,11 @@ export class LocalDriver implements Driver {
     if (instance.state === "absent") throw new Error(`instance ${instance.id} was not created`);
     await this.loadLog(instance);
     const isolation = await this.isolation();
-    if (isolation.mode === "none" && isolation.required) {
-      const why = `Not started: INSTANCE_ISOLATION=required and no sandbox can be made (${isolation.reason})`;
+    const refusal = startRefusal(isolation);
+    if (refusal) {
+      const why = `Not started: ${refusal.why}`;
       this.system(instance, why);
-      instance.detail = "refused: no sandbox (INSTANCE_ISOLATION=required)";
+      instance.detail = refusal.detail;
       instance.state = "crashed";
       this.emit(instance.id, this.statusOf(instance));
       throw new Error(why);
@@ -443,6 +465,7 @@ export class LocalDriver implements Driver {
       NODE_ENV: "production",
       FLOWPLANE_STOP_ON_STDIN_END: "1",
       FLOWPLANE_PALETTE_INSTALL: spec.paletteInstall === false ? "0" : "1",
+      ...this.npmEnv(),
       ...(spec.platformUrl && {
         FLOWPLANE_PLATFORM_URL: spec.platformUrl,
         FLOWPLANE_INSTANCE_ID: spec.id,
@@ -461,11 +484,13 @@ export class LocalDriver implements Driver {
     let child: ChildProcess;
     try {
       if (sandboxed) {
-        await emptyDirectory(join(instance.dir, "tmp"));
+        const tmp = join(instance.dir, "tmp");
+        await emptyDirectory(tmp, await ownerOf(tmp));
         const sandbox = startSandboxed({
           bwrap: this.bwrap!,
           hostname: spec.name.slice(0, 63) || "node-red",
           readOnly: this.readOnly,
+          hidden: await this.hiddenFiles(),
           userDir: { path: join(instance.dir, "userDir"), writable: true },
           tmpDir: join(instance.dir, "tmp"),
           command: [process.execPath, ...nodeRed],
@@ -559,14 +584,11 @@ export class LocalDriver implements Driver {
     sandboxed: boolean,
   ): Promise<void> {
     try {
+      checkAllowed(spec.modules ?? {}, this.options.paletteAllowList);
       await installModules({
-        userDir: join(instance.dir, "userDir"),
         modules: spec.modules ?? {},
-        npm: (args) => this.runNpm(instance, spec, sandboxed, args),
+        run: (args, onOutput) => this.runNpm(instance, spec, sandboxed, args, onOutput),
         log: (message) => this.system(instance, message),
-        ...(instance.uid !== undefined && {
-          owner: { uid: instance.uid, gid: this.instanceGroup() },
-        }),
       });
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
@@ -578,16 +600,20 @@ export class LocalDriver implements Driver {
     }
   }
 
-  /** npm, run in the instance's user directory as its Node-RED would run it (sandboxed or not). */
+  /**
+   * node-red/modules.cjs (package.json, then npm), run in the instance's user directory as its
+   * Node-RED would run (sandboxed or not): never by the platform's own process.
+   */
   private async runNpm(
     instance: Instance,
     spec: InstanceSpec,
     sandboxed: boolean,
     args: readonly string[],
-  ): ReturnType<NpmRunner> {
+    onOutput: (text: string) => void,
+  ): ReturnType<ModulesRunner> {
     this.npmCli ??= findNpm(this.options.baseEnv?.PATH ?? DEFAULT_PATH);
-    const npmCli = await this.npmCli;
-    if (!npmCli) throw new ModuleInstallError("npm was not found on the platform's PATH", "");
+    // Without npm, modules.cjs says so only when there is something to install.
+    const npmCli = (await this.npmCli) ?? "";
     const userDir = sandboxed ? SANDBOX_USER_DIR : join(instance.dir, "userDir");
     const env: NodeJS.ProcessEnv = {
       ...this.options.baseEnv,
@@ -595,8 +621,10 @@ export class LocalDriver implements Driver {
       npm_config_update_notifier: "false",
       npm_config_fund: "false",
       npm_config_audit: "false",
+      ...this.npmEnv(),
     };
-    const command = [process.execPath, npmCli, ...args];
+    const script = join(dirname(this.settingsFile), "modules.cjs");
+    const command = [process.execPath, script, npmCli, ...args, ...this.npmArgs()];
     let child: ChildProcess;
     let initPid: Promise<number | undefined> | undefined;
     // npm reaches the registry as flows reach the outside world: through a namespace of its own.
@@ -605,7 +633,9 @@ export class LocalDriver implements Driver {
       const sandbox = startSandboxed({
         bwrap: this.bwrap!,
         hostname: spec.name.slice(0, 63) || "node-red",
-        readOnly: [...this.readOnly, ...npmReadOnly(npmCli, this.readOnly)],
+        readOnly: [...this.readOnly, ...(npmCli ? npmReadOnly(npmCli, this.readOnly) : [])],
+        // The instance's own npm configuration too (a scope's registry): the operator's decides.
+        hidden: [...(await this.hiddenFiles()), `${SANDBOX_USER_DIR}/.npmrc`],
         userDir: { path: join(instance.dir, "userDir"), writable: true },
         tmpDir: join(instance.dir, "tmp"),
         command,
@@ -628,7 +658,11 @@ export class LocalDriver implements Driver {
     (child.stdio[0] as NodeJS.WritableStream | null)?.end();
     let output = "";
     const keep = (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-64 * 1024);
+      const text = chunk.toString();
+      output += text;
+      // Bounded; the first line (modules.cjs's own) is kept whatever npm prints after it.
+      if (output.length > 64 * 1024) output = output.slice(0, 1024) + output.slice(-63 * 1024);
+      onOutput(text);
     };
     child.stdout?.on("data", keep);
     child.stderr?.on("data", keep);
@@ -658,6 +692,63 @@ export class LocalDriver implements Driver {
     });
     if (network && this.network) await closeNetwork(this.network, network);
     return { code, output };
+  }
+
+  /**
+   * npm's configuration for every npm an instance runs (at start, and the editor's palette in
+   * Node-RED's process): the operator's registry, and user and global files of the platform's
+   * (empty), so that neither the host's global npmrc nor `~/.npmrc` apply. Variables outrank an
+   * instance's `/data/.npmrc` (npm's project configuration).
+   */
+  private npmEnv(): Record<string, string> {
+    const settings = dirname(this.settingsFile);
+    return {
+      npm_config_userconfig: join(settings, "npmrc-user"),
+      npm_config_globalconfig: join(settings, "npmrc-global"),
+      ...(this.options.npmRegistry && { npm_config_registry: this.options.npmRegistry }),
+      // The system's CA bundle (the sandbox sees /etc/ssl/certs), as Debian's global npmrc had it:
+      // a registry behind a CA of the operator's own works once the system trusts that CA.
+      ...(existsSync(SYSTEM_CA_FILE) && { npm_config_cafile: SYSTEM_CA_FILE }),
+      ...(this.options.paletteAllowList && {
+        FLOWPLANE_PALETTE_ALLOW_LIST: JSON.stringify(this.options.paletteAllowList),
+      }),
+    };
+  }
+
+  /** The same on npm's command line, where the driver runs it. */
+  private npmArgs(): string[] {
+    const settings = dirname(this.settingsFile);
+    return [
+      `--userconfig=${join(settings, "npmrc-user")}`,
+      `--globalconfig=${join(settings, "npmrc-global")}`,
+      ...(this.options.npmRegistry ? [`--registry=${this.options.npmRegistry}`] : []),
+    ];
+  }
+
+  /** The host's global npm configuration files, which a sandbox must not show (once found). */
+  private hiddenFiles(): Promise<string[]> {
+    this.hidden ??= (async () => {
+      const npmCli = await (this.npmCli ??= findNpm(this.options.baseEnv?.PATH ?? DEFAULT_PATH));
+      const node = dirname(dirname(realpathSync(process.execPath)));
+      const candidates = [
+        "/usr/etc/npmrc",
+        "/usr/local/etc/npmrc",
+        join(node, "etc", "npmrc"),
+        ...(npmCli ? [join(dirname(dirname(npmCli)), "npmrc")] : []),
+      ];
+      const found: string[] = [];
+      for (const path of new Set(candidates)) {
+        if (
+          await stat(path).then(
+            (info) => info.isFile(),
+            () => false,
+          )
+        )
+          found.push(path);
+      }
+      return found;
+    })();
+    return this.hidden;
   }
 
   private async stopNow(instance: Instance): Promise<void> {
@@ -702,6 +793,9 @@ export class LocalDriver implements Driver {
   private async findIsolation(): Promise<InstanceIsolation> {
     const required = this.setting === "required";
     await mkdir(this.root, { recursive: true, mode: 0o700 });
+    // Instances need no way through it (their directories are bound by the platform): an earlier
+    // version let their group through (0710).
+    await chmod(this.root, 0o700);
     if (this.setting === "off") {
       return {
         mode: "none",
@@ -720,7 +814,8 @@ export class LocalDriver implements Driver {
     const probe = {
       bwrap: this.bwrap,
       readOnly: this.readOnly,
-      dir: this.root,
+      // Its own /data: any directory all may read (DATA_DIR is the platform's alone).
+      dir: dirname(this.settingsFile),
       // Node.js runs and finds Node-RED and the settings where an instance will.
       command: [
         process.execPath,
@@ -730,24 +825,20 @@ export class LocalDriver implements Driver {
       env: { PATH: "/usr/bin:/bin" },
     };
     const group = this.instanceGroup();
-    let shared: string | undefined;
     if (group !== undefined) {
-      const closed = await this.openToInstanceGroup(group);
-      const refused = closed
-        ? `${closed} is closed to other users: make it passable (chmod o+x) or move DATA_DIR`
-        : await probeSandbox({ ...probe, uid: group + 1, gid: group });
+      const refused = await probeSandbox({ ...probe, uid: group + 1, gid: group });
       if (!refused) return this.withNetwork({ mode: "sandbox", user: "per-instance", required });
-      shared = `instances cannot have user ids of their own: ${refused}`;
-    }
-    const refused = await probeSandbox(probe);
-    if (!refused) {
-      return this.withNetwork({
-        mode: "sandbox",
+      // Never the platform's own user instead: that is root.
+      return {
+        mode: "none",
         user: "platform",
         required,
-        ...(shared && { reason: shared }),
-      });
+        network: "host",
+        reason: `instances cannot have user ids of their own: ${refused}`,
+      };
     }
+    const refused = await probeSandbox(probe);
+    if (!refused) return this.withNetwork({ mode: "sandbox", user: "platform", required });
     return { mode: "none", user: "platform", required, network: "host", reason: refused };
   }
 
@@ -787,30 +878,6 @@ export class LocalDriver implements Driver {
   }
 
   /**
-   * bubblewrap, started as an instance's user, must pass through the directories above the
-   * instance's: the root and its parent (DATA_DIR) let the instances' group through (0710), and
-   * nothing more. No process of that group runs outside a sandbox.
-   */
-  private async openToInstanceGroup(group: number): Promise<string | undefined> {
-    const self = process.getuid!();
-    const passes = (info: { mode: number; gid: number }) =>
-      (info.mode & 0o001) !== 0 || (info.gid === group && (info.mode & 0o010) !== 0);
-    await chown(this.root, self, group);
-    await chmod(this.root, 0o710);
-    const parent = dirname(this.root);
-    const info = await stat(parent);
-    if (!passes(info) && info.uid === self) {
-      await chown(parent, self, group);
-      await chmod(parent, (info.mode & 0o700) | 0o010);
-    }
-    // Further up, directories are not the platform's to change: one closed is said as the reason.
-    for (let dir = dirname(parent); ; dir = dirname(dir)) {
-      if (!passes(await stat(dir))) return dir;
-      if (dir === dirname(dir)) return undefined;
-    }
-  }
-
-  /**
    * The instance's directories with the modes and owners its isolation needs: created when
    * missing, given to the instance's own user id (chosen once, kept by the userDir's owner).
    */
@@ -827,8 +894,9 @@ export class LocalDriver implements Driver {
       instance.uid = undefined;
       return;
     }
-    await chown(instance.dir, process.getuid!(), group);
-    await chmod(instance.dir, 0o710);
+    // The platform's alone: the sandbox is given userDir and tmp by the platform (sandbox.ts).
+    await chown(instance.dir, process.getuid!(), process.getgid!());
+    await chmod(instance.dir, 0o700);
     const owner = (await stat(userDir)).uid;
     const uid = await this.userIdFor(instance, owner, group);
     if (uid !== owner) await chownTree(userDir, uid, group);
@@ -1026,7 +1094,8 @@ export class LocalDriver implements Driver {
       instance.log.splice(0, instance.log.length - this.logLimit);
     if (!instance.output) {
       instance.output = createWriteStream(join(instance.dir, "output.jsonl"), {
-        flags: "a",
+        // Never through a link, should one ever be there (open()'s flags: Node takes them too).
+        flags: APPEND_NO_FOLLOW as unknown as string,
         mode: 0o600,
       });
       // The log in memory still has it; a full disk must not take the platform down.
@@ -1039,7 +1108,10 @@ export class LocalDriver implements Driver {
   private async loadLog(instance: Instance): Promise<void> {
     if (instance.logLoaded) return;
     instance.logLoaded = true;
-    const text = await readFile(join(instance.dir, "output.jsonl"), "utf8").catch(() => "");
+    const text = await readFile(join(instance.dir, "output.jsonl"), {
+      encoding: "utf8",
+      flag: READ_NO_FOLLOW,
+    }).catch(() => "");
     const earlier: LogEntry[] = [];
     for (const line of text.split("\n").slice(-this.logLimit - 1)) {
       try {
@@ -1126,6 +1198,26 @@ function answersHttp(socketPath: string, timeoutMs: number): Promise<boolean> {
   });
 }
 
+/**
+ * Why no instance may start here, if so: INSTANCE_ISOLATION=required without a sandbox, or a
+ * platform run as root whose instances cannot have user ids of their own (they would be root).
+ */
+function startRefusal(isolation: InstanceIsolation): { why: string; detail: string } | undefined {
+  if (isolation.mode === "none" && isolation.required) {
+    return {
+      why: `INSTANCE_ISOLATION=required and no sandbox can be made (${isolation.reason})`,
+      detail: "refused: no sandbox (INSTANCE_ISOLATION=required)",
+    };
+  }
+  if (isolation.user === "platform" && process.getuid?.() === 0) {
+    return {
+      why: `the platform runs as root and its instances cannot run under user ids of their own (${isolation.reason ?? "INSTANCE_USER_IDS is off"}): an instance never runs as root. Run the platform as an ordinary user, or make the sandbox work (bubblewrap, INSTANCE_ISOLATION=auto)`,
+      detail: "refused: it would run as root",
+    };
+  }
+  return undefined;
+}
+
 /** The index of the first entry with `ts` greater than `ts` (log entries are sorted by ts). */
 function upperIndex(log: readonly LogEntry[], ts: number): number {
   let low = 0;
@@ -1184,24 +1276,17 @@ function signalName(number: number): NodeJS.Signals | undefined {
   )?.[0];
 }
 
-/** An empty directory at `path` (its owner and mode kept when it exists). */
-async function emptyDirectory(path: string): Promise<void> {
-  for (const entry of await readdir(path).catch(() => [])) {
-    await rm(join(path, entry), { recursive: true, force: true });
+/**
+ * Deletes an instance's directory: what is in its userDir and tmp (the tenant's) as their owner
+ * without following a link, then what is left (the platform's own files, two empty directories).
+ */
+async function removeInstanceFiles(dir: string): Promise<void> {
+  for (const tenant of [join(dir, "userDir"), join(dir, "tmp")]) {
+    // What its owner may not delete (a file the platform left there) goes as the platform, still
+    // without following a link.
+    await emptyDirectory(tenant, await ownerOf(tenant)).catch(() => emptyDirectory(tenant));
   }
-}
-
-/** Gives a tree to an owner without following links (an instance's files may point anywhere). */
-async function chownTree(path: string, uid: number, gid: number): Promise<void> {
-  await lchown(path, uid, gid);
-  const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
-  for (const entry of entries) {
-    const child = join(path, entry.name);
-    // Looked at again just before: a directory is descended into only while it is one.
-    if (entry.isDirectory() && (await lstat(child)).isDirectory()) {
-      await chownTree(child, uid, gid);
-    } else await lchown(child, uid, gid);
-  }
+  await rm(dir, { recursive: true, force: true });
 }
 
 /**

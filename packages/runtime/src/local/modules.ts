@@ -1,23 +1,20 @@
 // The modules an instance's flows use beyond Node-RED's own (installed from the palette, or
 // carried by a snapshot): written into its user directory's package.json and installed with npm
-// before its Node-RED starts, inside the instance's sandbox, so that a restart, a move or a fresh
-// machine runs the same nodes. An install that fails is reported (ModuleInstallError, with npm's
-// own words) and Node-RED is not started on a half-installed directory.
-import { chown, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+// before its Node-RED starts, so that a restart, a move or a fresh machine runs the same nodes.
+// All of it — reading and writing package.json, looking into node_modules, npm — is done by
+// node-red/modules.cjs inside the instance's sandbox as its own user: those files are the
+// tenant's, and the platform (root) never opens them. An install that fails is reported
+// (ModuleInstallError, with npm's own words) and Node-RED is not started on a half-installed
+// directory.
 import { ModuleInstallError } from "../driver";
 
-/** Node-RED's own first contents of a user directory's package.json. */
-const DEFAULT_PACKAGE = {
-  name: "node-red-project",
-  description: "A Node-RED Project",
-  version: "0.0.1",
-  private: true,
-};
-
-/** Runs npm with `args` in the user directory; resolves with its exit code and what it printed. */
-export type NpmRunner = (
+/**
+ * Runs modules.cjs with `args` (after npm's script) in the user directory; resolves with its exit
+ * code and what it printed. `onOutput` sees what it prints as it comes.
+ */
+export type ModulesRunner = (
   args: readonly string[],
+  onOutput: (text: string) => void,
 ) => Promise<{ code: number | null; output: string }>;
 
 /** The arguments of the install (Node-RED's own, less what asks for a terminal). */
@@ -31,72 +28,42 @@ export const NPM_INSTALL_ARGS = [
   "--no-package-lock",
 ];
 
-async function readJson(path: string): Promise<Record<string, unknown> | undefined> {
-  try {
-    const value = JSON.parse(await readFile(path, "utf8")) as unknown;
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const EXACT_VERSION = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
+/** What modules.cjs prints first (kept in step with it). */
+const IN_PLACE = "flowplane-modules: in place";
+const INSTALLING = "flowplane-modules: installing";
 
 /**
  * Makes the user directory hold exactly `modules` (`{ name: version }`): its package.json's
- * dependencies become them and npm installs (or removes) what differs. Nothing runs when the
- * package.json already names them and each is installed (at its version, when an exact one).
+ * dependencies become them and npm installs (or removes) what differs. Nothing is installed when
+ * the package.json already names them and each is installed (at its version, when an exact one).
  * Returns whether npm ran.
  */
 export async function installModules(options: {
-  userDir: string;
   modules: Record<string, string>;
-  npm: NpmRunner;
+  run: ModulesRunner;
   log: (message: string) => void;
-  /** Who owns the user directory (the instance's own user id): package.json stays theirs. */
-  owner?: { uid: number; gid: number | undefined };
 }): Promise<boolean> {
-  const { userDir, modules } = options;
-  const wanted = JSON.stringify(Object.entries(modules).sort(([a], [b]) => a.localeCompare(b)));
-  const packageFile = join(userDir, "package.json");
-  const manifest = (await readJson(packageFile)) ?? { ...DEFAULT_PACKAGE };
-  const installed = await Promise.all(
-    Object.keys(modules).map((name) =>
-      readJson(join(userDir, "node_modules", name, "package.json")),
-    ),
-  );
-  const current = JSON.stringify(
-    Object.entries((manifest.dependencies as Record<string, string> | undefined) ?? {}).sort(
-      ([a], [b]) => a.localeCompare(b),
-    ),
-  );
-  const inPlace = Object.entries(modules).every(([, version], i) => {
-    const found = installed[i];
-    return found !== undefined && (!EXACT_VERSION.test(version) || found.version === version);
-  });
-  if (current === wanted && inPlace) return false;
-
+  const { modules } = options;
   const names = Object.keys(modules);
-  options.log(
-    names.length === 0
-      ? "Removing the modules no longer used"
-      : `Installing ${names.map((name) => `${name}@${modules[name]}`).join(", ")}`,
+  let announced = false;
+  const { code, output } = await options.run(
+    [JSON.stringify(modules), ...NPM_INSTALL_ARGS],
+    (text) => {
+      if (announced || !text.includes(INSTALLING)) return;
+      announced = true;
+      options.log(
+        names.length === 0
+          ? "Removing the modules no longer used"
+          : `Installing ${names.map((name) => `${name}@${modules[name]}`).join(", ")}`,
+      );
+    },
   );
-  await writeFile(
-    packageFile,
-    `${JSON.stringify({ ...manifest, dependencies: modules }, null, 4)}\n`,
-  );
-  if (options.owner) {
-    await chown(packageFile, options.owner.uid, options.owner.gid ?? options.owner.uid);
-  }
-  const { code, output } = await options.npm(NPM_INSTALL_ARGS);
+  if (code === 0 && output.startsWith(IN_PLACE)) return false;
   if (code !== 0) {
     const said = output
       .split("\n")
       .map((line) => line.trim())
-      .filter((line) => line && !line.startsWith("npm notice"))
+      .filter((line) => line && !line.startsWith("npm notice") && line !== INSTALLING)
       .slice(-8);
     for (const line of said) options.log(`npm: ${line}`);
     throw new ModuleInstallError(
@@ -106,4 +73,29 @@ export async function installModules(options: {
   }
   options.log("Modules installed");
   return true;
+}
+
+/**
+ * Refuses (ModuleInstallError) modules that the palette's allow-list does not name: names, where
+ * `*` matches any text (Node-RED's own rule for `externalModules.palette.allowList`).
+ */
+export function checkAllowed(
+  modules: Record<string, string>,
+  allowList: readonly string[] | undefined,
+): void {
+  if (!allowList) return;
+  const rules = allowList.map(
+    (rule) => new RegExp(`^${rule.split("*").map(escapeRegExp).join(".*")}$`),
+  );
+  const refused = Object.keys(modules).filter((name) => !rules.some((rule) => rule.test(name)));
+  if (refused.length > 0) {
+    throw new ModuleInstallError(
+      `Could not install ${refused.join(", ")}: ${refused.join(", ")} ${refused.length === 1 ? "is" : "are"} not on the palette's allow-list`,
+      "",
+    );
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -16,7 +16,7 @@
 //     life beyond the platform's (it is killed when the platform dies).
 // docs/drivers.md explains the choices.
 import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
-import { lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 
 /** What INSTANCE_ISOLATION asks for. */
 export type IsolationSetting = "auto" | "required" | "off";
@@ -97,6 +97,11 @@ export interface SandboxOptions {
   hostname: string;
   /** Host directories bound read-only at their own path (Node.js, Node-RED, the settings). */
   readOnly: readonly string[];
+  /**
+   * Files at these paths (inside what is bound, /data included) are not there: /dev/null on a
+   * nodev mount. One missing under /data is made (empty) by bubblewrap.
+   */
+  hidden?: readonly string[];
   /** The host directory seen as /data, and whether the instance may write to it. */
   userDir: { path: string; writable: boolean };
   /** The host directory seen as /tmp; none: a /tmp of the sandbox's own in memory. */
@@ -128,6 +133,8 @@ export interface Sandboxed {
 
 /** Starts `command` in a sandbox; fd 3 of the process inside is the returned child's stdio[3]. */
 export function startSandboxed(options: SandboxOptions): Sandboxed {
+  const staged = options.uid !== undefined ? stagedSources() : undefined;
+  const source = (path: string) => staged?.add(path) ?? path;
   const args = [
     "--unshare-user",
     "--unshare-pid",
@@ -156,9 +163,9 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     // /tmp before the read-only code: a platform checked out under /tmp (a CI clone) keeps its
     // Node-RED visible through the instance's own /tmp (bubblewrap mounts in argument order).
     ...(options.tmpDir
-      ? ["--bind", options.tmpDir, "/tmp"]
+      ? ["--bind", source(options.tmpDir), "/tmp"]
       : ["--perms", "1777", "--size", String(SHM_BYTES), "--tmpfs", "/tmp"]),
-    ...options.readOnly.flatMap((path) => ["--ro-bind", path, path]),
+    ...options.readOnly.flatMap((path) => ["--ro-bind", source(path), path]),
     "--proc",
     "/proc",
     "--dev",
@@ -171,9 +178,11 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     "--tmpfs",
     "/dev/shm",
     options.userDir.writable ? "--bind" : "--ro-bind",
-    options.userDir.path,
+    source(options.userDir.path),
     SANDBOX_USER_DIR,
-    ...runDirArgs(options.runDir),
+    ...(options.runDir ? ["--ro-bind", source(options.runDir), SANDBOX_RUN_DIR] : []),
+    // A device on a nodev mount: opening it is refused, so what the file held is not there.
+    ...(options.hidden ?? []).flatMap((path) => ["--ro-bind", "/dev/null", path]),
     // The sandbox's own root and /dev are memory: read-only once made, so that the instance
     // writes only to its directories (on disk) and the bounded /dev/shm.
     "--remount-ro",
@@ -198,7 +207,13 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     "pipe",
   ];
   const env = withListenFd(stdio, options.env, options.listenFd);
-  const [command, commandArgs, ids] = inNetwork(options, args);
+  const [command, commandArgs, ids] = inNetwork(
+    options,
+    staged
+      ? staged.command(options.bwrap, args, options.uid!, options.gid ?? options.uid!)
+      : [options.bwrap, ...args],
+    staged !== undefined,
+  );
   const child = spawn(command, commandArgs, {
     // bubblewrap needs no directory of the platform's (an instance's user may not enter it).
     cwd: "/",
@@ -239,10 +254,6 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
 /** Where the instance's run directory (its platform socket) appears inside the sandbox. */
 export const SANDBOX_RUN_DIR = "/run/flowplane";
 
-function runDirArgs(runDir: string | undefined): string[] {
-  return runDir ? ["--ro-bind", runDir, SANDBOX_RUN_DIR] : [];
-}
-
 /** Appends the listening socket to the descriptors handed down; says its number in `env`. */
 export function withListenFd(
   stdio: StdioOptions,
@@ -255,28 +266,95 @@ export function withListenFd(
 }
 
 /**
- * bubblewrap's command line, in the instance's network namespace when it has one: `nsenter`,
- * spawned as root, enters the namespace and only then becomes the instance's user (a process of
- * that user could not enter it), and execs bubblewrap, which stays bubblewrap's parent's child.
+ * The command line that starts the sandbox, in the instance's network namespace when it has one:
+ * `nsenter`, spawned as root, enters the namespace first (a process of the instance's user could
+ * not), then runs `command` — the staging, which itself becomes the instance's user
+ * (`staged`), or bubblewrap, dropped to the instance's ids by nsenter itself.
  */
 function inNetwork(
   options: SandboxOptions,
-  args: string[],
+  command: string[],
+  staged: boolean,
 ): [string, string[], { uid?: number; gid?: number }] {
-  const ids = {
-    ...(options.uid !== undefined && { uid: options.uid }),
-    ...(options.gid !== undefined && { gid: options.gid }),
-  };
-  if (!options.network) return [options.bwrap, args, ids];
+  const ids = staged
+    ? {}
+    : {
+        ...(options.uid !== undefined && { uid: options.uid }),
+        ...(options.gid !== undefined && { gid: options.gid }),
+      };
+  if (!options.network) return [command[0]!, command.slice(1), ids];
   const drop = [
     ...(ids.uid !== undefined ? ["-S", String(ids.uid)] : []),
     ...(ids.gid !== undefined ? ["-G", String(ids.gid)] : []),
   ];
   return [
     options.network.nsenter,
-    [`--net=${options.network.netnsPath}`, ...drop, "--", options.bwrap, ...args],
+    [`--net=${options.network.netnsPath}`, ...drop, "--", ...command],
     {},
   ];
+}
+
+/**
+ * Where bubblewrap, run as an instance's user id, finds the host directories it binds. It could
+ * not reach them at their paths: a directory above them may be closed to other users (a checkout
+ * under /root, a CI runner's private temporary directory, DATA_DIR at 0700), and bubblewrap 0.8
+ * resolves even `--bind-fd`'s descriptor back to its path (realpath) before it mounts. So the
+ * platform (root) makes a mount namespace of the sandbox's own, mounts a small tmpfs on /run
+ * there (in that namespace only) and binds each directory into it as /run/<n>, then drops to the
+ * instance's ids (setpriv: user, group, no supplementary groups) and runs bubblewrap on those.
+ * Nothing of the host changes: no mode, no owner, no mount outside that namespace.
+ */
+function stagedSources() {
+  const paths: string[] = [];
+  return {
+    add(path: string): string {
+      paths.push(path);
+      return `${STAGE}/${paths.length - 1}`;
+    },
+    command(bwrap: string, args: readonly string[], uid: number, gid: number): string[] {
+      return [
+        UNSHARE,
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "/bin/sh",
+        "-c",
+        STAGE_SCRIPT,
+        "sh",
+        ...paths,
+        "--",
+        SETPRIV,
+        `--reuid=${uid}`,
+        `--regid=${gid}`,
+        "--clear-groups",
+        "--",
+        bwrap,
+        ...args,
+      ];
+    },
+  };
+}
+
+/** The staging's own directory, and the programs it runs (util-linux, at their usual paths). */
+const STAGE = "/run";
+const UNSHARE = firstExisting(["/usr/bin/unshare", "/bin/unshare"]);
+const SETPRIV = firstExisting(["/usr/bin/setpriv", "/bin/setpriv"]);
+/** `sh -c` with the directories to bind as arguments, then `--` and what to run. */
+const STAGE_SCRIPT = `set -e
+/bin/mount -t tmpfs -o mode=0755,size=64k,nosuid,nodev,noexec flowplane ${STAGE}
+i=0
+while [ "$1" != "--" ]; do
+  /bin/mkdir "${STAGE}/$i"
+  /bin/mount --rbind -- "$1" "${STAGE}/$i"
+  i=$((i + 1))
+  shift
+done
+shift
+exec "$@"`;
+
+function firstExisting(paths: readonly string[]): string {
+  return paths.find((path) => existsSync(path)) ?? paths[0]!;
 }
 
 function endStream(child: ChildProcess, fd: number, text: string) {

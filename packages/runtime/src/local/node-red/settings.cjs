@@ -2,8 +2,9 @@
 // require, before any flow exists). Everything instance-specific comes from the driver: the
 // editor's listening socket and the instance's token, each on a descriptor of its own; the
 // platform's socket in the environment. Node-RED listens on no TCP port. The palette manager
-// installs nodes from the npm registry (unless the instance's type turns it off); function nodes'
-// own modules and automatic installs stay off.
+// installs nodes from the operator's registry (npm_config_registry; unless the instance's type
+// turns it off) and, with the operator's allow-list, only what it names; function nodes' own
+// modules and automatic installs stay off.
 //
 // This directory (settings.cjs and platform.cjs) is all of the platform's code a sandboxed
 // instance sees: the driver binds it read-only into the sandbox.
@@ -29,6 +30,11 @@ delete process.env.FLOWPLANE_INSTANCE_TOKEN_FD;
 const token = tokenFd ? readAll(Number(tokenFd)).trim() : undefined;
 
 closeInheritedDescriptors(editorFd);
+
+/** The modules the palette may install (names, `*` for any text), when the operator says. */
+const paletteAllowList = process.env.FLOWPLANE_PALETTE_ALLOW_LIST
+  ? JSON.parse(process.env.FLOWPLANE_PALETTE_ALLOW_LIST)
+  : undefined;
 
 // The driver asks for a stop by closing stdin: a signal sent from outside the sandbox would reach
 // its init process, not Node-RED. The end of stdin is also what a dead platform leaves behind.
@@ -90,7 +96,16 @@ module.exports = {
     // The palette installs from the npm registry, in this sandbox (the platform turns it off
     // where the instance type says so); what it installs, the platform keeps and installs again
     // at every start. Uploads are off: a module the registry does not have could not be.
-    palette: { allowInstall: process.env.FLOWPLANE_PALETTE_INSTALL !== "0", allowUpload: false },
+    // With the operator's allow-list (PALETTE_ALLOW_LIST), the palette installs and loads only
+    // what it names (and the platform's own team library); the rest is denied.
+    palette: {
+      allowInstall: process.env.FLOWPLANE_PALETTE_INSTALL !== "0",
+      allowUpload: false,
+      ...(paletteAllowList && {
+        allowList: [...paletteAllowList, "@flowplane/node-red-team-library"],
+        denyList: ["*"],
+      }),
+    },
     modules: { allowInstall: false },
   },
   diagnostics: { enabled: false, ui: false },
