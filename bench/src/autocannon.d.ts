@@ -22,6 +22,9 @@ declare module "autocannon" {
 
   export interface Options {
     url: string;
+    /** A Unix socket to connect to instead of url's host and port. */
+    socketPath?: string;
+    headers?: Record<string, string>;
     connections?: number;
     duration?: number;
     pipelining?: number;
