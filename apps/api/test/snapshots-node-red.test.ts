@@ -10,8 +10,10 @@ import { createTestDb, type TestDb } from "@flowplane/db/testing";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deployFlows, startServer, type TestServer } from "./harness";
+import { deployFlows, editorToken, startServer, type TestServer } from "./harness";
 import { createApplication, createTeam, makeUser, type TestUser } from "./team-fixtures";
 
 let testDb: TestDb;
@@ -28,17 +30,25 @@ const MODULE = "node-red-node-random";
 const MODULE_VERSION = "0.4.1";
 
 /**
- * GET /check calls the instance's own GET /echo with HTTP basic authentication (the credential),
- * the palette's random node adds 7, and the answer carries the GREETING variable.
+ * A server of the test's on the host's loopback, answering GET /echo with the HTTP basic
+ * authentication it was sent (`user:password`): instances reach it at the same port of their own
+ * 127.0.0.1 (forwarded into their network, as the platform's broker is).
  */
-const FLOW = [
+let echo: Server;
+let echoPort: number;
+
+/**
+ * GET /check calls the test's GET /echo with HTTP basic authentication (the credential), the
+ * palette's random node adds 7, and the answer carries the GREETING variable.
+ */
+const flow = () => [
   { id: "tab1", type: "tab", label: "Snapshot" },
   { id: "in1", type: "http in", z: "tab1", url: "/check", method: "get", wires: [["url1"]] },
   {
     id: "url1",
     type: "function",
     z: "tab1",
-    func: 'msg.url = env.get("FF_INSTANCE_URL") + "/echo"; return msg;',
+    func: `msg.url = "http://127.0.0.1:${echoPort}/echo"; return msg;`,
     outputs: 1,
     wires: [["req1"]],
   },
@@ -72,16 +82,6 @@ const FLOW = [
     wires: [["out1"]],
   },
   { id: "out1", type: "http response", z: "tab1", wires: [] },
-  { id: "in2", type: "http in", z: "tab1", url: "/echo", method: "get", wires: [["fn2"]] },
-  {
-    id: "fn2",
-    type: "function",
-    z: "tab1",
-    func: 'const h = msg.req.headers.authorization || ""; msg.payload = Buffer.from(h.replace(/^Basic /, ""), "base64").toString(); return msg;',
-    outputs: 1,
-    wires: [["out2"]],
-  },
-  { id: "out2", type: "http response", z: "tab1", wires: [] },
 ];
 const CHANGED_FLOW = [
   { id: "tab9", type: "tab", label: "Changed" },
@@ -108,8 +108,9 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 
   }
 }
 
-const editor = (token = member.token) => ({
-  authorization: `Bearer ${token}`,
+/** Headers for a member's call to the instance's editor: an instance-bound token of theirs. */
+const editor = async (id: string) => ({
+  authorization: `Bearer ${(await editorToken(server, id, member.token)).token}`,
   "content-type": "application/json",
 });
 
@@ -175,7 +176,19 @@ async function rollback(id: string, snapshot: string) {
 beforeAll(async () => {
   testDb = await createTestDb();
   dataDir = await mkdtemp(join(tmpdir(), "flowplane-snapshots-"));
-  server = await startServer({ db: testDb, dataDir, instances: true });
+  echo = createServer((request, response) => {
+    const basic = (request.headers.authorization ?? "").replace(/^Basic /, "");
+    response.writeHead(request.url === "/echo" ? 200 : 404, { "content-type": "text/plain" });
+    response.end(request.url === "/echo" ? Buffer.from(basic, "base64").toString() : "");
+  });
+  await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+  echoPort = (echo.address() as AddressInfo).port;
+  server = await startServer({
+    db: testDb,
+    dataDir,
+    instances: true,
+    instanceHostPorts: [echoPort],
+  });
   owner = await makeUser(server);
   teamId = (await createTeam(server, owner)).id;
   member = await server.user({ teams: [{ id: teamId, role: Role.member }] });
@@ -186,6 +199,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  if (echo) {
+    echo.closeAllConnections();
+    await new Promise((resolve) => echo.close(resolve));
+  }
   await testDb?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
@@ -199,7 +216,7 @@ describe("a snapshot of a running instance", { timeout: 600_000 }, () => {
     await setGreeting(first, "hello");
     const installed = await fetch(`${await urlOf(first)}/nodes`, {
       method: "POST",
-      headers: editor(),
+      headers: await editor(first),
       body: JSON.stringify({ module: MODULE, version: MODULE_VERSION }),
     });
     expect(installed.status, await installed.text()).toBe(200);
@@ -212,7 +229,7 @@ describe("a snapshot of a running instance", { timeout: 600_000 }, () => {
     });
     expect(modules).toEqual({ [MODULE]: MODULE_VERSION });
 
-    await deploy(first, FLOW);
+    await deploy(first, flow());
     expect(await check(first, EXPECTED)).toBe(EXPECTED);
   });
 
@@ -230,7 +247,7 @@ describe("a snapshot of a running instance", { timeout: 600_000 }, () => {
     await deploy(first, CHANGED_FLOW);
     const removed = await fetch(`${await urlOf(first)}/nodes/${MODULE}`, {
       method: "DELETE",
-      headers: editor(),
+      headers: await editor(first),
     });
     expect(removed.status, await removed.text()).toBe(204);
     await until("the module gone from the instance's settings", async () => {
@@ -364,7 +381,7 @@ describe("a snapshot of a running instance", { timeout: 600_000 }, () => {
     });
     const refused = await fetch(`${await urlOf(id)}/nodes`, {
       method: "POST",
-      headers: editor(),
+      headers: await editor(id),
       body: JSON.stringify({ module: MODULE, version: MODULE_VERSION }),
     });
     expect(refused.status).toBeGreaterThanOrEqual(400);
