@@ -6,6 +6,7 @@
 import { LocalDriver, NODE_RED_VERSION } from "@flowplane/runtime";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
+import { request } from "node:http";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { BENCH_DIR, machineInfo } from "./machine";
@@ -30,7 +31,21 @@ interface Sample {
 }
 
 /** The processes an instance runs: those carrying its port in their environment. */
-async function memoryOf(port: number) {
+/** An editor's answer over its Unix socket (no instance has a TCP port). */
+function get(socketPath: string, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    request({ socketPath, path }, (response) => {
+      let text = "";
+      response.on("data", (chunk: Buffer) => (text += chunk));
+      response.on("end", () => resolve(text));
+      response.on("error", reject);
+    })
+      .on("error", reject)
+      .end();
+  });
+}
+
+async function memoryOf(id: string) {
   let processes = 0;
   let rssKiB = 0;
   let pssKiB = 0;
@@ -38,7 +53,7 @@ async function memoryOf(port: number) {
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const environ = await readFile(`/proc/${name}/environ`, "utf8").catch(() => "");
-    if (!environ.split("\0").includes(`FLOWPLANE_NODE_RED_PORT=${port}`)) continue;
+    if (!environ.split("\0").includes(`BENCH_INSTANCE=${id}`)) continue;
     const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
     const rollup = await readFile(`/proc/${name}/smaps_rollup`, "utf8").catch(() => "");
     const rss = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
@@ -59,7 +74,7 @@ async function measure(driver: LocalDriver, round: number): Promise<Sample> {
     name: id,
     teamId: "bench",
     nodeRedVersion: NODE_RED_VERSION,
-    env: {},
+    env: { BENCH_INSTANCE: id },
     platformUrl: "",
     token: "",
   };
@@ -67,11 +82,11 @@ async function measure(driver: LocalDriver, round: number): Promise<Sample> {
   const started = performance.now();
   await driver.start(spec);
   const startMs = performance.now() - started;
-  const { url } = await driver.status(id);
+  const { endpoint } = await driver.status(id);
   // Once it has answered its editor's API, as after a person opened it.
-  await (await fetch(`${url}/settings`)).text();
-  await (await fetch(`${url}/flows`)).text();
-  const memory = await memoryOf(Number(new URL(url!).port));
+  await get(endpoint!.socketPath, "/settings");
+  await get(endpoint!.socketPath, "/flows");
+  const memory = await memoryOf(id);
   const stopping = performance.now();
   await driver.stop(id);
   const stopMs = performance.now() - stopping;
@@ -88,9 +103,14 @@ const median = (values: number[]) => {
 async function main() {
   const rounds = option("rounds", 5);
   const root = await mkdtemp(join(tmpdir(), "flowplane-bench-sandbox-"));
-  const ports = { min: 24_000, max: 24_099 };
-  const sandboxed = new LocalDriver({ root: join(root, "sandboxed"), ports });
-  const bare = new LocalDriver({ root: join(root, "bare"), ports, isolation: "off" });
+  const sandboxed = new LocalDriver({ root: join(root, "sandboxed") });
+  // As root, no instance runs outside a sandbox (it would be root): the baseline is then a
+  // sandbox on the host's network, which is what the network namespace adds to.
+  const bare = new LocalDriver(
+    process.getuid?.() === 0
+      ? { root: join(root, "bare"), network: "host" }
+      : { root: join(root, "bare"), isolation: "off" },
+  );
   try {
     const probing = performance.now();
     const isolation = await sandboxed.isolation();
@@ -152,7 +172,7 @@ async function main() {
           .map((load) => load.toFixed(1))
           .join(", ")} (the machine's other work is in these figures too).`,
       "",
-      "| | sandbox | none | sandbox / none |",
+      `| | sandbox | ${process.getuid?.() === 0 ? "sandbox on the host's network" : "none"} | ratio |`,
       "| --- | --- | --- | --- |",
       row("start (until the editor answers)", "startMs", "ms", 0),
       row("stop", "stopMs", "ms", 0),

@@ -115,6 +115,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     (error) => app.log.warn({ err: error }, "the access feed lost its connection; reconnecting"),
   );
   app.decorate("authenticator", authenticator);
+  app.addHook("onClose", () => proxy.close());
   app.addHook("onClose", () => authenticator.close());
   const teamBroker = options.broker && (await startTeamBroker(app, options.broker, options));
   // Instances reach the platform where it listens (loopback), not at its public BASE_URL.

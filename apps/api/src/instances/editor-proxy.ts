@@ -9,7 +9,7 @@ import { findProjectIdByName } from "@flowplane/db";
 import type { Driver } from "@flowplane/runtime";
 import type { FastifyBaseLogger } from "fastify";
 import httpProxy from "http-proxy";
-import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
+import { Agent, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { LRUCache } from "lru-cache";
 import type { EditorHosts } from "./editor-hosts";
@@ -28,6 +28,8 @@ export interface EditorProxy {
   handles(request: IncomingMessage): boolean;
   web(request: IncomingMessage, response: ServerResponse): void;
   upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Ends the connections kept to editors (the server is closing). */
+  close(): void;
 }
 
 /** How long an instance's id is remembered by name (a rename or deletion shows after this). */
@@ -35,6 +37,9 @@ const NAME_TTL_MS = 5_000;
 
 export function editorProxy(opts: EditorProxyOptions): EditorProxy {
   const proxy = httpProxy.createProxyServer({ xfwd: true, ws: true });
+  // Connections to the editors' sockets are kept and used again (per socket path): without an
+  // agent, http-proxy opens a new one for every request and asks Node-RED to close it.
+  const agent = new Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 8 });
   const ids = new LRUCache<string, { id: string | null }>({ max: 10_000, ttl: NAME_TTL_MS });
 
   proxy.on("error", (error, _request, target) => {
@@ -65,12 +70,16 @@ export function editorProxy(opts: EditorProxyOptions): EditorProxy {
   }
 
   return {
+    close: () => agent.destroy(),
     handles: (request) => opts.hosts.instanceOf(request.headers.host) !== undefined,
     web(request, response) {
       endpointOf(request).then(
         (endpoint) => {
           if ("status" in endpoint) return refuse(response, endpoint.status, endpoint.message);
-          proxy.web(request, response, { target: { socketPath: endpoint.socketPath } as never });
+          proxy.web(request, response, {
+            target: { socketPath: endpoint.socketPath } as never,
+            agent,
+          });
         },
         (error: unknown) => {
           opts.log().error({ err: error }, "editor proxy: no instance found for the request");
