@@ -651,7 +651,14 @@ describe("the sandbox", { timeout: 120_000 }, () => {
       };
       const operatorUrl = await url(operator);
       const tenantUrl = await url(tenant);
-      const strict = new LocalDriver({ root, npmRegistry: operatorUrl });
+      // Both registries listen on the host's loopback, which an instance's own network reaches
+      // only where the platform forwards a port: both are, so that only the setting decides.
+      const registryPorts = [operatorUrl, tenantUrl].map((u) => Number(new URL(u).port));
+      const strict = new LocalDriver({
+        root,
+        npmRegistry: operatorUrl,
+        platformPorts: () => registryPorts,
+      });
       const id = "0d6a3f4e-1111-4a4a-8a8a-00000000000b";
       try {
         await strict.create(spec(id));
