@@ -155,7 +155,6 @@ async function main(config: BenchConfig): Promise<void> {
       serverLink,
     ];
     let startMemory: { peakBytes: number; readyBytes: number; readyPssBytes: number } | undefined;
-    const instancePortBase = 20_000 + Math.floor(Math.random() * 400) * 100;
     const startApi = async (): Promise<ApiServer> => {
       const port = await freePort();
       const env: Record<string, string> = {

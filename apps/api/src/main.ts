@@ -182,7 +182,8 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     config.INSTANCE_DRIVER === "local"
       ? new LocalDriver({
           root: join(config.DATA_DIR, "instances"),
-          platformConnection: (id, socket) => acceptInstanceConnection(listening.server, id, socket),
+          platformConnection: (id, socket) =>
+            acceptInstanceConnection(listening.server, id, socket),
           // Flows reach the embedded team broker at 127.0.0.1 from their own network, as before.
           platformPorts: () => (listening.mqttPort ? [listening.mqttPort] : []),
           baseEnv: instanceBaseEnv(),

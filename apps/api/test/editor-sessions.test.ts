@@ -224,7 +224,10 @@ describe("an editor's sign-in", { timeout: 120_000 }, () => {
     const member = await person(Role.member);
     const personal = await server.request("POST", "/api/v1/user/tokens", {
       token: null,
-      headers: { cookie: `sid=${await server.signIn(member.username, member.password)}`, origin: server.origin },
+      headers: {
+        cookie: `sid=${await server.signIn(member.username, member.password)}`,
+        origin: server.origin,
+      },
       body: { name: "mine" },
     });
     expect(personal.status, personal.text).toBe(200);

@@ -10,7 +10,11 @@ type Callback = (
 ) => void;
 
 /** dns.lookup, but `*.localhost` is loopback: for clients that take a `lookup` (ws, http). */
-export function localhostLookup(hostname: string, options: LookupOptions, callback: Callback): void {
+export function localhostLookup(
+  hostname: string,
+  options: LookupOptions,
+  callback: Callback,
+): void {
   if (hostname === "localhost" || hostname.endsWith(".localhost")) {
     if (options.all) callback(null, [{ address: "127.0.0.1", family: 4 }]);
     else callback(null, "127.0.0.1", 4);

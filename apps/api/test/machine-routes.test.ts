@@ -48,67 +48,71 @@ function answerBeforeBody(path: string, authorization: string | undefined, annou
 
 const MiB = 1024 * 1024;
 
-describe("machine routes answer a caller without their token before reading its body", { timeout: 15_000 }, () => {
-  test("POST /storage/<id>/flows with an unknown instance token: 401 before a 20 MiB body is sent", async () => {
-    const reply = await answerBeforeBody(
-      `/storage/${randomUUID()}/flows`,
-      `Bearer ${generateToken("instance")}`,
-      20 * MiB,
-    );
-    expect(reply.status).toBe(401);
-    expect(reply.body).toEqual({
-      code: "unauthorized",
-      error: "unauthorized",
-      requestId: expect.any(String),
-    });
-  });
-
-  test("an instance's library and settings, with no token or a person's: 401 before the body", async () => {
-    const person = await server.user();
-    for (const [path, authorization] of [
-      [`/storage/${randomUUID()}/library/functions`, undefined],
-      [`/storage/${randomUUID()}/settings`, `Bearer ${person.token}`],
-    ] as const) {
-      const reply = await answerBeforeBody(path, authorization, 20 * MiB);
-      expect(reply.status, path).toBe(401);
-      expect(reply.body.code).toBe("unauthorized");
-    }
-  });
-
-  test("the team library's POST /storage/library/<team>/…, unauthenticated: 404 before the body", async () => {
-    const reply = await answerBeforeBody(
-      `/storage/library/${randomUUID()}/flows/a`,
-      `Bearer ${generateToken("instance")}`,
-      20 * MiB,
-    );
-    expect(reply.status).toBe(404);
-    expect(reply.body.code).toBe("not_found");
-  });
-
-  test("a device's check-in and audit events without a device token: 401 before the body", async () => {
-    const person = await server.user();
-    for (const path of [
-      `/api/v1/devices/${randomUUID()}/live/state`,
-      `/logging/device/${randomUUID()}/audit`,
-    ]) {
-      const reply = await answerBeforeBody(path, `Bearer ${person.token}`, 512 * 1024);
-      expect(reply.status, path).toBe(401);
-      expect(reply.body.code).toBe("unauthorized");
-    }
-    // An unknown device's token for the audit events: looked up before the body too.
-    const unknown = await answerBeforeBody(
-      `/logging/device/${randomUUID()}/audit`,
-      `Bearer ${generateToken("device")}`,
-      512 * 1024,
-    );
-    expect(unknown.status).toBe(401);
-  });
-
-  test("the broker's callbacks without a broker token: 401 before the body", async () => {
-    for (const authorization of [undefined, `Bearer ${generateToken("broker")}`]) {
-      const reply = await answerBeforeBody("/api/comms/v2/auth", authorization, 512 * 1024);
+describe(
+  "machine routes answer a caller without their token before reading its body",
+  { timeout: 15_000 },
+  () => {
+    test("POST /storage/<id>/flows with an unknown instance token: 401 before a 20 MiB body is sent", async () => {
+      const reply = await answerBeforeBody(
+        `/storage/${randomUUID()}/flows`,
+        `Bearer ${generateToken("instance")}`,
+        20 * MiB,
+      );
       expect(reply.status).toBe(401);
-      expect(reply.body.code).toBe("unauthorized");
-    }
-  });
-});
+      expect(reply.body).toEqual({
+        code: "unauthorized",
+        error: "unauthorized",
+        requestId: expect.any(String),
+      });
+    });
+
+    test("an instance's library and settings, with no token or a person's: 401 before the body", async () => {
+      const person = await server.user();
+      for (const [path, authorization] of [
+        [`/storage/${randomUUID()}/library/functions`, undefined],
+        [`/storage/${randomUUID()}/settings`, `Bearer ${person.token}`],
+      ] as const) {
+        const reply = await answerBeforeBody(path, authorization, 20 * MiB);
+        expect(reply.status, path).toBe(401);
+        expect(reply.body.code).toBe("unauthorized");
+      }
+    });
+
+    test("the team library's POST /storage/library/<team>/…, unauthenticated: 404 before the body", async () => {
+      const reply = await answerBeforeBody(
+        `/storage/library/${randomUUID()}/flows/a`,
+        `Bearer ${generateToken("instance")}`,
+        20 * MiB,
+      );
+      expect(reply.status).toBe(404);
+      expect(reply.body.code).toBe("not_found");
+    });
+
+    test("a device's check-in and audit events without a device token: 401 before the body", async () => {
+      const person = await server.user();
+      for (const path of [
+        `/api/v1/devices/${randomUUID()}/live/state`,
+        `/logging/device/${randomUUID()}/audit`,
+      ]) {
+        const reply = await answerBeforeBody(path, `Bearer ${person.token}`, 512 * 1024);
+        expect(reply.status, path).toBe(401);
+        expect(reply.body.code).toBe("unauthorized");
+      }
+      // An unknown device's token for the audit events: looked up before the body too.
+      const unknown = await answerBeforeBody(
+        `/logging/device/${randomUUID()}/audit`,
+        `Bearer ${generateToken("device")}`,
+        512 * 1024,
+      );
+      expect(unknown.status).toBe(401);
+    });
+
+    test("the broker's callbacks without a broker token: 401 before the body", async () => {
+      for (const authorization of [undefined, `Bearer ${generateToken("broker")}`]) {
+        const reply = await answerBeforeBody("/api/comms/v2/auth", authorization, 512 * 1024);
+        expect(reply.status).toBe(401);
+        expect(reply.body.code).toBe("unauthorized");
+      }
+    });
+  },
+);

@@ -34,16 +34,7 @@ import {
   renameSync,
   type WriteStream,
 } from "node:fs";
-import {
-  access,
-  chmod,
-  chown,
-  mkdir,
-  readdir,
-  readFile,
-  rm,
-  stat,
-} from "node:fs/promises";
+import { access, chmod, chown, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
 import { request as httpRequest } from "node:http";

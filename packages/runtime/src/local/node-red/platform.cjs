@@ -273,7 +273,10 @@ function connect(options) {
     const expires = typeof state === "string" ? signIns.get(state) : undefined;
     if (typeof state === "string") signIns.delete(state);
     if (typeof code !== "string" || expires === undefined || expires <= Date.now()) {
-      response.status(400).type("text/plain").send("This sign-in has expired: open the editor again.\n");
+      response
+        .status(400)
+        .type("text/plain")
+        .send("This sign-in has expired: open the editor again.\n");
       return;
     }
     let answer;
