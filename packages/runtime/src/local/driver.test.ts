@@ -22,7 +22,7 @@ import {
 import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InstanceSpec, RuntimeStatus } from "../driver";
 import { DEFAULT_INSTANCE_USER_IDS, LocalDriver, NODE_RED_VERSION } from "./driver";
@@ -269,6 +269,29 @@ describe("the local driver", { timeout: 120_000 }, () => {
     expect(await driver.status(id)).toEqual(running);
     // The flow was kept in its user directory.
     expect(await greeting(running)).toBe("bonjour");
+  });
+
+  it("runs an instance whose directory is too deep for a socket's path (a clone's .data far down), its editor answering", async () => {
+    const deep = join(
+      await mkdtemp(join(tmpdir(), "flowplane-deep-")),
+      "a-checkout-far-down-the-tree",
+      "with-a-long-name",
+      ".data",
+    );
+    const far = new LocalDriver({ root: join(deep, "instances"), startTimeoutMs: 45_000 });
+    const id = "0d6a3f4e-1111-4a4a-8a8a-0000000000de";
+    expect(Buffer.byteLength(join(deep, "instances", id, "editor.sock"))).toBeGreaterThan(107);
+    try {
+      await far.create(spec(id));
+      await far.start(spec(id));
+      const status = await far.status(id);
+      expect(status.state).toBe("running");
+      expect((await call(status, "/settings")).status).toBe(200);
+    } finally {
+      await far.remove(id);
+      await far.close();
+      await rm(dirname(dirname(dirname(deep))), { recursive: true, force: true });
+    }
   });
 
   it("reports a Node-RED that dies on its own as crashed, with why, in its status and log", async () => {

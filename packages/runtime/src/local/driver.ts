@@ -27,9 +27,11 @@ import { type ChildProcess, spawn, type StdioOptions } from "node:child_process"
 import { once } from "node:events";
 import {
   chmodSync,
+  closeSync,
   constants as fsConstants,
   createWriteStream,
   existsSync,
+  openSync,
   realpathSync,
   renameSync,
   type WriteStream,
@@ -40,7 +42,7 @@ import { randomBytes } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import { constants } from "node:os";
-import { dirname, join, parse, resolve, sep } from "node:path";
+import { basename, dirname, join, parse, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
 import {
   type Driver,
@@ -289,6 +291,7 @@ export class LocalDriver implements Driver {
       await this.stopNow(instance);
       instance.output?.end();
       instance.output = undefined;
+      forgetSocketDirs(instance.dir);
       await removeInstanceFiles(instance.dir);
       this.instances.delete(id);
       this.emit(instance.id, { state: "absent", endpoint: null });
@@ -354,7 +357,7 @@ export class LocalDriver implements Driver {
       state: instance.state,
       endpoint:
         instance.state === "starting" || instance.state === "running"
-          ? { socketPath: join(instance.dir, "editor.sock") }
+          ? { socketPath: socketPath(join(instance.dir, "editor.sock")) }
           : null,
       ...(instance.detail !== undefined && { detail: instance.detail }),
     };
@@ -466,7 +469,8 @@ export class LocalDriver implements Driver {
         ...(platform && {
           FLOWPLANE_PLATFORM_SOCKET: sandboxed
             ? `${SANDBOX_RUN_DIR}/${PLATFORM_SOCKET}`
-            : join(instance.dir, "run", PLATFORM_SOCKET),
+            : // Relative to its working directory (userDir): short, however deep DATA_DIR is.
+              join("..", "run", PLATFORM_SOCKET),
         }),
       }),
     };
@@ -988,9 +992,10 @@ export class LocalDriver implements Driver {
       await chown(runDir, process.getuid!(), group);
       await chmod(runDir, 0o710);
     }
-    const path = socketPath(join(runDir, PLATFORM_SOCKET));
+    const real = join(runDir, PLATFORM_SOCKET);
     // The directory is the platform's: whatever is at the path was left by an earlier run.
-    await rm(path, { force: true });
+    await rm(real, { force: true });
+    const path = socketPath(real);
     const server = createServer((socket) => {
       socket.on("error", () => {});
       try {
@@ -1137,10 +1142,11 @@ interface EditorSocket {
  * its own copy; connections made before Node-RED accepts wait in the backlog.
  */
 async function listenEditor(dir: string): Promise<EditorSocket> {
-  const path = socketPath(join(dir, "editor.sock"));
-  // No longer than the final name: a path too long for a socket is refused, not cut short.
-  const temporary = join(dir, `.e${randomBytes(4).toString("hex")}`);
-  await rm(path, { force: true });
+  const real = join(dir, "editor.sock");
+  const path = socketPath(real);
+  const realTemporary = join(dir, `.e${randomBytes(4).toString("hex")}`);
+  const temporary = socketPath(realTemporary);
+  await rm(real, { force: true });
   const server = createServer();
   await new Promise<void>((resolveListen, fail) => {
     server.once("error", fail);
@@ -1156,8 +1162,8 @@ async function listenEditor(dir: string): Promise<EditorSocket> {
     fd,
     handOver() {
       try {
-        renameSync(temporary, path);
-        chmodSync(path, 0o600);
+        renameSync(realTemporary, real);
+        chmodSync(real, 0o600);
       } finally {
         server.close();
       }
@@ -1165,14 +1171,40 @@ async function listenEditor(dir: string): Promise<EditorSocket> {
   };
 }
 
-/** `path`, when a Unix socket can have it (the kernel keeps 107 bytes of a socket's path). */
+/** Directories (the platform's own) held open for the sockets in them, by path. */
+const socketDirs = new Map<string, number>();
+
+/**
+ * A path for the Unix socket at `path` that fits: the kernel keeps 107 bytes of a socket's path,
+ * and DATA_DIR may be deep (a clone's `.data`). A longer one is reached through a descriptor of
+ * its directory, held open by this process (`/proc/self/fd/<n>/<name>`, which Linux resolves
+ * like any path): valid in this process only, which is the one that listens and connects.
+ */
 function socketPath(path: string): string {
-  if (Buffer.byteLength(path) > 107) {
-    throw new Error(
-      `${path} is too long for a Unix socket (107 bytes at most): choose a shorter DATA_DIR`,
-    );
+  if (Buffer.byteLength(path) <= 107) return path;
+  const dir = dirname(path);
+  let fd = socketDirs.get(dir);
+  if (fd === undefined) {
+    fd = openSync(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW);
+    socketDirs.set(dir, fd);
   }
-  return path;
+  const alias = `/proc/self/fd/${fd}/${basename(path)}`;
+  if (Buffer.byteLength(alias) > 107) throw new Error(`${path} is too long for a Unix socket`);
+  return alias;
+}
+
+/** Closes the descriptors held for sockets in `dir` and below (the directory is going). */
+function forgetSocketDirs(dir: string): void {
+  for (const [held, fd] of socketDirs) {
+    if (held === dir || held.startsWith(dir + sep)) {
+      socketDirs.delete(held);
+      try {
+        closeSync(fd);
+      } catch {
+        // Already closed.
+      }
+    }
+  }
 }
 
 /** Whether an HTTP server answers (anything) on the Unix socket at `socketPath`. */
