@@ -60,6 +60,9 @@ export interface SessionsTable {
   expires_at: Date;
   /** An instance's editor session: reaches that instance's editor only, never the platform. */
   project_id: ColumnType<string | null, string | null | undefined, never>;
+  /** An editor session a script made with the person's own token: kept while the password is
+   *  expired, as that token is. */
+  scripted: ColumnType<boolean, boolean | undefined, never>;
 }
 
 export interface TeamsTable {

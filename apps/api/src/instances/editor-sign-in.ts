@@ -45,7 +45,7 @@ export function editorRights(role: number | undefined): "*" | "read" | undefined
 /** A new editor session for the user in the instance: its value, returned once. */
 export async function startEditorSession(
   options: Pick<EditorSignInOptions, "db" | "tokenSecret">,
-  session: { userId: string; projectId: string; expiresAt: Date },
+  session: { userId: string; projectId: string; expiresAt: Date; scripted?: boolean },
 ): Promise<string> {
   const token = generateToken("editorSession");
   await insertSession(options.db, {
@@ -53,6 +53,7 @@ export async function startEditorSession(
     digest: tokenDigest(options.tokenSecret, token),
     expiresAt: session.expiresAt,
     projectId: session.projectId,
+    scripted: session.scripted,
   });
   return token;
 }
@@ -115,7 +116,9 @@ export function editorSessionRoutes(
     );
     const session = await opts.authenticator.authenticateEditor(token, project.id, !check);
     if (!session) throw unauthorized();
-    if (session.passwordExpired) throw expired();
+    // A sign-in's session waits for a new password; a script's, made with the person's own
+    // token, holds as that token does.
+    if (session.passwordExpired && !session.scripted) throw expired();
     const permissions = editorRights(session.role);
     if (!permissions) throw refused();
     return reply.send({ username: session.username, permissions, session: true });

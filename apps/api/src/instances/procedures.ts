@@ -399,6 +399,7 @@ export const instancesRouter = router({
         userId: ctx.auth.userId,
         projectId: project.id,
         expiresAt,
+        scripted: true,
       });
       const url = ctx.editorHosts.editorUrl(project.name);
       return { token, expiresAt: expiresAt.toISOString(), url, permissions };

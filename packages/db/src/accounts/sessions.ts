@@ -19,7 +19,14 @@ export interface SessionIdentity {
 export async function insertSession(
   db: Kysely<Database>,
   /** `projectId`: an instance's editor session, which reaches that editor only. */
-  session: { userId: string; digest: string; expiresAt: Date; projectId?: string },
+  session: {
+    userId: string;
+    digest: string;
+    expiresAt: Date;
+    projectId?: string;
+    /** An editor session a script made with the person's own token. */
+    scripted?: boolean;
+  },
 ): Promise<{ id: string }> {
   return db
     .insertInto("sessions")
@@ -29,6 +36,7 @@ export async function insertSession(
       digest: session.digest,
       expires_at: session.expiresAt,
       project_id: session.projectId ?? null,
+      scripted: session.scripted ?? false,
     })
     .returning("id")
     .executeTakeFirstOrThrow();
@@ -76,6 +84,8 @@ const sessionByDigest = compiledOnce((db, digest: string) =>
 export interface EditorSessionIdentity extends SessionIdentity {
   /** undefined: not (or no longer) a member of the instance's team. */
   role: number | undefined;
+  /** Made by a script with the person's own token (not by a sign-in). */
+  scripted: boolean;
 }
 
 /** The editor session with this digest, when it belongs to this instance. */
@@ -96,6 +106,7 @@ export async function findEditorSession(
       lastSeenAt: row.last_seen_at,
       expiresAt: row.expires_at,
       role: row.role ?? undefined,
+      scripted: row.scripted,
     }
   );
 }
@@ -118,6 +129,7 @@ const editorSessionByDigest = compiledOnce((db, digest: string, projectId: strin
       "u.suspended",
       "u.password_expired",
       "m.role",
+      "s.scripted",
     ])
     .where("s.digest", "=", digest)
     .where("s.project_id", "=", projectId),
