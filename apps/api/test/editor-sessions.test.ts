@@ -331,6 +331,28 @@ describe(
   },
 );
 
+describe("a script's token for an editor", { timeout: 120_000 }, () => {
+  test("holds while its person's password is expired, as their own token does; a sign-in's session does not", async () => {
+    const member = await person(Role.member);
+    const sid = await server.signIn(member.username, member.password);
+    const personal = await server.asSession(sid, "POST", "/api/v1/user/tokens", {
+      body: { name: "script" },
+    });
+    expect(personal.status, personal.text).toBe(200);
+    const scripts = await editorToken(server, second.id, personal.body.token);
+    const signedIn = await signedInEditor(second.url, member);
+    const marked = await server.request("PUT", `/api/v1/users/${member.id}`, {
+      body: { password_expired: true },
+    });
+    expect(marked.status).toBe(200);
+    expect(await readFlows(second.url, signedIn)).toBe(401);
+    expect(await deploy(second.url, scripts.token)).toBe(204);
+    // And a new one is given while the password is expired.
+    const again = await editorToken(server, second.id, personal.body.token);
+    expect(await readFlows(second.url, again.token)).toBe(200);
+  });
+});
+
 describe("signing out and revoking reach an open editor", { timeout: 120_000 }, () => {
   test("signing out in the editor ends the platform's session: the token is refused everywhere after", async () => {
     const member = await person(Role.member);
