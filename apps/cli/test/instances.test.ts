@@ -1,6 +1,8 @@
 // `flowplane apps` and `flowplane instances` as a user runs them, against the real server running
 // real Node-RED processes: create an application and an instance, list it, set a variable and
 // restart, read and follow the log, stop, start, suspend, unset, delete.
+import { lookup, type LookupAddress, type LookupOptions } from "node:dns";
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cell, type User } from "./cli";
 import { startServerWithAdmin, type TestServer } from "./server";
@@ -24,11 +26,49 @@ async function ok(user: User, ...args: string[]) {
   return outcome.stdout;
 }
 
+/**
+ * An HTTP request to an instance's editor host (`<name>.localhost:<port>`), which Node.js's own
+ * resolver does not know (browsers and curl take every `*.localhost` to loopback): so does this.
+ */
+function editor(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; text: string }> {
+  const localhost = (
+    hostname: string,
+    options: LookupOptions,
+    callback: (
+      error: NodeJS.ErrnoException | null,
+      address: string | LookupAddress[],
+      family?: number,
+    ) => void,
+  ) => {
+    if (!hostname.endsWith(".localhost")) return lookup(hostname, options, callback as never);
+    if (options.all) callback(null, [{ address: "127.0.0.1", family: 4 }]);
+    else callback(null, "127.0.0.1", 4);
+  };
+  return new Promise((resolve, reject) => {
+    const sent = request(
+      url,
+      { method: init.method ?? "GET", headers: init.headers, lookup: localhost as never },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => (text += chunk));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
+        response.on("error", reject);
+      },
+    );
+    sent.on("error", reject);
+    sent.end(init.body);
+  });
+}
+
 /** What the instance's HTTP endpoint at /env answers, once its flows run. */
 async function greeting(url: string) {
   for (let i = 0; i < 150; i++) {
-    const response = await fetch(`${url}/env`).catch(() => undefined);
-    if (response?.status === 200) return response.text();
+    const response = await editor(`${url}/env`).catch(() => undefined);
+    if (response?.status === 200) return response.text;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error("the flow did not answer");
@@ -47,7 +87,8 @@ describe("flowplane apps and instances", { timeout: 120_000 }, () => {
     );
     expect(created).toMatch(/^Created instance line-one \(id [0-9a-f-]{36}\): running\.\n/);
     url = /^Editor: (\S+)$/m.exec(created)![1]!;
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // The platform's proxy, on a host of the instance's own at the platform's port.
+    expect(url).toBe(`http://line-one.localhost:${new URL(server.url).port}`);
 
     const list = await ok(admin, "instances", "list", "--team", "plant");
     expect(list.split("\n")[0]).toMatch(/^ID\s+NAME\s+APPLICATION\s+STATE\s+URL$/);
@@ -61,11 +102,31 @@ describe("flowplane apps and instances", { timeout: 120_000 }, () => {
   });
 
   it("sets a variable that Node-RED sees after a restart, and shows it", async () => {
-    // A flow to read it, deployed through the editor's admin API with the same token.
-    const deployed = await fetch(`${url}/flows`, {
-      method: "POST",
+    // The first administrator's password is expired, and editors let no one in until it is
+    // changed (as the first sign-in does).
+    const changed = await fetch(`${server.url}/api/v1/user/change_password`, {
+      method: "PUT",
       headers: {
         authorization: `Bearer ${server.adminToken}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        old_password: server.adminPassword,
+        password: "a fresh long passphrase of its own",
+      }),
+    });
+    expect(changed.status, await changed.text()).toBe(200);
+    // The person's own token never reaches the editor; the one `instances editor-token` prints does.
+    const asPerson = await editor(`${url}/flows`, {
+      headers: { authorization: `Bearer ${server.adminToken}` },
+    });
+    expect(asPerson.status).toBe(401);
+    const token = (await ok(admin, "instances", "editor-token", "line-one")).trim();
+    // A flow to read it, deployed through the editor's admin API with that token.
+    const deployed = await editor(`${url}/flows`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
         "content-type": "application/json",
       },
       body: JSON.stringify([
@@ -146,7 +207,9 @@ describe("flowplane apps and instances", { timeout: 120_000 }, () => {
     expect(await ok(admin, "instances", "delete", "line-one", "--yes")).toBe(
       "Deleted instance line-one.\n",
     );
-    await expect(fetch(`${url}/settings`)).rejects.toThrow();
+    // Nothing of Node-RED answers at its editor's host: only the platform's proxy (503 while it
+    // still knows the name, then 404).
+    expect([404, 503]).toContain((await editor(`${url}/settings`)).status);
     expect(await ok(admin, "apps", "delete", "Line 1", "--team", "plant")).toBe(
       "Deleted application Line 1.\n",
     );
