@@ -263,7 +263,6 @@ describe("stopping the platform", { timeout: 180_000 }, () => {
     const teamId = await newTeam("Stuck");
     const id = await newInstance(teamId, "stuck");
     await waitForState(id, "running");
-    const { url } = (await server.request("GET", `/api/v1/projects/${id}`)).body;
     // A flow whose function never returns: Node-RED's thread is busy for good, so it answers no
     // SIGTERM and only the kill after the grace stops it.
     const deployed = await deployFlows(server, id, owner.token, [
