@@ -98,7 +98,12 @@ export const InstanceSummary = z
   .object({
     id: InstanceId,
     name: z.string(),
-    url: z.string().nullable().describe("The editor's URL; null while the instance has no port"),
+    url: z
+      .string()
+      .nullable()
+      .describe(
+        "The editor's URL: the platform's proxy on the instance's own host (`<name>.<EDITOR_DOMAIN>`), also while it is stopped or suspended (the proxy then answers 503); null when the runtime holds nothing of it",
+      ),
     createdAt: Timestamp,
     updatedAt: Timestamp,
     links: Links,
