@@ -132,11 +132,19 @@ function brokerOptions(config: Config): AppOptions["broker"] {
 /** Says in the log how hosted instances are kept apart, and plainly when they are not. */
 async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> {
   const isolation = await driver.isolation();
+  if (isolation.mode === "sandbox" && isolation.network === "host") {
+    log.warn(
+      { isolation },
+      "hosted instances share the host's network (no network namespace of their own: " +
+        `${isolation.reason}): their flows reach every service on the host's loopback. Install ` +
+        "passt (pasta) and run the platform as root for a network namespace per instance",
+    );
+  }
   if (isolation.mode === "sandbox") {
     if (isolation.user === "per-instance") {
       log.info(
         { isolation },
-        "hosted instances run in sandboxes (bubblewrap), each under a user id of its own",
+        `hosted instances run in sandboxes (bubblewrap), each under a user id of its own${isolation.network === "own" ? " and in a network of its own" : ""}`,
       );
     } else if (isolation.reason) {
       log.warn(
