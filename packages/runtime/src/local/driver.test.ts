@@ -271,6 +271,39 @@ describe("the local driver", { timeout: 120_000 }, () => {
     expect(await greeting(running)).toBe("bonjour");
   });
 
+  it.runIf(sandboxExpected && isRoot && spawnSync("cc", ["--version"]).status === 0)(
+    "runs nothing of an instance's variables as root: an LD_PRELOAD among them loads into no program that starts its sandbox",
+    async () => {
+      const lab = await mkdtemp(join(tmpdir(), "flowplane-preload-"));
+      const library = join(lab, "preload.so");
+      // The tenant's library: says under which user id it was loaded, wherever it is loaded.
+      await writeFile(
+        join(lab, "preload.c"),
+        `#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void loaded(void) {
+  char path[512];
+  snprintf(path, sizeof path, "${lab}/loaded-by-%d", (int)getuid());
+  FILE *f = fopen(path, "w");
+  if (f) fclose(f);
+}
+`,
+      );
+      const built = spawnSync("cc", ["-shared", "-fPIC", "-o", library, join(lab, "preload.c")]);
+      expect(built.status, String(built.stderr)).toBe(0);
+      const id = "0d6a3f4e-1111-4a4a-8a8a-0000000000ee";
+      try {
+        await driver.create(spec(id));
+        await driver.start(spec(id, { LD_PRELOAD: library }));
+        expect((await driver.status(id)).state).toBe("running");
+        expect((await readdir(lab)).filter((name) => name.startsWith("loaded-by-0"))).toEqual([]);
+      } finally {
+        await driver.remove(id);
+        await rm(lab, { recursive: true, force: true });
+      }
+    },
+  );
+
   it("runs an instance whose directory is too deep for a socket's path (a clone's .data far down), its editor answering", async () => {
     const deep = join(
       await mkdtemp(join(tmpdir(), "flowplane-deep-")),

@@ -207,20 +207,29 @@ export function startSandboxed(options: SandboxOptions): Sandboxed {
     "pipe",
   ];
   const env = withListenFd(stdio, options.env, options.listenFd);
+  // What runs inside gets its environment from bubblewrap (--clearenv, then --setenv each), read
+  // from a descriptor (--args): the programs that start the sandbox run as root before it
+  // (nsenter, unshare, the staging's shell, setpriv) and must see none of the instance's
+  // variables — an LD_PRELOAD of the tenant's would load its library into them — and a command
+  // line is readable by every user of the machine.
+  stdio.push("pipe");
+  const argsFd = stdio.length - 1;
+  const inside = ["--args", String(argsFd), ...args];
   const [command, commandArgs, ids] = inNetwork(
     options,
     staged
-      ? staged.command(options.bwrap, args, options.uid!, options.gid ?? options.uid!)
-      : [options.bwrap, ...args],
+      ? staged.command(options.bwrap, inside, options.uid!, options.gid ?? options.uid!)
+      : [options.bwrap, ...inside],
     staged !== undefined,
   );
   const child = spawn(command, commandArgs, {
     // bubblewrap needs no directory of the platform's (an instance's user may not enter it).
     cwd: "/",
-    env,
+    env: { PATH: STARTER_PATH },
     stdio,
     ...ids,
   });
+  endStream(child, argsFd, environmentArgs(env));
   // Every stream may break when bubblewrap fails or the sandbox is killed: that is reported by
   // the child's exit, not as an error of the platform's.
   for (const stream of child.stdio) stream?.on("error", () => {});
@@ -355,6 +364,24 @@ exec "$@"`;
 
 function firstExisting(paths: readonly string[]): string {
   return paths.find((path) => existsSync(path)) ?? paths[0]!;
+}
+
+/** Where the programs that start a sandbox are looked for (each is named by its full path). */
+const STARTER_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
+
+/**
+ * bubblewrap's arguments that give what runs inside exactly `env`, NUL-separated for `--args`
+ * (a name or value with a NUL in it, which no environment can hold, is left out).
+ */
+export function environmentArgs(env: NodeJS.ProcessEnv): string {
+  const args = ["--clearenv"];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || name.includes("\0") || value.includes("\0") || name === "") {
+      continue;
+    }
+    args.push("--setenv", name, value);
+  }
+  return `${args.join("\0")}\0`;
 }
 
 function endStream(child: ChildProcess, fd: number, text: string) {
