@@ -16,6 +16,7 @@ import {
   editorProxy,
   InstanceRuntime,
   instances,
+  onInstanceConnection,
   outsideInstanceRoutes,
 } from "./instances/index";
 import { library } from "./library/index";
@@ -63,18 +64,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // only its own routes.
     serverFactory: (handler) => {
       const server = createServer((request, response) => {
-        if (proxy.handles(request)) return proxy.web(request, response);
+        // An instance's own connection first: it reaches its own storage routes and nothing
+        // else, neither the platform's other routes nor, through the proxy, another editor.
         if (outsideInstanceRoutes(request)) {
           response.writeHead(404, { "content-type": "text/plain" }).end("Not Found\n");
           return;
         }
+        if (proxy.handles(request)) return proxy.web(request, response);
         handler(request, response);
       });
       const emit = server.emit.bind(server) as (event: string, ...args: unknown[]) => boolean;
       server.emit = ((event: string, ...args: unknown[]) => {
-        if (event === "upgrade" && proxy.handles(args[0] as IncomingMessage)) {
-          proxy.upgrade(args[0] as IncomingMessage, args[1] as Duplex, args[2] as Buffer);
-          return true;
+        if (event === "upgrade") {
+          const [request, socket, head] = args as [IncomingMessage, Duplex, Buffer];
+          // No upgrade on an instance's connection (its storage routes have none).
+          if (onInstanceConnection(request)) {
+            socket.destroy();
+            return true;
+          }
+          if (proxy.handles(request)) {
+            proxy.upgrade(request, socket, head);
+            return true;
+          }
         }
         return emit(event, ...args);
       }) as Server["emit"];

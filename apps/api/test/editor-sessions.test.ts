@@ -233,6 +233,11 @@ describe("an editor's sign-in", { timeout: 120_000 }, () => {
     expect(personal.status, personal.text).toBe(200);
     expect(await readFlows(first.url, personal.body.token)).toBe(401);
     expect(await deploy(first.url, personal.body.token)).toBe(401);
+    // Refused by the platform's proxy: the token never reached the instance's process.
+    const refused = await fetch(`${first.url}/flows`, {
+      headers: { authorization: `Bearer ${personal.body.token}` },
+    });
+    expect(await refused.text()).toMatch(/credential of the platform's/);
     // A script's token for the instance works there, and nowhere else.
     const scripts = await editorToken(server, first.id, personal.body.token);
     expect(scripts).toMatchObject({ url: first.url, permissions: "*" });

@@ -343,6 +343,20 @@ describe.runIf(sandboxExpected)(
       }
     });
 
+    it("reaches nothing but its own storage routes through its socket to the platform", async () => {
+      const through = (host: string, path: string) =>
+        sh(
+          `curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/flowplane/platform.sock -H 'Host: ${host}' 'http://x${path}'`,
+        );
+      // Another instance's editor, by its host: not through this socket.
+      expect(await through(new URL(theirs.url).host, "/sh?cmd=id")).toBe("404rc=0\n");
+      // The platform's API and another instance's storage: not either.
+      expect(await through("127.0.0.1", "/api/v1/user")).toBe("404rc=0\n");
+      expect(await through("127.0.0.1", `/storage/${theirs.id}/flows`)).toBe("404rc=0\n");
+      // Its own storage answers (401 without its token, which only Node-RED holds).
+      expect(await through("127.0.0.1", `/storage/${mine.id}/flows`)).toBe("401rc=0\n");
+    });
+
     it("cannot write outside its own directory; its /tmp is its own", async () => {
       for (const path of ["/usr/probe", "/etc/probe", "/probe", join(server.dataDir, "probe")]) {
         expect(await sh(`touch ${path}`), path).toMatch(

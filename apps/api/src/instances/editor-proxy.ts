@@ -4,6 +4,7 @@
 // answers on those hosts, and no editor answers on the platform's. The proxy authenticates no one:
 // the editor signs people in through the platform (editor-sign-in.ts), and whatever the flows
 // serve on their own HTTP routes is theirs to guard.
+import { bearerToken, parseToken } from "@flowplane/auth";
 import type { Db } from "@flowplane/db";
 import { findProjectIdByName } from "@flowplane/db";
 import type { Driver } from "@flowplane/runtime";
@@ -73,6 +74,14 @@ export function editorProxy(opts: EditorProxyOptions): EditorProxy {
     close: () => agent.destroy(),
     handles: (request) => opts.hosts.instanceOf(request.headers.host) !== undefined,
     web(request, response) {
+      if (carriesPlatformCredential(request)) {
+        return refuse(
+          response,
+          401,
+          "This is a credential of the platform's, which an instance's editor never receives: " +
+            "give it a token for this editor (POST /api/v1/projects/{instanceId}/editor/token).",
+        );
+      }
       endpointOf(request).then(
         (endpoint) => {
           if ("status" in endpoint) return refuse(response, endpoint.status, endpoint.message);
@@ -89,6 +98,10 @@ export function editorProxy(opts: EditorProxyOptions): EditorProxy {
     },
     upgrade(request, socket, head) {
       socket.on("error", () => {});
+      if (carriesPlatformCredential(request)) {
+        socket.end(`HTTP/1.1 401 ${STATUS_CODES[401]}\r\nConnection: close\r\n\r\n`);
+        return;
+      }
       endpointOf(request).then(
         (endpoint) => {
           if ("status" in endpoint) {
@@ -103,6 +116,28 @@ export function editorProxy(opts: EditorProxyOptions): EditorProxy {
       );
     },
   };
+}
+
+/** Kinds of the platform's own credentials: none of them may reach a tenant's process. */
+const PLATFORM_CREDENTIALS = new Set([
+  "personalAccessToken",
+  "session",
+  "instance",
+  "device",
+  "provisioning",
+  "broker",
+  "editorCode",
+]);
+
+/**
+ * Whether the request's bearer is a credential of the platform's other than an editor session: a
+ * script that sends its own token to an editor is refused here, before the token reaches the
+ * instance's process (where a flow could read it).
+ */
+function carriesPlatformCredential(request: IncomingMessage): boolean {
+  const token = bearerToken(request.headers.authorization);
+  const kind = token ? parseToken(token) : undefined;
+  return kind !== undefined && PLATFORM_CREDENTIALS.has(kind);
 }
 
 /** The proxy's own answer (the instance's pages are its own): plain text, never cached. */

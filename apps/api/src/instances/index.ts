@@ -19,4 +19,8 @@ export { InstanceRuntime } from "./runtime";
 export { type EditorHosts, editorHosts } from "./editor-hosts";
 export { type EditorProxy, editorProxy } from "./editor-proxy";
 export { startEditorSession } from "./editor-sign-in";
-export { acceptInstanceConnection, outsideInstanceRoutes } from "./platform-socket";
+export {
+  acceptInstanceConnection,
+  onInstanceConnection,
+  outsideInstanceRoutes,
+} from "./platform-socket";

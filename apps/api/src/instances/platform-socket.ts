@@ -29,3 +29,8 @@ export function outsideInstanceRoutes(request: IncomingMessage): boolean {
   const url = request.url ?? "";
   return !(url.startsWith(`/storage/${instanceId}/`) || url.startsWith("/storage/library/"));
 }
+
+/** Whether a request came on a connection an instance opened (whatever its path). */
+export function onInstanceConnection(request: IncomingMessage): boolean {
+  return instanceOfSocket.has(request.socket);
+}
