@@ -130,6 +130,24 @@ function brokerOptions(config: Config): AppOptions["broker"] {
 }
 
 /** Says in the log how hosted instances are kept apart, and plainly when they are not. */
+/**
+ * Editors on a host under the platform's own domain can set cookies for it (a tenant's page
+ * tosses a cookie with `Domain=` the platform's): said at every start, as a misconfiguration.
+ */
+function warnOnSharedSite(config: Config, log: Logger): void {
+  const host = new URL(config.BASE_URL).hostname.toLowerCase();
+  const domain = config.EDITOR_DOMAIN.toLowerCase();
+  if (/^[\d.]+$|^\[/.test(host)) return; // An address: no cookie can name it as a domain.
+  const site = (name: string) => name.split(".").slice(-2).join(".");
+  if (domain === host || domain.endsWith(`.${host}`) || site(domain) === site(host)) {
+    log.warn(
+      { baseUrl: config.BASE_URL, editorDomain: config.EDITOR_DOMAIN },
+      "instances' editors are on the platform's own site: a tenant's page could set cookies " +
+        "the platform reads. Give EDITOR_DOMAIN a domain of its own (not under BASE_URL's)",
+    );
+  }
+}
+
 async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> {
   const isolation = await driver.isolation();
   if (isolation.mode === "sandbox" && isolation.network === "host") {
@@ -202,6 +220,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
         })
       : undefined;
   if (driver) await reportIsolation(driver, log);
+  warnOnSharedSite(config, log);
   const app = await buildApp({
     db,
     tokenSecret: secret,
