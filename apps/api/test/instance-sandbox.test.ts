@@ -462,17 +462,26 @@ describe("the editor's sign-in", { timeout: 60_000 }, () => {
       { redirect: "manual" },
     );
     expect(forged.status).toBe(403);
-    // A state the editor never gave, or one used already: refused before the platform is asked.
-    for (const unknown of ["never-given-state", state]) {
+    // A state the editor never gave, altered or expired: refused before the platform is asked.
+    const [nonce, , mac] = state.split(".");
+    for (const unknown of ["never-given-state", `${nonce}.${Date.now() + 60_000}.${mac}`]) {
       const replay = await fetch(`${mine.url}/auth/strategy/callback?code=x&state=${unknown}`, {
         redirect: "manual",
       });
       expect(replay.status).toBe(400);
     }
-    // Many sign-ins started and left: Node-RED keeps a bounded number and keeps running.
+    // Many sign-ins started and left: Node-RED keeps nothing of them, and keeps running; the
+    // first one's state still holds (a made-up code with it reaches the platform, which refuses).
     await Promise.all(
-      Array.from({ length: 50 }, () => fetch(`${mine.url}/auth/strategy`, { redirect: "manual" })),
+      Array.from({ length: 1_100 }, () =>
+        fetch(`${mine.url}/auth/strategy`, { redirect: "manual" }),
+      ),
     );
+    const late = await fetch(
+      `${mine.url}/auth/strategy/callback?code=fpc_madeup&state=${encodeURIComponent(state)}`,
+      { redirect: "manual" },
+    );
+    expect(late.status).toBe(403);
     const status = await server.request("GET", `/api/v1/projects/${mine.id}/status`);
     expect(status.body.meta.state).toBe("running");
     // A person's own token is no credential for the editor.

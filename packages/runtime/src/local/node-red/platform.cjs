@@ -27,9 +27,8 @@ const SETTINGS_RETRY_MS = 60_000;
 const SESSION_CHECK_MS = 5_000;
 /** Sessions watched at most; beyond, the longest unseen are no longer watched. */
 const WATCHED_MAX = 1_000;
-/** How long a sign-in may take on the platform's page, and how many may be under way. */
+/** How long a sign-in may take on the platform's page. */
 const SIGN_IN_MS = 10 * 60_000;
-const SIGN_INS_MAX = 1_000;
 
 /**
  * The passport strategy Node-RED's "strategy" sign-in needs to exist: never run, as the sign-in's
@@ -252,27 +251,39 @@ function connect(options) {
   // exchanged here, with the instance's token, for an editor session of the platform's (bound to
   // this instance), which the editor then uses as its bearer. No password, platform session or
   // personal token ever reaches this process.
-  /** The states of sign-ins under way (each used once), by when they expire. */
-  const signIns = new Map();
+  // A sign-in's `state` is made here and checked on the way back: a random nonce and when it
+  // expires, with an HMAC of both under a key of this process. Nothing is kept per sign-in, so
+  // however many are started (anyone can start one), none pushes out another.
+  const stateKey = crypto.randomBytes(32);
+  const stateMac = (body) => crypto.createHmac("sha256", stateKey).update(body).digest("base64url");
 
   function startSignIn(response) {
-    const now = Date.now();
-    for (const [state, expires] of signIns) if (expires <= now) signIns.delete(state);
-    if (signIns.size >= SIGN_INS_MAX) signIns.delete(signIns.keys().next().value);
-    const state = crypto.randomBytes(24).toString("base64url");
-    signIns.set(state, now + SIGN_IN_MS);
+    const body = `${crypto.randomBytes(16).toString("base64url")}.${Date.now() + SIGN_IN_MS}`;
     const target = new URL("/account/authorize", `${options.baseUrl}/`);
     target.searchParams.set("response_type", "code");
     target.searchParams.set("client_id", options.instanceId);
-    target.searchParams.set("state", state);
+    target.searchParams.set("state", `${body}.${stateMac(body)}`);
     response.redirect(target.toString());
+  }
+
+  /** Whether `state` is one this process made, and not expired. */
+  function validState(state) {
+    if (typeof state !== "string" || state.length > 200) return false;
+    const parts = state.split(".");
+    if (parts.length !== 3) return false;
+    const body = `${parts[0]}.${parts[1]}`;
+    const given = Buffer.from(parts[2]);
+    const expected = Buffer.from(stateMac(body));
+    return (
+      given.length === expected.length &&
+      crypto.timingSafeEqual(given, expected) &&
+      Number(parts[1]) > Date.now()
+    );
   }
 
   async function finishSignIn(request, response) {
     const { code, state } = request.query;
-    const expires = typeof state === "string" ? signIns.get(state) : undefined;
-    if (typeof state === "string") signIns.delete(state);
-    if (typeof code !== "string" || expires === undefined || expires <= Date.now()) {
+    if (typeof code !== "string" || !validState(state)) {
       response
         .status(400)
         .type("text/plain")
