@@ -86,6 +86,7 @@ const EVENTS: Record<string, string[]> = {
   "DELETE /api/v1/applications/{applicationId}": ["application.deleted"],
   "POST /api/v1/projects": ["project.created"],
   "POST /api/v1/projects/check-name": [],
+  "POST /api/v1/projects/{instanceId}/editor/token": [],
   "PUT /api/v1/projects/{instanceId}": ["project.settings.updated"],
   "DELETE /api/v1/projects/{instanceId}": ["project.deleted"],
   "POST /api/v1/projects/{instanceId}/actions/start": ["project.started"],

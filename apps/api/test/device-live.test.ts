@@ -301,7 +301,8 @@ describe("what reaches the live routes", () => {
       ["GET", `/api/v1/devices/${d.id}/live/settings`],
       ["POST", `/logging/device/${d.id}/audit`],
     ] as const;
-    const body = (method: string) => (method === "POST" ? { event: "x", ...state() } : undefined);
+    const body = (method: string) =>
+      method === "POST" ? { event: "flows.set", ...state() } : undefined;
     for (const token of [undefined, owner.token, server.adminToken, other.credentials.token]) {
       for (const [method, path] of paths) {
         const reply = await live(method, path, token, body(method));
