@@ -747,6 +747,7 @@ describe("hosted instances where no sandbox can be had", { timeout: 120_000 }, (
           mode: "none",
           user: "platform",
           required: false,
+          network: "host",
           reason: "bwrap was not found (Debian and Ubuntu: apt-get install bubblewrap)",
         });
 
