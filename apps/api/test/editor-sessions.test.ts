@@ -193,9 +193,10 @@ describe("an editor's sign-in", { timeout: 120_000 }, () => {
     expect(new URL(opened.callback).host).toBe(new URL(first.url).host);
     expect(opened.token).toMatch(/^fpe_/);
     expect(await deploy(first.url, opened.token!)).toBe(204);
-    // The same code again is refused; so is it at another instance's editor.
+    // The same code again is refused (the platform took it once); so is it at another
+    // instance's editor.
     const again = await fetch(opened.callback, { redirect: "manual" });
-    expect(again.status).toBe(400);
+    expect(again.status).toBe(403);
     const code = new URL(opened.callback).searchParams.get("code")!;
     const elsewhere = await server.request("POST", `/storage/${second.id}/auth/code`, {
       token: null,
