@@ -179,13 +179,16 @@ describe.skipIf(browserMissing)(
     }, 180_000);
 
     test("the platform answers nothing of its own on the instance's host", async () => {
-      // The platform's API, with a token it would honour: the instance answers, not the platform.
-      const api = await fetch(`${editor}/api/v1/user`, {
+      // The platform's API: the instance answers (404), not the platform; and a token the
+      // platform would honour is refused by its proxy before it reaches the instance.
+      const api = await fetch(`${editor}/api/v1/user`);
+      expect(api.status).toBe(404);
+      expect(await api.text()).not.toContain('"username"');
+      const withToken = await fetch(`${editor}/api/v1/user`, {
         headers: { authorization: `Bearer ${server.adminToken}` },
       });
-      const apiText = await api.text();
-      expect(api.status).toBe(404);
-      expect(apiText).not.toContain('"username"');
+      expect(withToken.status).toBe(401);
+      expect(await withToken.text()).toMatch(/credential of the platform's/);
       // The platform's sign-in page is not there for a tenant's page to imitate or frame.
       const { context, page } = await openBrowser(browser);
       const signIn = await page.goto(`${editor}/sign-in`);
