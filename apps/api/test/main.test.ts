@@ -214,7 +214,10 @@ beforeAll(async () => {
     url.searchParams.set("options", `-c search_path=${schema}`);
     env.DATABASE_URL = url.toString();
   }
-});
+  // Three process starts' bounds: the cold compile of the entry point, a PostgreSQL cluster made
+  // and migrated, and PGlite's template, on a machine a clean-clone CI run saturates (120 s, the
+  // hooks' default, was overrun there once).
+}, 3 * PROCESS_STARTS);
 afterAll(async () => {
   await database?.drop();
   await rm(dataDir, { recursive: true, force: true });
