@@ -220,7 +220,8 @@ beforeAll(async () => {
 }, 3 * PROCESS_STARTS);
 afterAll(async () => {
   await database?.drop();
-  await rm(dataDir, { recursive: true, force: true });
+  // Made last in the setup: none when the setup did not end.
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
   if (template) await rm(template, { recursive: true, force: true });
 });
 
