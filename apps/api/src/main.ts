@@ -122,6 +122,7 @@ function brokerOptions(config: Config): AppOptions["broker"] {
         host: config.MQTT_HOST,
         port: config.MQTT_PORT ?? 1883,
         fallBackWhenTaken: config.MQTT_PORT === undefined,
+        keepPortIn: join(config.DATA_DIR, "mqtt-port"),
         dataDir: join(config.DATA_DIR, "mqtt"),
         url: config.BROKER_URL,
         failedConnects,
