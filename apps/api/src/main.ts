@@ -3,7 +3,13 @@
 // With WORKERS > 1 (PostgreSQL only) a primary process does the start-up work once and forks
 // workers that share the port (node:cluster); each worker is a full server.
 // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
-import { createDb, type Db, embeddedPostgresUnavailable, migrateToLatest } from "@flowplane/db";
+import {
+  createDb,
+  type Db,
+  embeddedPostgresUnavailable,
+  migrateToLatest,
+  onAuditWritten,
+} from "@flowplane/db";
 import { LocalDriver } from "@flowplane/runtime";
 import cluster from "node:cluster";
 import { access, mkdir } from "node:fs/promises";
@@ -130,6 +136,26 @@ function brokerOptions(config: Config): AppOptions["broker"] {
   }
 }
 
+/**
+ * What people and devices do, a line each at `info` (creations, deploys, device registrations,
+ * pipeline runs…): the audit log's entries as they are written, by event name, with what they
+ * name (ids, never a value of a secret: entries hold none).
+ */
+function logActivity(log: Logger): void {
+  const activity = log.child({ component: "activity" });
+  onAuditWritten((entry) => {
+    activity.info(
+      {
+        entity: entry.entity.id ? `${entry.entity.type}:${entry.entity.id}` : entry.entity.type,
+        ...(entry.teamId && { teamId: entry.teamId }),
+        by: entry.actor === "system" ? "platform" : `user:${entry.actor.userId}`,
+        ...(entry.actor !== "system" && entry.actor.tokenId && { tokenId: entry.actor.tokenId }),
+      },
+      entry.event,
+    );
+  });
+}
+
 /** Says in the log how hosted instances are kept apart, and plainly when they are not. */
 /**
  * Editors on a host under the platform's own domain can set cookies for it (a tenant's page
@@ -222,6 +248,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
       : undefined;
   if (driver) await reportIsolation(driver, log);
   warnOnSharedSite(config, log);
+  logActivity(log);
   const app = await buildApp({
     db,
     tokenSecret: secret,
