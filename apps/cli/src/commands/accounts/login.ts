@@ -46,8 +46,8 @@ export function addLoginCommand(program: Command, context: Context): void {
         run: "login --token-file ./token --url https://flowplane.example.com",
       },
       {
-        does: "The same with the token piped in (or typed, not echoed, at a terminal)",
-        run: 'login --token-stdin --url https://flowplane.example.com <<< "$TOKEN"',
+        does: "The same with the token piped in on stdin (or typed, not echoed, at a terminal)",
+        run: "login --token-stdin --url https://flowplane.example.com",
       },
     ])
       .summary("Sign in with a password, or check a token, and store the login")
