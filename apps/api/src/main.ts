@@ -27,6 +27,7 @@ import {
   lockDataDir,
   makePrivate,
   portRefusal,
+  recordBaseUrl,
   StartRefused,
 } from "./bootstrap";
 import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
@@ -304,13 +305,14 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     await app.close().catch(() => {});
     throw portRefusal(error, config.HOST, config.PORT);
   }
-  await sayWhereToSignIn(config, log, listeningUrl(app));
+  // BASE_URL unless it was left to follow PORT=0 (any free port): then where it listens.
+  const base = new URL(config.BASE_URL).port === "0" ? listeningUrl(app) : config.BASE_URL;
+  await recordBaseUrl(config.DATA_DIR, base);
+  await sayWhereToSignIn(config, log, base);
 }
 
 /** The start says where a person signs in, and with which password the first time. */
-async function sayWhereToSignIn(config: Config, log: Logger, listening: string): Promise<void> {
-  // BASE_URL unless it was left to follow PORT=0 (any free port): then where it listens.
-  const base = new URL(config.BASE_URL).port === "0" ? listening : config.BASE_URL;
+async function sayWhereToSignIn(config: Config, log: Logger, base: string): Promise<void> {
   const signIn = `${base}/sign-in`;
   const passwordFile = join(config.DATA_DIR, INITIAL_PASSWORD_FILE);
   const first = await access(passwordFile).then(

@@ -259,6 +259,8 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
       expect(server.output()).toContain(
         `Sign in at ${server.url}/sign-in as admin, with the first password in ${passwordFile}`,
       );
+      // Where it listens (PORT=0: a port of its own choosing), for scripts and the guide.
+      expect(await readFile(join(dataDir, "base-url"), "utf8")).toBe(`${server.url}\n`);
       const login = await fetch(`${server.url}/account/login`, {
         method: "POST",
         headers: { "content-type": "application/json" },
