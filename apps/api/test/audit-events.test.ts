@@ -365,7 +365,10 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
   // The devices moved to an application of the team.
   "PUT /api/v1/teams/{teamId}/devices/bulk": async (world, call) => ({
     ...call,
-    body: { ...call.body, application: await createApplication(server, world.founder, world.team.id) },
+    body: {
+      ...call.body,
+      application: await createApplication(server, world.founder, world.team.id),
+    },
   }),
   "PUT /api/v1/devices/{deviceId}/settings": async (_world, call) => ({
     ...call,

@@ -1,6 +1,7 @@
 // Many devices at once through the real server (FlowFuse's /teams/{teamId}/devices/bulk): moved to
 // an application or an instance, unassigned, put in or taken out of device groups, deleted — all
 // or nothing, only the team's devices and targets, only by owners — with FlowFuse's audit events.
+import { auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startServer, type TestServer } from "./harness";
 import {
@@ -67,16 +68,8 @@ const bulk = (method: "PUT" | "DELETE", body: unknown, token = owner.token, team
 const rows = (ids: string[]) =>
   server.db.selectFrom("devices").selectAll().where("id", "in", ids).orderBy("id").execute();
 
-/** The events logged since `since` entries, oldest first. */
-async function eventsSince(since: number) {
-  const all = await server.db
-    .selectFrom("audit_log")
-    .select(["event", "entity_type", "entity_id", "body"])
-    .orderBy("created_at")
-    .orderBy("id")
-    .execute();
-  return all.slice(since);
-}
+/** The entries logged since the first `since`, oldest first. */
+const eventsSince = async (since: number) => (await auditEntries(server.db)).slice(since);
 const auditCount = async () =>
   (await server.db.selectFrom("audit_log").select("id").execute()).length;
 

@@ -18,7 +18,6 @@ import {
   type Db,
   deleteDevice,
   type DeviceDetail,
-  findApplication,
   findDevice,
   findProject,
   findSnapshotSummary,
@@ -33,7 +32,7 @@ import { ApiError, forbidden, notFound, unauthorized } from "../core/errors";
 import { actorOf, procedure, teamOf } from "../core/trpc";
 import { VERSION } from "../version";
 import { applicationOfDevice, deviceView } from "./views";
-import { refreshSettingsHashes, settingsHash } from "./settings";
+import { settingsHash } from "./settings";
 import { newCredentials, newOtc, setUpDevice } from "./credentials";
 import { invalidField, moveDevice, ownerOf } from "./moves";
 
