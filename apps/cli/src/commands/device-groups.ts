@@ -1,8 +1,8 @@
-// `flowplane device-groups`: an application's device groups — listed, created, shown with their
-// members, devices added and removed, the snapshot every member runs set or cleared, deleted (asked
-// first). Every command names the application (--application, by id, or by name in --team); a
-// group is named by its id or its name in the application, a device by its id or (with --team) its
-// name in the team.
+// `flowplane device-groups`: an application's device groups — listed (or the whole team's: `list
+// --team`), created, shown with their members, devices added and removed, the snapshot every member
+// runs set or cleared, deleted (asked first). Every other command names the application
+// (--application, by id, or by name in --team); a group is named by its id or its name in the
+// application, a device by its id or (with --team) its name in the team.
 import type { DeviceGroup as DeviceGroupSchema } from "@flowplane/contract";
 import type { z } from "zod";
 import type { Command } from "commander";
@@ -15,6 +15,7 @@ import { type Example, withExamples } from "./examples";
 import { deviceIdOf } from "./devices";
 import { applicationIdOf } from "./instances";
 import { withJson, withTeam, withYes } from "./options";
+import { teamIdOf } from "./teams/members";
 
 type DeviceGroup = z.infer<typeof DeviceGroupSchema>;
 
@@ -89,15 +90,36 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
   }
 
   withJson(
-    groupsCommand(groups, "list", [
+    withTeam(
+      withExamples(groups.command("list"), [
+        {
+          does: "An application's device groups",
+          run: "device-groups list --application A1b2c3d4e5f6",
+        },
+        { does: "Every device group of a team", run: "device-groups list --team night" },
+      ])
+        .description("An application's device groups, or the whole team's (members and up)")
+        .option("--application <app>", "the application's id, or its name in --team"),
       {
-        does: "An application's device groups",
-        run: "device-groups list --application A1b2c3d4e5f6",
+        required: false,
+        description: "the team, by id or slug: its groups, or its application's by name",
       },
-    ]).description("An application's device groups (members and up)"),
-  ).action(async (options: Options) => {
-    const { client, applicationId } = await connect(options);
-    const list = await client.deviceGroups.list.query({ applicationId });
+    ),
+  ).action(async (options: Partial<Options>, command: Command) => {
+    if (options.application === undefined && options.team === undefined) {
+      command.error("error: give --application, or --team for every group of the team", {
+        exitCode: 2,
+      });
+    }
+    const { client } = await context.connect();
+    const list =
+      options.application !== undefined
+        ? await client.deviceGroups.list.query({
+            applicationId: await applicationIdOf(client, options.application, options.team),
+          })
+        : await client.deviceGroups.ofTeam.query({
+            teamId: await teamIdOf(client, options.team!),
+          });
     if (options.json) return context.print(json(list));
     context.print(
       list.groups.length === 0
@@ -105,6 +127,14 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
         : table(list.groups, [
             { header: "ID", value: (g) => g.id },
             { header: "NAME", value: (g) => g.name },
+            ...(options.application === undefined
+              ? [
+                  {
+                    header: "APPLICATION",
+                    value: (g: (typeof list.groups)[number]) => g.application.name,
+                  },
+                ]
+              : []),
             { header: "DEVICES", value: (g) => String(g.deviceCount) },
             { header: "TARGET", value: (g) => g.targetSnapshot?.name ?? "-" },
             { header: "DESCRIPTION", value: (g) => g.description },
