@@ -85,6 +85,11 @@ export type Meta = OpenApiMeta<{
    * procedure needs no second round trip: `userTeams`, every team of the caller (GET /user/teams).
    */
   preload?: "userTeams";
+  /**
+   * A resource the body names that the caller cannot see (another team's, or none) is 404, as
+   * FlowFuse answers it (POST /pipelines: `applicationId`), not 400 naming the field.
+   */
+  unseenIsNotFound?: boolean;
 }>;
 
 const t = initTRPC
@@ -254,7 +259,13 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   );
   if (!decision.allowed) {
     if (decision.status !== 404) throw forbidden();
-    if (namedBy === undefined || meta.openapi?.path.includes(`{${namedBy}}`)) throw notFound();
+    if (
+      namedBy === undefined ||
+      meta.unseenIsNotFound ||
+      meta.openapi?.path.includes(`{${namedBy}}`)
+    ) {
+      throw notFound();
+    }
     throw invalidRequest(`Invalid request: ${namedBy}: no such resource`, [
       { path: namedBy, message: "No such resource, or not yours" },
     ]);
