@@ -90,7 +90,7 @@ describe("GET /api/v1/search", () => {
       object: "application",
       name: "Plant Floor",
       description: "Line sensors at 100% duty",
-      links: { self: expect.stringContaining(ids.plant) },
+      links: { self: expect.stringContaining(ids.plant!) },
     });
     expect(instance).toMatchObject({ object: "instance", name: "line-dev" });
     expect(device).toMatchObject({ object: "device", name: "Gateway", type: "Line-Controller" });
