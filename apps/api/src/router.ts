@@ -10,6 +10,7 @@ import { instances } from "./instances/index";
 import { library } from "./library/index";
 import { pipelines } from "./pipelines/index";
 import { platform } from "./platform/index";
+import { search } from "./search/index";
 import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
 import { tokens } from "./tokens/index";
@@ -28,6 +29,7 @@ export const appRouter = router({
   ...devices.procedures,
   ...library.procedures,
   ...pipelines.procedures,
+  ...search.procedures,
 });
 
 export type AppRouter = typeof appRouter;

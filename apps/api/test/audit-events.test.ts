@@ -344,11 +344,20 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
       },
     };
   },
-  // A new stage after the last.
-  "POST /api/v1/pipelines/{pipelineId}/stages": async (world, call) => ({
-    ...call,
-    body: { ...call.body, source: (await pipelineOf(world)).lastStageId },
-  }),
+  // A new stage after the last, with an instance of the application no stage has yet (a
+  // pipeline has each instance in one stage).
+  "POST /api/v1/pipelines/{pipelineId}/stages": async (world, call) => {
+    const pipeline = await pipelineOf(world);
+    const instance = await server.request("POST", "/api/v1/projects", {
+      token: world.founder.token,
+      body: { name: `added-${Date.now().toString(36)}`, applicationId: pipeline.applicationId },
+    });
+    expect(instance.status, instance.text).toBe(200);
+    return {
+      ...call,
+      body: { ...call.body, instanceId: instance.body.id, source: pipeline.lastStageId },
+    };
+  },
   // A member added: a device of the group's application.
   "PATCH /api/v1/applications/{applicationId}/device-groups/{groupId}": async (world, call) => {
     const device = await server.request("POST", "/api/v1/devices", {

@@ -1,9 +1,12 @@
 // Isolation between teams, walked over every operation of the served document: the owner of team B
 // names team A's resources (in the path, and in body fields that are ids) and gets 404 (path),
-// 400 (body) or, for administrators' operations, 403 — never a success — and team A is exactly as
+// 400 (body; 404 where the operation says `unseenIsNotFound`) or, for administrators' operations, 403 — never a success — and team A is exactly as
 // it was; a body that leaves a required id out is 400 naming it. Operations are read from the document, so a new one is walked the moment it is declared;
 // a path parameter this file does not know fails the walk until the fixtures below learn it.
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { restRoutes } from "../src/core/rest";
+import type { Meta } from "../src/core/trpc";
+import { appRouter } from "../src/router";
 import { type Reply, startServer, type TestServer } from "./harness";
 import {
   createApplication,
@@ -34,6 +37,16 @@ import {
   schemaWalker,
   type SchemaWalker,
 } from "./walk";
+
+/**
+ * Operations whose meta says `unseenIsNotFound` (`POST /pipelines`, FlowFuse's answer): another
+ * team's id in their body is 404, not 400.
+ */
+const UNSEEN_IS_NOT_FOUND = new Set(
+  restRoutes(appRouter)
+    .filter((route) => (route.procedure._def.meta as Meta).unseenIsNotFound)
+    .map((route) => `${route.method} ${route.path}`),
+);
 
 let server: TestServer;
 let walker: SchemaWalker;
@@ -478,7 +491,7 @@ test("the owner of another team gets 404 for team A's ids in every path, 400 for
     // Team A's ids in the body, the path naming the walker's own resources.
     if (hasBody) {
       for (const field of idFields.filter((f) => f in BODY_IDS)) {
-        const expected = rule.kind === "admin" ? 403 : 400;
+        const expected = rule.kind === "admin" ? 403 : UNSEEN_IS_NOT_FOUND.has(name) ? 404 : 400;
         walkedBodies++;
         sent.push(
           await send(
@@ -487,11 +500,11 @@ test("the owner of another team gets 404 for team A's ids in every path, 400 for
               method,
               path: pathWith(new Set()) + query,
               body: { ...ownBody(), [field]: BODY_IDS[field]!(a) },
-              expected: expected === 400 ? `400 naming ${field}` : "403",
+              expected: expected === 400 ? `400 naming ${field}` : String(expected),
             },
             (reply) => {
               if (reply.status !== expected) return `expected ${expected}`;
-              if (expected === 403) return undefined;
+              if (expected !== 400) return undefined;
               const paths = (reply.body?.errors ?? []).map((e: { path?: string }) => e.path);
               return paths.some((p: unknown) => p === field || String(p).startsWith(`${field}.`))
                 ? undefined

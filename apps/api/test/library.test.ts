@@ -195,6 +195,72 @@ describe("the team library in Node-RED's library panel", { timeout: 120_000 }, (
     expect(await entry.text()).toBe("return msg;");
   });
 
+  it("deletes an entry or a folder without `type`, as FlowFuse; the editors then read none of it", async () => {
+    const save = (type: string, path: string, body: string) =>
+      server.request("PUT", `/api/v1/teams/${teamId}/library/entry`, {
+        token: member.token,
+        body: { type, path, body },
+      });
+    expect((await save("flows", "cleanup/a.json", JSON.stringify(FLOW))).status).toBe(200);
+    expect((await save("functions", "cleanup/b", "return null;")).status).toBe(200);
+    expect((await save("functions", "cleanup/deeper/c", "return 1;")).status).toBe(200);
+    expect((await save("templates", "single", "<b>x</b>")).status).toBe(200);
+    const before = await editor(second, viewer.token, `/library/${SOURCE}/flows/cleanup/a.json`);
+    expect(await before.json()).toEqual(FLOW);
+
+    // A refused delete changes nothing: a viewer's (403), a path with nothing (404).
+    const count = async () =>
+      (await server.db.selectFrom("team_library_entries").select("path").execute()).length;
+    const held = await count();
+    const asViewer = await server.request("DELETE", `/storage/library/${teamId}/cleanup`, {
+      token: viewer.token,
+    });
+    expect(asViewer.status).toBe(403);
+    const nothing = await server.request("DELETE", `/storage/library/${teamId}/nowhere`, {
+      token: member.token,
+    });
+    expect(nothing.status).toBe(404);
+    expect(await count()).toBe(held);
+
+    // A folder, whatever its entries' types; and one entry, named without its type.
+    const folder = await server.request("DELETE", `/storage/library/${teamId}/cleanup`, {
+      token: member.token,
+    });
+    expect(folder.status, folder.text).toBe(200);
+    expect(folder.body).toEqual({ status: "okay", deleteCount: 3 });
+    const single = await server.request(
+      "DELETE",
+      `/api/v1/teams/${teamId}/library/entry?path=single`,
+      {
+        token: member.token,
+      },
+    );
+    expect(single.status, single.text).toBe(200);
+    expect(single.body).toEqual({ status: "okay", deleteCount: 1 });
+    expect(await count()).toBe(held - 4);
+
+    // Node-RED's library reads through /storage/library: nothing of them is left there.
+    for (const [type, path] of [
+      ["flows", "cleanup/a.json"],
+      ["functions", "cleanup/b"],
+      ["functions", "cleanup"],
+      ["templates", "single"],
+    ]) {
+      const read = await server.request("GET", `/storage/library/${teamId}/${path}?type=${type}`, {
+        token: member.token,
+      });
+      expect(read.status).toBe(200);
+      expect(read.headers.get("x-meta-type"), `${type} ${path}`).toBe("folder");
+      expect(read.body, `${type} ${path}`).toEqual([]);
+    }
+    const top = await editor(second, viewer.token, `/library/${SOURCE}/functions/`);
+    expect(await top.json()).not.toContain("cleanup");
+    const entry = await editor(second, viewer.token, `/library/${SOURCE}/flows/cleanup/a.json`);
+    expect(JSON.stringify(await entry.json())).not.toContain("inj1");
+    const deletes = await auditEntries(server.db, { event: "team.library.entry.deleted" });
+    expect(deletes.at(-2)?.body).toMatchObject({ entry: { path: "cleanup" }, deleteCount: 3 });
+  });
+
   it("lets a viewer read in the editor but not save", async () => {
     const refused = await editor(first, viewer.token, `/library/${SOURCE}/flows/viewer.json`, {
       method: "POST",

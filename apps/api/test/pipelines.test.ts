@@ -224,3 +224,129 @@ describe("pipelines and stages", () => {
     expect(last.at(-1)?.body.pipeline).toEqual({ id: pipelineId, name: "Ship it" });
   });
 });
+
+describe("FlowFuse's answers: another team's application, a target used twice, the last stage", () => {
+  let pipelineId: string;
+  const stage: Record<string, string> = {};
+  const counts = async () => ({
+    pipelines: (await server.db.selectFrom("pipelines").select("id").execute()).length,
+    stages: (await server.db.selectFrom("pipeline_stages").select("id").execute()).length,
+    operations: (await server.db.selectFrom("operations").select("id").execute()).length,
+    snapshots: (await server.db.selectFrom("snapshots").select("id").execute()).length,
+    audit: (await auditEntries(server.db)).length,
+  });
+
+  beforeAll(async () => {
+    const created = await server.request("POST", "/api/v1/pipelines", {
+      token: owner.token,
+      body: { applicationId, name: "Checks" },
+    });
+    pipelineId = created.body.id;
+    const add = (body: Record<string, unknown>) =>
+      server.request("POST", `/api/v1/pipelines/${pipelineId}/stages`, {
+        token: owner.token,
+        body,
+      });
+    stage.first = (await add({ name: "First", instanceId: instances[0] })).body.id;
+    stage.last = (
+      await add({ name: "Last", instanceId: instances[1], source: stage.first, action: "none" })
+    ).body.id;
+  });
+
+  it("another team's owner naming this team's application gets 404, and nothing is made", async () => {
+    const elsewhere = await server.request("POST", "/api/v1/teams", {
+      token: outsider.token,
+      body: { name: "Elsewhere" },
+    });
+    expect(elsewhere.status).toBe(200);
+    const before = await counts();
+    for (const id of [applicationId, "00000000-0000-4000-8000-000000000000"]) {
+      const reply = await server.request("POST", "/api/v1/pipelines", {
+        token: outsider.token,
+        body: { applicationId: id, name: "Mine now" },
+      });
+      expect(reply.status, reply.text).toBe(404);
+      expect(reply.body.code).toBe("not_found");
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it("refuses an instance already in the pipeline as another stage, and changes nothing", async () => {
+    const before = await counts();
+    const again = await server.request("POST", `/api/v1/pipelines/${pipelineId}/stages`, {
+      token: owner.token,
+      body: { name: "Again", instanceId: instances[0], source: stage.last },
+    });
+    expect(again.status, again.text).toBe(400);
+    expect(again.body.code).toBe("invalid_input");
+    expect(again.body.errors).toEqual([{ path: "instanceId", message: expect.any(String) }]);
+    // Changing a stage to another stage's instance is refused too; keeping its own is not.
+    const swap = await server.request(
+      "PUT",
+      `/api/v1/pipelines/${pipelineId}/stages/${stage.last}`,
+      { token: owner.token, body: { instanceId: instances[0] } },
+    );
+    expect(swap.status, swap.text).toBe(400);
+    expect(swap.body.code).toBe("invalid_input");
+    expect(await counts()).toEqual(before);
+    const pipeline = await server.request("GET", `/api/v1/pipelines/${pipelineId}`, {
+      token: owner.token,
+    });
+    expect(
+      pipeline.body.stages.map((s: { instances: { id: string }[] }) => s.instances[0]!.id),
+    ).toEqual([instances[0], instances[1]]);
+    const same = await server.request(
+      "PUT",
+      `/api/v1/pipelines/${pipelineId}/stages/${stage.last}`,
+      { token: owner.token, body: { instanceId: instances[1], name: "Last" } },
+    );
+    expect(same.status, same.text).toBe(200);
+  });
+
+  it("refuses a deploy from the last stage, making no snapshot, operation or entry", async () => {
+    const before = await counts();
+    const reply = await server.request(
+      "PUT",
+      `/api/v1/pipelines/${pipelineId}/stages/${stage.last}/deploy`,
+      { token: owner.token, body: {} },
+    );
+    expect(reply.status, reply.text).toBe(404);
+    expect(reply.body).toMatchObject({ code: "not_found", error: "Target stage not found" });
+    expect(await counts()).toEqual(before);
+  });
+
+  it("logs the pipeline's events in the team's log, stage-added naming its stage", async () => {
+    const log = await server.request(
+      "GET",
+      `/api/v1/teams/${teamId}/audit-log?scope=team&limit=100`,
+      { token: owner.token },
+    );
+    expect(log.status, log.text).toBe(200);
+    const ours = log.body.log.filter(
+      (e: { body: { pipeline?: { id: string } } }) => e.body.pipeline?.id === pipelineId,
+    );
+    expect(ours.map((e: { event: string }) => e.event).sort()).toEqual([
+      "application.pipeline.created",
+      "application.pipeline.stage-added",
+      "application.pipeline.stage-added",
+      "application.pipeline.stage-updated",
+    ]);
+    for (const entry of ours) {
+      expect(entry.scope).toEqual({ type: "team", id: teamId });
+      expect(entry.body).toMatchObject({
+        team: { id: teamId, name: "Delivery" },
+        application: { id: applicationId, name: expect.any(String) },
+        pipeline: { id: pipelineId, name: "Checks" },
+      });
+    }
+    const added = ours.filter(
+      (e: { event: string }) => e.event === "application.pipeline.stage-added",
+    );
+    expect(added.map((e: { body: { pipelineStage: unknown } }) => e.body.pipelineStage)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: stage.first, name: "First" }),
+        expect.objectContaining({ id: stage.last, name: "Last" }),
+      ]),
+    );
+  });
+});

@@ -229,7 +229,7 @@ describe("each team role may do what the permission matrix says, and is 403 othe
           }
           const path =
             operation.template.replace(/\{(\w+)\}/g, (_, param: string) => values[param]!) +
-            requiredQuery(operation, walker.example);
+            requiredQuery(operation, walker.example, world.team.id);
           const body = validBody(walker, operation);
           if (body) {
             for (const field of idFields) {

@@ -286,11 +286,16 @@ export async function createLibraryEntry(
 export function requiredQuery(
   operation: DocumentOperation,
   example: (schema: object, where: string) => unknown,
+  /** The team a `team` parameter (the search's) names. */
+  teamId?: string,
 ): string {
   const query = (operation.operation.parameters ?? [])
     .filter((p) => p.in === "query" && p.required)
     .map((p) => {
-      const value = VALID_QUERY_VALUES[p.name] ?? String(example(p.schema ?? {}, p.name));
+      const value =
+        (p.name === "team" ? teamId : undefined) ??
+        VALID_QUERY_VALUES[p.name] ??
+        String(example(p.schema ?? {}, p.name));
       return `${p.name}=${encodeURIComponent(value)}`;
     });
   return query.length > 0 ? `?${query.join("&")}` : "";

@@ -11,6 +11,7 @@ import { addDevicesCommands } from "./commands/devices";
 import { addAppsCommands, addInstancesCommands } from "./commands/instances";
 import { showExamples } from "./commands/examples";
 import { addLibraryCommands } from "./commands/library";
+import { addSearchCommand } from "./commands/search";
 import { addPipelinesCommands } from "./commands/pipelines";
 import { addSnapshotsCommands } from "./commands/snapshots";
 import { addInvitationsCommands } from "./commands/teams/invitations";
@@ -60,6 +61,7 @@ export function createProgram(context: Context, io: Io): Command {
   addBrokerCommands(program, context);
   addLibraryCommands(program, context);
   addPipelinesCommands(program, context);
+  addSearchCommand(program, context);
   showExamples(program);
   return program;
 }

@@ -8,6 +8,7 @@ export * from "./errors";
 export * from "./instances";
 export * from "./library";
 export * from "./pipelines";
+export * from "./search";
 export * from "./platform";
 export * from "./snapshots";
 export * from "./teams/index";

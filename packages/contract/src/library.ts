@@ -100,6 +100,9 @@ export const SaveLibraryEntryInput = z.strictObject({
 });
 
 export const DeleteLibraryEntryInput = LibraryEntryInput.extend({
+  type: LibraryType.optional().describe(
+    "Only entries of this type; absent: the entry or folder goes whatever its type (FlowFuse's)",
+  ),
   path: LibraryPath.describe("An entry, or a folder: all of it goes"),
 });
 

@@ -448,3 +448,6 @@ export async function findDeviceByToken(
     .where("d.token_digest", "=", tokenDigest)
     .executeTakeFirst() as Promise<DeviceDetail | undefined>;
 }
+
+/** The query that loads devices with what their view shows (the search's too, search.ts). */
+export { detailQuery as deviceDetailQuery };

@@ -127,17 +127,19 @@ export async function saveLibraryEntry(
   return "saved";
 }
 
-/** Deletes the entry at `path`, or every entry in the folder `path`: how many went. */
+/**
+ * Deletes the entry at `path`, or every entry in the folder `path`, of one type or (none given)
+ * of every type: how many went.
+ */
 export async function deleteLibraryEntries(
   db: Kysely<Database>,
   teamId: string,
-  type: string,
+  type: string | undefined,
   path: string,
 ): Promise<number> {
-  const result = await db
-    .deleteFrom("team_library_entries")
-    .where("team_id", "=", teamId)
-    .where("type", "=", type)
+  let query = db.deleteFrom("team_library_entries").where("team_id", "=", teamId);
+  if (type !== undefined) query = query.where("type", "=", type);
+  const result = await query
     .where((eb) => eb.or([eb("path", "=", path), under(`${path}/`)]))
     .executeTakeFirst();
   return Number(result.numDeletedRows);

@@ -66,3 +66,8 @@ export function countUpTo(
   const capped = rows.select(sql<number>`1`.as("one")).limit(cap);
   return db.selectFrom(capped.as("capped")).select(countAll());
 }
+
+/** `%text%` for LIKE and ILIKE, with their own wildcards (and the escape) in the text matched literally. */
+export function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}

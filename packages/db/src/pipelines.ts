@@ -167,6 +167,26 @@ export async function countStages(db: Kysely<Database>, pipelineId: string): Pro
   return Number(row.count);
 }
 
+/**
+ * The stage of this pipeline, other than `exceptStageId`, whose target is this instance, device
+ * group or device (FlowFuse offers each target to one stage of a pipeline only).
+ */
+export async function stageWithTarget(
+  db: Kysely<Database>,
+  pipelineId: string,
+  target: { instanceId: string | null; deviceGroupId: string | null; deviceId: string | null },
+  exceptStageId?: string,
+): Promise<PipelineStageRow | undefined> {
+  let query = db.selectFrom("pipeline_stages").selectAll().where("pipeline_id", "=", pipelineId);
+  if (target.instanceId !== null) query = query.where("instance_id", "=", target.instanceId);
+  else if (target.deviceGroupId !== null) {
+    query = query.where("device_group_id", "=", target.deviceGroupId);
+  } else if (target.deviceId !== null) query = query.where("device_id", "=", target.deviceId);
+  else return undefined;
+  if (exceptStageId !== undefined) query = query.where("id", "<>", exceptStageId);
+  return query.limit(1).executeTakeFirst();
+}
+
 export interface StageValues {
   name: string;
   action: StageActionValue;

@@ -22,6 +22,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Identity, PreloadedTeam } from "./authenticator";
 import { Id, TeamIdInput, TeamSlugInput, UserIdInput } from "@flowplane/contract";
 import {
+  ApiError,
   forbidden,
   invalidRequest,
   notFound,
@@ -90,6 +91,16 @@ export type Meta = OpenApiMeta<{
    * procedure needs no second round trip: `userTeams`, every team of the caller (GET /user/teams).
    */
   preload?: "userTeams";
+  /**
+   * A resource the body names that the caller cannot see (another team's, or none) is 404, as
+   * FlowFuse answers it (POST /pipelines: `applicationId`), not 400 naming the field.
+   */
+  unseenIsNotFound?: boolean;
+  /**
+   * The code of the 400 for a `team` field missing or not an id (FlowFuse's search answers a bad
+   * team with `bad_request`); else it is `invalid_request` naming the field.
+   */
+  badTeamCode?: string;
 }>;
 
 const t = initTRPC
@@ -200,8 +211,16 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
     // Checked before the lookup: a value the database cannot hold must not reach a query.
     const value = (raw as Record<string, unknown>)[teamField];
     const parsed = TEAM_FIELD_SCHEMAS[teamField].safeParse({ [teamField]: value });
-    if (!parsed.success) throw validationError(parsed.error);
+    if (!parsed.success) {
+      const error = validationError(parsed.error);
+      if (meta.badTeamCode) throw new ApiError(400, meta.badTeamCode, error.message, error.fields);
+      throw error;
+    }
     teamId = value as string;
+  } else if (meta.badTeamCode) {
+    throw new ApiError(400, meta.badTeamCode, "Invalid request: team: Required", [
+      { path: "team", message: "Required" },
+    ]);
   }
   // Applications, instances and snapshots belong to a team: the check is the team's (404 when
   // none). The first field of OWNED_BY that the input has names the resource.
@@ -259,7 +278,13 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
   );
   if (!decision.allowed) {
     if (decision.status !== 404) throw forbidden();
-    if (namedBy === undefined || meta.openapi?.path.includes(`{${namedBy}}`)) throw notFound();
+    if (
+      namedBy === undefined ||
+      meta.unseenIsNotFound ||
+      meta.openapi?.path.includes(`{${namedBy}}`)
+    ) {
+      throw notFound();
+    }
     throw invalidRequest(`Invalid request: ${namedBy}: no such resource`, [
       { path: namedBy, message: "No such resource, or not yours" },
     ]);

@@ -3,6 +3,7 @@
 import {
   type Device,
   DEVICE_ONLINE_MS,
+  type DeviceSummary,
   type EnvVar,
   PLATFORM_ENV_PREFIX,
 } from "@flowplane/contract";
@@ -18,7 +19,12 @@ export function onlineStatus(lastSeenAt: Date | null, now = Date.now()) {
     : ("offline" as const);
 }
 
-export function deviceView(device: DeviceDetail, baseUrl: string, now = Date.now()): Device {
+/** A device as lists show it (FlowFuse's `deviceSummary`). */
+export function deviceSummary(
+  device: DeviceDetail,
+  baseUrl: string,
+  now = Date.now(),
+): DeviceSummary {
   const ownerType = device.project_id ? "instance" : device.application_id ? "application" : null;
   return {
     id: device.id,
@@ -33,6 +39,12 @@ export function deviceView(device: DeviceDetail, baseUrl: string, now = Date.now
     isDeploying:
       device.target_snapshot_id !== null && device.target_snapshot_id !== device.active_snapshot_id,
     links: { self: devicePath(baseUrl, device.id) },
+  };
+}
+
+export function deviceView(device: DeviceDetail, baseUrl: string, now = Date.now()): Device {
+  return {
+    ...deviceSummary(device, baseUrl, now),
     createdAt: device.created_at.toISOString(),
     updatedAt: device.updated_at.toISOString(),
     agentVersion: device.agent_version,

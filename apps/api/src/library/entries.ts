@@ -60,11 +60,14 @@ export async function saveEntry(
   });
 }
 
-/** Deletes an entry, or a folder and all in it: how many entries went (none: 404). */
+/**
+ * Deletes an entry, or a folder and all in it, of one type or (none given, as FlowFuse) of every
+ * type: how many entries went (none: 404).
+ */
 export async function deleteEntries(
   db: Db,
   teamId: string,
-  entry: { type: string; path: string },
+  entry: { type?: string; path: string },
   actor: LibraryActor,
 ): Promise<number> {
   const { actor: who, by } = audit(actor);

@@ -132,7 +132,7 @@ export const libraryRouter = router({
         tags: [TAG],
         summary: "Delete an entry, or a whole folder, of the team library (members and owners)",
         description:
-          "`path` names an entry, or a folder: every entry in it goes. `deleteCount` says how many; 404 when there was none. Audit event `team.library.entry.deleted`.",
+          "`path` names an entry, or a folder: every entry in it goes, of `type` or, without it, of every type (as FlowFuse). `deleteCount` says how many; 404 when there was none. Every instance's library panel stops showing them at once. Audit event `team.library.entry.deleted`.",
       },
     })
     .input(DeleteLibraryEntryInput)

@@ -191,7 +191,8 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
       throw invalidRequest("Invalid request: path: Required", [
         { path: "path", message: "Required" },
       ]);
-    const type = typeOf(request, true)!;
+    // Without `type`, the entry or folder at `path` goes whatever its type (FlowFuse's).
+    const type = typeOf(request, false);
     const deleteCount = await deleteEntries(opts.db, teamId, { type, path }, actor);
     return reply.send({ status: "okay", deleteCount });
   });

@@ -101,7 +101,7 @@ export class Deploys {
 
 /**
  * Fails the deploys a process that is gone left pending (at start, and on every sweep after): their
- * operation says so, and the application's audit log has `application.pipeline.stage-deploy-failed`
+ * operation says so, and the team's audit log has `application.pipeline.stage-deploy-failed`
  * (Flowplane's: FlowFuse records no failed deploy). The target they held is free again.
  */
 export async function failAbandonedDeploys(db: Db): Promise<number> {
@@ -116,12 +116,13 @@ export async function failAbandonedDeploys(db: Db): Promise<number> {
       const pipeline = await findPipeline(trx, subject.pipeline.id);
       await recordAudit(trx, {
         event: "application.pipeline.stage-deploy-failed",
-        entity: pipeline
-          ? { type: "application", id: pipeline.application_id }
-          : { type: "team", id: row.team_id },
+        entity: { type: "team", id: row.team_id },
         teamId: row.team_id,
         actor: "system",
         body: {
+          ...(pipeline && {
+            application: { id: pipeline.application_id, name: pipeline.application_name },
+          }),
           ...subject,
           operation: { id: row.id },
           error: { code: row.error_code, error: row.error_message },
@@ -283,11 +284,15 @@ async function run(ctx: Context, operationId: string, deploy: Plan): Promise<voi
   await noteOperation(db, operationId, { snapshot: { id: sent.id, name: sent.name } });
   const deployed = {
     event: "application.pipeline.stage-deployed",
-    entity: { type: "application" as const, id: pipeline.application_id },
+    entity: { type: "team" as const, id: pipeline.team_id },
     teamId: pipeline.team_id,
     actor: actorOf(ctx),
     body: {
+      application: { id: pipeline.application_id, name: pipeline.application_name },
       pipeline: { id: pipeline.id, name: pipeline.name },
+      // FlowFuse's names for the two stages, and Flowplane's.
+      pipelineStage: { id: source.id, name: source.name },
+      pipelineStageTarget: { id: target.id, name: target.name },
       sourceStage: { id: source.id, name: source.name },
       targetStage: { id: target.id, name: target.name },
       sourceProject: { id: sourceInstance.id, name: sourceInstance.name },

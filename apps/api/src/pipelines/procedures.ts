@@ -20,7 +20,7 @@ import {
   type PipelineWithApplication,
   recordAudit,
   renamePipeline,
-  teamOfApplication,
+  type TeamForUser,
 } from "@flowplane/db";
 import { notFound } from "../core/errors";
 import { actorOf, type Context, procedure, teamOf } from "../core/trpc";
@@ -34,19 +34,31 @@ export async function pipelineOf(ctx: Pick<Context, "db">, pipelineId: string) {
   return pipeline;
 }
 
-/** The audit entries of a change to a pipeline go to the team's log, about its application. */
+/**
+ * The audit entries of a change to a pipeline, as FlowFuse logs them: the team's (scope `team`),
+ * their body naming the team, the application and the pipeline (FlowFuse's `generateBody`).
+ */
 export function pipelineAudit(
-  ctx: Pick<Context, "auth">,
-  pipeline: Pick<PipelineWithApplication, "id" | "name" | "team_id" | "application_id">,
+  ctx: Pick<Context, "auth"> & { team: TeamForUser | undefined },
+  pipeline: Pick<
+    PipelineWithApplication,
+    "id" | "name" | "team_id" | "application_id" | "application_name"
+  >,
   event: string,
   body: Record<string, unknown> = {},
 ) {
+  const team = ctx.team?.team;
   return {
     event,
-    entity: { type: "application" as const, id: pipeline.application_id },
+    entity: { type: "team" as const, id: pipeline.team_id },
     teamId: pipeline.team_id,
     actor: actorOf(ctx),
-    body: { pipeline: { id: pipeline.id, name: pipeline.name }, ...body },
+    body: {
+      ...(team && { team: { id: team.id, name: team.name, slug: team.slug } }),
+      application: { id: pipeline.application_id, name: pipeline.application_name },
+      pipeline: { id: pipeline.id, name: pipeline.name },
+      ...body,
+    },
   };
 }
 
@@ -111,29 +123,32 @@ export const pipelineProcedures = {
   create: procedure
     .meta({
       permission: "pipeline:create",
+      // Another team's application (or none) is 404, as on every other pipeline route.
+      unseenIsNotFound: true,
       openapi: {
         method: "POST",
         path: "/api/v1/pipelines",
         tags: [TAG],
         summary: "Create a pipeline in an application (owners)",
         description:
-          "A pipeline has no stages until they are added (`POST /api/v1/pipelines/{pipelineId}/stages`). Audit event `application.pipeline.created`.",
+          "A pipeline has no stages until they are added (`POST /api/v1/pipelines/{pipelineId}/stages`). An `applicationId` that is not of a team of the caller's is 404, as FlowFuse answers it. Audit event `application.pipeline.created`.",
       },
     })
     .input(CreatePipelineInput)
     .output(Pipeline)
     .mutation(async ({ ctx, input }) => {
-      const teamId = (await teamOfApplication(ctx.db, input.applicationId))!;
+      const teamId = teamOf(ctx).team.id;
       const row = await ctx.db.transaction().execute(async (trx) => {
         const created = await insertPipeline(trx, {
           teamId,
           applicationId: input.applicationId,
           name: input.name,
         });
-        await recordAudit(trx, pipelineAudit(ctx, created, "application.pipeline.created"));
-        return created;
+        const found = (await findPipeline(trx, created.id))!;
+        await recordAudit(trx, pipelineAudit(ctx, found, "application.pipeline.created"));
+        return found;
       });
-      const [view] = await pipelineViews([(await findPipeline(ctx.db, row.id))!], ctx);
+      const [view] = await pipelineViews([row], ctx);
       return view!;
     }),
 

@@ -23,7 +23,7 @@ import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
 import { stageView } from "./views";
 import { TAG, pipelineOf, pipelineAudit } from "./procedures";
-import { checkAction, kindOfStage, targetOf } from "./targets";
+import { checkAction, checkTargetFree, kindOfStage, targetOf } from "./targets";
 
 async function stageOf(ctx: Pick<Context, "db">, pipelineId: string, stageId: string) {
   const stage = await findStage(ctx.db, pipelineId, stageId);
@@ -31,8 +31,9 @@ async function stageOf(ctx: Pick<Context, "db">, pipelineId: string, stageId: st
   return stage;
 }
 
+/** The stage an entry is about: FlowFuse's `pipelineStage` (`id`, `name`), and what it does. */
 const stageBody = (stage: PipelineStageRow) => ({
-  stage: {
+  pipelineStage: {
     id: stage.id,
     name: stage.name,
     action: stage.action,
@@ -71,7 +72,7 @@ export const stageProcedures = {
         tags: [TAG],
         summary: "Add a stage (owners)",
         description:
-          "The stage deploys to exactly one of `instanceId` (a hosted instance), `deviceGroupId` (a device group: its target snapshot) or `deviceId` (a device: its target snapshot), of the pipeline's application (else 400 naming the field); answered as `instances`, `deviceGroups`, `devices`. A device group stage is never first (400 `invalid_input`). `source` is the stage it follows: linked in after it, before the stage that followed it. Without `source`, only the first stage of an empty pipeline (else 400 `invalid_input`: FlowFuse then leaves a stage no other leads to). `action` defaults to `create_snapshot` (device stages: `use_active_snapshot`); `use_active_snapshot` is for device stages and `create_snapshot` for instance and group stages (400 `invalid_input` naming `action`). Audit events `application.pipeline.stage-added` and, on an instance, `project.assigned-to-pipeline-stage`.",
+          "The stage deploys to exactly one of `instanceId` (a hosted instance), `deviceGroupId` (a device group: its target snapshot) or `deviceId` (a device: its target snapshot), of the pipeline's application (else 400 naming the field); answered as `instances`, `deviceGroups`, `devices`. A device group stage is never first (400 `invalid_input`). An instance, device group or device another stage of the pipeline has is 400 `invalid_input` naming the field (FlowFuse's editor offers each to one stage). `source` is the stage it follows: linked in after it, before the stage that followed it. Without `source`, only the first stage of an empty pipeline (else 400 `invalid_input`: FlowFuse then leaves a stage no other leads to). `action` defaults to `create_snapshot` (device stages: `use_active_snapshot`); `use_active_snapshot` is for device stages and `create_snapshot` for instance and group stages (400 `invalid_input` naming `action`). Audit events `application.pipeline.stage-added` and, on an instance, `project.assigned-to-pipeline-stage`.",
       },
     })
     .input(CreatePipelineStageInput)
@@ -91,6 +92,7 @@ export const stageProcedures = {
       const instance = target.instance;
       const stage = await ctx.db.transaction().execute(async (trx) => {
         if (!(await lockPipeline(trx, pipeline.id))) throw notFound();
+        await checkTargetFree(trx, pipeline.id, target);
         let after: PipelineStageRow | undefined;
         if (input.source !== undefined) {
           after = await findStage(trx, pipeline.id, input.source);
@@ -149,7 +151,7 @@ export const stageProcedures = {
         tags: [TAG],
         summary: "Change a stage (owners)",
         description:
-          "Fields given replace the stage's; the order of stages does not change. A new target (one of `instanceId`, `deviceGroupId`, `deviceId`, of the pipeline's application, else 400 naming the field) replaces the stage's; the action must suit the new kind. Audit event `application.pipeline.stage-updated` (Flowplane's: FlowFuse audits none), and `project.assigned-to-pipeline-stage` for a new instance.",
+          "Fields given replace the stage's; the order of stages does not change. A new target (one of `instanceId`, `deviceGroupId`, `deviceId`, of the pipeline's application, else 400 naming the field) replaces the stage's; the action must suit the new kind, and no other stage of the pipeline may have it (400 `invalid_input`). Audit event `application.pipeline.stage-updated` (Flowplane's: FlowFuse audits none), and `project.assigned-to-pipeline-stage` for a new instance.",
       },
     })
     .input(UpdatePipelineStageInput)
@@ -164,6 +166,7 @@ export const stageProcedures = {
       const instance = target?.instance;
       const after = await ctx.db.transaction().execute(async (trx) => {
         if (!(await lockPipeline(trx, pipeline.id))) throw notFound();
+        if (target) await checkTargetFree(trx, pipeline.id, target, before.id);
         const changed = await updateStage(trx, before.id, {
           name: input.name,
           action: input.action,

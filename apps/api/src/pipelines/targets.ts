@@ -1,7 +1,12 @@
 // A stage's target (FlowFuse's stage kinds, §6.3 of the map): exactly one of a hosted instance, a
 // device group or a device of the pipeline's application, and the actions each kind may have.
 import type { StageAction } from "@flowplane/contract";
-import type { Db, PipelineStageRow, PipelineWithApplication } from "@flowplane/db";
+import {
+  type Db,
+  type PipelineStageRow,
+  type PipelineWithApplication,
+  stageWithTarget,
+} from "@flowplane/db";
 import { ApiError, invalidRequest } from "../core/errors";
 
 /** Actions an instance (or device group) stage may have (FlowFuse's rules). */
@@ -30,7 +35,7 @@ const notOfApplication = (field: TargetField, what: string) =>
   ]);
 
 /** A stage's target: the one field given, checked to be of the pipeline's application. */
-interface Target {
+export interface Target {
   kind: StageKind;
   id: string;
   /** The instance, for its audit entry. */
@@ -100,6 +105,35 @@ export async function targetOf(
     throw notOfApplication(field, "a device");
   }
   return { kind: "device", id, values };
+}
+
+const KIND_NAMES: Record<StageKind, [TargetField, string]> = {
+  instance: ["instanceId", "instance"],
+  deviceGroup: ["deviceGroupId", "device group"],
+  device: ["deviceId", "device"],
+};
+
+/**
+ * Refuses a target another stage of the pipeline already has (400 `invalid_input` naming the
+ * field): a pipeline's stages deploy from one to the next, so each of its instances, device groups
+ * and devices is in one stage (FlowFuse's editor offers only those not in use). Call under the
+ * pipeline's lock; `stageId` is the stage being changed (it may keep its own).
+ */
+export async function checkTargetFree(
+  trx: Db,
+  pipelineId: string,
+  target: Target,
+  stageId?: string,
+): Promise<void> {
+  const taken = await stageWithTarget(trx, pipelineId, target.values, stageId);
+  if (!taken) return;
+  const [field, noun] = KIND_NAMES[target.kind];
+  throw new ApiError(
+    400,
+    "invalid_input",
+    `The ${noun} is already in this pipeline, in stage ${taken.name}`,
+    [{ path: field, message: `Already the target of stage ${taken.id}` }],
+  );
 }
 
 /** The kind of a stored stage (by the target it had; an instance stage when it has none left). */

@@ -2,7 +2,7 @@
 // Keyset paging on (created_at, id) from the cursor's row, over an index in that order for each log
 // (migration 2026-11-23T1400), so a page costs the same with a million entries as with ten.
 import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
-import { pageOf } from "../paging";
+import { containing, pageOf } from "../paging";
 import type { Database } from "../schema";
 
 /** Which log. */
@@ -70,11 +70,6 @@ function ranges(of: AuditLogOf): Where[][] {
     [sql<SqlBool>`a.entity_type = 'user'`, sql<SqlBool>`a.entity_id = ${of.userId}`],
     [sql<SqlBool>`a.entity_type = 'user'`, sql<SqlBool>`a.actor_id = ${of.userId}`],
   ];
-}
-
-/** `%text%` for LIKE, with LIKE's own wildcards in the text matched literally. */
-function containing(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 function filters(query: AuditLogQuery): Where[] {

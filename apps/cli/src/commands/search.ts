@@ -1,0 +1,45 @@
+// `flowplane search`: FlowFuse's search of a team — its applications, instances and devices whose
+// name (or id, description, type) contains the text, in any case.
+import type { SearchResult } from "@flowplane/contract";
+import type { Command } from "commander";
+import type { Context } from "../context";
+import { type Column, json, table } from "../output";
+import { withExamples } from "./examples";
+import { withJson, withTeam } from "./options";
+import { teamIdOf } from "./teams/members";
+
+const COLUMNS: Column<SearchResult>[] = [
+  { header: "KIND", value: (result) => result.object },
+  { header: "NAME", value: (result) => result.name },
+  { header: "ID", value: (result) => result.id },
+];
+
+export function addSearchCommand(program: Command, context: Context): void {
+  withJson(
+    withTeam(
+      withExamples(program.command("search"), [
+        { does: "Find what a team has named like 'line'", run: "search line --team night" },
+        {
+          does: "Find one by its id",
+          run: "search 4jNp2bW8kQx1 --team night --json",
+        },
+      ])
+        .description(
+          "Search a team's applications, instances and devices by name (and id, description, " +
+            "type), in any case (viewers and up)",
+        )
+        .argument("<query>", "the text to find"),
+    ),
+  ).action(async (query: string, options: { team: string; json?: boolean }) => {
+    const { client } = await context.connect();
+    const team = await teamIdOf(client, options.team);
+    const found = await client.search.team.query({ team, query });
+    context.print(
+      options.json
+        ? json(found)
+        : found.count === 0
+          ? "Nothing in the team matches.\n"
+          : table(found.results, COLUMNS),
+    );
+  });
+}
