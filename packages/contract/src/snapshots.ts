@@ -303,3 +303,19 @@ export const SetInstanceDeviceTargetInput = z.strictObject({
     "One of this instance's snapshots (another's is 400 `invalid_snapshot`), or null to clear",
   ),
 });
+
+// ---- Importing flows into an instance (FlowFuse's POST /projects/{instanceId}/import) ----
+
+const JsonText = Text.max(20 * 1024 * 1024);
+
+export const ImportInstanceFlowsInput = z.strictObject({
+  instanceId: Id,
+  flows: JsonText.describe("The flows, as JSON text: Node-RED's array of nodes").optional(),
+  credentials: JsonText.describe(
+    'The flows\' credentials, as JSON text: Node-RED\'s encrypted `{ "$": … }` (with `credsSecret`) or plain by node id',
+  ).optional(),
+  credsSecret: Text.max(1024)
+    .describe("The secret the credentials were encrypted with")
+    .optional(),
+});
+export type ImportInstanceFlowsInput = z.infer<typeof ImportInstanceFlowsInput>;
