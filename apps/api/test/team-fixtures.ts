@@ -263,7 +263,11 @@ export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
  * Required query parameters that name something: the walks send these values, and make what they
  * name first where an operation needs it (`createLibraryEntry`).
  */
-export const VALID_QUERY_VALUES: Record<string, string> = { type: "flows", path: "walked/entry" };
+export const VALID_QUERY_VALUES: Record<string, string> = {
+  type: "flows",
+  path: "walked/entry",
+  instanceType: "hosted",
+};
 
 /** The team library entry VALID_QUERY_VALUES names, saved by the team's owner through the API. */
 export async function createLibraryEntry(

@@ -306,7 +306,8 @@ export const SetInstanceDeviceTargetInput = z.strictObject({
 
 // ---- Importing flows into an instance (FlowFuse's POST /projects/{instanceId}/import) ----
 
-const JsonText = Text.max(20 * 1024 * 1024);
+/** Within the API's default body limit (1 MiB), so that a longer text is this field's 400. */
+const JsonText = Text.max(1_000_000);
 
 export const ImportInstanceFlowsInput = z.strictObject({
   instanceId: Id,
