@@ -278,7 +278,7 @@ export async function createLibraryEntry(
   const path = `/api/v1/teams/${teamId}/library/entry`;
   const reply = await server.request("PUT", path, {
     token: owner.token,
-    body: { ...VALID_QUERY_VALUES, body: "[]" },
+    body: { type: VALID_QUERY_VALUES.type, path: VALID_QUERY_VALUES.path, body: "[]" },
   });
   expect(reply.status, `PUT ${path}: ${reply.text}`).toBe(200);
 }
