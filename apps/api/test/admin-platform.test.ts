@@ -88,12 +88,12 @@ describe("GET /api/v1/admin/stats", () => {
     expect(stats.body.devicesByMode.autonomous).toBe((before.devicesByMode.autonomous ?? 0) + 1);
     expect(stats.body.adminCount).toBeGreaterThanOrEqual(1);
     expect(stats.body.userCount).toBeGreaterThanOrEqual(stats.body.adminCount + 1);
-    expect(Object.values(stats.body.teamsByType).reduce((a: number, b) => a + (b as number), 0)).toBe(
-      stats.body.teamCount,
-    );
-    expect((await server.request("GET", "/api/v1/admin/stats", { token: owner.token })).status).toBe(
-      403,
-    );
+    expect(
+      Object.values(stats.body.teamsByType).reduce((a: number, b) => a + (b as number), 0),
+    ).toBe(stats.body.teamCount);
+    expect(
+      (await server.request("GET", "/api/v1/admin/stats", { token: owner.token })).status,
+    ).toBe(403);
   });
 });
 

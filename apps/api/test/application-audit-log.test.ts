@@ -105,9 +105,13 @@ describe("an instance's log", () => {
   test("`scope=device` reads its devices' entries; a scope it has not is 400", async () => {
     const devices = await read(`/api/v1/projects/${instanceId}/audit-log?scope=device`);
     expect(devices.body.log).toEqual([]);
-    const team = await server.request("GET", `/api/v1/projects/${instanceId}/audit-log?scope=team`, {
-      token: owner.token,
-    });
+    const team = await server.request(
+      "GET",
+      `/api/v1/projects/${instanceId}/audit-log?scope=team`,
+      {
+        token: owner.token,
+      },
+    );
     expect(team.status).toBe(400);
     expect(team.body.code).toBe("invalid_request");
   });

@@ -73,7 +73,9 @@ export const InstanceAuditLogInput = z.strictObject({
   ...AuditLogFilters,
   scope: z
     .enum(["project", "device"])
-    .describe("Entries about the instance itself (`project`, the default) or its devices (`device`)")
+    .describe(
+      "Entries about the instance itself (`project`, the default) or its devices (`device`)",
+    )
     .optional(),
   includeChildren: IncludeChildren.optional(),
 });

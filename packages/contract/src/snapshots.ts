@@ -313,10 +313,8 @@ export const ImportInstanceFlowsInput = z.strictObject({
   instanceId: Id,
   flows: JsonText.describe("The flows, as JSON text: Node-RED's array of nodes").optional(),
   credentials: JsonText.describe(
-    'The flows\' credentials, as JSON text: Node-RED\'s encrypted `{ "$": … }` (with `credsSecret`) or plain by node id',
+    "The flows' credentials, as JSON text: Node-RED's encrypted `{ \"$\": … }` (with `credsSecret`) or plain by node id",
   ).optional(),
-  credsSecret: Text.max(1024)
-    .describe("The secret the credentials were encrypted with")
-    .optional(),
+  credsSecret: Text.max(1024).describe("The secret the credentials were encrypted with").optional(),
 });
 export type ImportInstanceFlowsInput = z.infer<typeof ImportInstanceFlowsInput>;

@@ -24,7 +24,9 @@ export async function writePlatformSettings(
     .insertInto("platform_settings")
     .values(rows)
     .onConflict((c) =>
-      c.column("key").doUpdateSet({ value: (eb) => eb.ref("excluded.value"), updated_at: sql`now()` }),
+      c
+        .column("key")
+        .doUpdateSet({ value: (eb) => eb.ref("excluded.value"), updated_at: sql`now()` }),
     )
     .execute();
 }
@@ -54,15 +56,17 @@ export async function platformCounts(db: Db): Promise<PlatformCounts> {
   const grouped = (query: ReturnType<typeof sql>) =>
     sql<{ key: string; n: number }>`${query}`.execute(db).then((r) => byValue(r.rows));
   const [scalars, teamsByType, instancesByState, devicesByMode] = await Promise.all([
-    sql<Omit<
-      PlatformCounts,
-      "teamsByType" | "instanceCount" | "instancesByState" | "devicesByMode" | "devicesByLastSeen"
-    > & {
-      never: number;
-      day: number;
-      week: number;
-      month: number;
-    }>`select
+    sql<
+      Omit<
+        PlatformCounts,
+        "teamsByType" | "instanceCount" | "instancesByState" | "devicesByMode" | "devicesByLastSeen"
+      > & {
+        never: number;
+        day: number;
+        week: number;
+        month: number;
+      }
+    >`select
         (select count(*)::int from users) as "userCount",
         (select count(*)::int from users where admin) as "adminCount",
         (select count(*)::int from invitations where expires_at > now()) as "inviteCount",

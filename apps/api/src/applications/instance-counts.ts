@@ -1,10 +1,6 @@
 // The team's instance counts (FlowFuse's /teams/{teamId}/instance-counts): its hosted instances or
 // its devices by state, for the team's overview.
-import {
-  INSTANCE_COUNT_STATES,
-  InstanceCounts,
-  InstanceCountsInput,
-} from "@flowplane/contract";
+import { INSTANCE_COUNT_STATES, InstanceCounts, InstanceCountsInput } from "@flowplane/contract";
 import { countTeamInstancesByState } from "@flowplane/db";
 import { ApiError } from "../core/errors";
 import { procedure } from "../core/trpc";

@@ -31,7 +31,10 @@ function entitySet(set: EntitySet): Where[] {
   const type = sql<SqlBool>`a.entity_type = ${set.type}`;
   if ("id" in set) return [type, sql<SqlBool>`a.entity_id = ${set.id}`];
   if ("ofProject" in set) {
-    return [type, sql<SqlBool>`a.entity_id in (select d.id from devices d where d.project_id = ${set.ofProject})`];
+    return [
+      type,
+      sql<SqlBool>`a.entity_id in (select d.id from devices d where d.project_id = ${set.ofProject})`,
+    ];
   }
   if ("ofApplicationInstances" in set) {
     return [
