@@ -94,6 +94,8 @@ const EVENTS: Record<string, string[]> = {
   "POST /api/v1/projects/{instanceId}/actions/restart": ["project.restarted"],
   "POST /api/v1/projects/{instanceId}/actions/suspend": ["project.suspended"],
   "POST /api/v1/projects/{instanceId}/actions/rollback": ["project.snapshot.rolled-back"],
+  "POST /api/v1/projects/{instanceId}/import": ["project.flow-imported"],
+  "PUT /api/v1/settings": ["platform.settings.updated"],
   "POST /api/v1/projects/{instanceId}/devices/settings": ["project.snapshot.device-target-set"],
   "POST /api/v1/projects/{instanceId}/snapshots": ["project.snapshot.created"],
   "DELETE /api/v1/projects/{instanceId}/snapshots/{snapshotId}": ["project.snapshot.deleted"],
@@ -325,6 +327,15 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
     ...call,
     body: { role: Role.viewer },
   }),
+  // A change is logged: the setting is turned off first, and the call turns it on again.
+  "PUT /api/v1/settings": async (_world, call) => {
+    const off = await server.request("PUT", "/api/v1/settings", {
+      token: server.adminToken,
+      body: { "team:create": false },
+    });
+    expect(off.status, off.text).toBe(200);
+    return { ...call, body: { "team:create": true } };
+  },
   // An import of what an export gave.
   "POST /api/v1/snapshots/import": async (world, call) => {
     const snapshotId = await createSnapshot(server, world.founder, await instanceOf(world));

@@ -535,6 +535,8 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
         "project.restarted",
         "project.suspended",
         "project.deleted",
+        // Its Node-RED saved the flows deployed to it.
+        "flows.set",
       ]),
     );
     expect(

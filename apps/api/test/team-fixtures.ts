@@ -266,7 +266,11 @@ export const GLOBAL_PATH_PARAMS: Record<string, () => string> = {
  * Required query parameters that name something: the walks send these values, and make what they
  * name first where an operation needs it (`createLibraryEntry`).
  */
-export const VALID_QUERY_VALUES: Record<string, string> = { type: "flows", path: "walked/entry" };
+export const VALID_QUERY_VALUES: Record<string, string> = {
+  type: "flows",
+  path: "walked/entry",
+  instanceType: "hosted",
+};
 
 /** The team library entry VALID_QUERY_VALUES names, saved by the team's owner through the API. */
 export async function createLibraryEntry(
@@ -277,7 +281,7 @@ export async function createLibraryEntry(
   const path = `/api/v1/teams/${teamId}/library/entry`;
   const reply = await server.request("PUT", path, {
     token: owner.token,
-    body: { ...VALID_QUERY_VALUES, body: "[]" },
+    body: { type: VALID_QUERY_VALUES.type, path: VALID_QUERY_VALUES.path, body: "[]" },
   });
   expect(reply.status, `PUT ${path}: ${reply.text}`).toBe(200);
 }

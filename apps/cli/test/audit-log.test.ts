@@ -109,7 +109,23 @@ describe("flowplane audit-log", () => {
     const both = await admin.flowplane("audit-log", "--team", team.id, "--admin");
 
     expect(both.status).toBe(2);
-    expect(both.stderr).toContain("--team and --admin");
+    expect(both.stderr).toContain("name different logs");
+  });
+
+  it("--app reads an application's log", async () => {
+    // A team of its own: the other cases count the first team's entries.
+    const own = await admin.flowplane("teams", "create", "App Log Crew", "--json");
+    const teamId = (JSON.parse(own.stdout) as { id: string }).id;
+    const made = await admin.flowplane("apps", "create", "Logged", "--team", teamId, "--json");
+    expect(made.status, made.stderr).toBe(0);
+    const { id } = JSON.parse(made.stdout) as { id: string };
+    const log = await admin.flowplane("audit-log", "--app", id);
+
+    expect(log).toMatchObject({ status: 0, stderr: "" });
+    expect(cell(log.stdout, 1, "EVENT")).toBe("application.created");
+    expect(cell(log.stdout, 1, "ABOUT")).toBe(`application ${id}`);
+    const instance = await admin.flowplane("audit-log", "--instance", id);
+    expect(instance.status).toBe(1);
   });
 
   it("a log the token may not read is refused with the API's error (exit 1)", async () => {

@@ -27,6 +27,9 @@ export const PERMISSIONS = {
   "user:create": { kind: "admin", access: "write" },
   "user:team:list": { kind: "self", access: "read" },
   "settings:read": { kind: "user", access: "read" },
+  "settings:edit": { kind: "admin", access: "write" },
+  "platform:stats": { kind: "admin", access: "read" },
+  "invitation:list": { kind: "admin", access: "read" },
   "user:token:list": { kind: "self", access: "read" },
   "user:token:edit": { kind: "self", access: "write" },
   "team:create": { kind: "user", access: "write" },
@@ -122,6 +125,8 @@ export const PERMISSIONS = {
   /** Every device of the platform. */
   "device:list": { kind: "admin", access: "read" },
   "device:audit-log": { kind: "team", role: Role.viewer, access: "read" },
+  "application:audit-log": { kind: "team", role: Role.owner, access: "read" },
+  "project:audit-log": { kind: "team", role: Role.viewer, access: "read" },
   "team:device:provisioning-token:list": { kind: "team", role: Role.owner, access: "read" },
   "team:device:provisioning-token:create": { kind: "team", role: Role.owner, access: "write" },
   "team:device:provisioning-token:edit": { kind: "team", role: Role.owner, access: "write" },

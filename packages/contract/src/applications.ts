@@ -30,3 +30,54 @@ export const UpdateApplicationInput = z.strictObject({
   name: Name.optional(),
   description: Description.optional(),
 });
+
+// ---- The team's instance counts (FlowFuse's /teams/{teamId}/instance-counts) ----
+
+/** The states FlowFuse's counts take as filters (`""`: a device that never connected). */
+export const INSTANCE_COUNT_STATES = [
+  "starting",
+  "stopping",
+  "restarting",
+  "suspending",
+  "rollback",
+  "importing",
+  "error",
+  "crashed",
+  "stopped",
+  "suspended",
+  "warning",
+  "connected",
+  "info",
+  "success",
+  "pushing",
+  "pulling",
+  "loading",
+  "installing",
+  "safe",
+  "protected",
+  "running",
+  "",
+] as const;
+
+const StateName = Text.max(32);
+
+export const InstanceCountsInput = z.strictObject({
+  teamId: Id,
+  instanceType: Text.max(16).describe(
+    "`hosted` (the team's instances) or `remote` (its devices); anything else is 400 `invalid_instance_type`",
+  ),
+  state: z
+    .union([StateName, z.array(StateName).max(INSTANCE_COUNT_STATES.length)])
+    .describe(
+      "Only these states (repeat the parameter for several); one FlowFuse does not know is 400 `invalid_state`",
+    )
+    .optional(),
+  applicationId: Id.describe("Only the instances or devices of this application").optional(),
+});
+export type InstanceCountsInput = z.infer<typeof InstanceCountsInput>;
+
+export const InstanceCounts = z
+  .record(z.string(), z.number().int())
+  .describe("How many are in each state; `unknown` counts devices that never connected")
+  .meta({ id: "InstanceCounts" });
+export type InstanceCounts = z.infer<typeof InstanceCounts>;

@@ -3,10 +3,7 @@
 import { z } from "zod";
 import { Id, ListMeta, PageInput, Text, Timestamp } from "./common";
 
-/**
- * What a team's log can be narrowed to (FlowFuse's values). Only `team` has entries today: the
- * others belong to areas still to come, and narrow to an empty log until then.
- */
+/** What a team's log can be narrowed to (FlowFuse's values). */
 export const AUDIT_LOG_SCOPES = ["team", "application", "project", "device"] as const;
 export const AuditLogScope = z.enum(AUDIT_LOG_SCOPES);
 
@@ -49,10 +46,40 @@ export const TeamAuditLogInput = z.strictObject({
   teamId: Id,
   ...AuditLogFilters,
   scope: AuditLogScope.describe(
-    "Only entries about the team itself (`team`), or about its applications, instances (`project`) or devices; absent: all of them. Only `team` has entries so far",
+    "Only entries about the team itself (`team`), or about its applications, instances (`project`) or devices; absent: all of them",
   ).optional(),
 });
 export type TeamAuditLogInput = z.infer<typeof TeamAuditLogInput>;
+
+const IncludeChildren = z
+  .enum(["true", "false", "1", "0"])
+  .describe("`true` (or `1`): the scope's entities' children too, as FlowFuse's");
+
+export const ApplicationAuditLogInput = z.strictObject({
+  applicationId: Id,
+  ...AuditLogFilters,
+  scope: z
+    .enum(["application", "project", "device"])
+    .describe(
+      "Entries about the application itself (`application`, the default), its instances (`project`) or its devices (`device`)",
+    )
+    .optional(),
+  includeChildren: IncludeChildren.optional(),
+});
+export type ApplicationAuditLogInput = z.infer<typeof ApplicationAuditLogInput>;
+
+export const InstanceAuditLogInput = z.strictObject({
+  instanceId: Id,
+  ...AuditLogFilters,
+  scope: z
+    .enum(["project", "device"])
+    .describe(
+      "Entries about the instance itself (`project`, the default) or its devices (`device`)",
+    )
+    .optional(),
+  includeChildren: IncludeChildren.optional(),
+});
+export type InstanceAuditLogInput = z.infer<typeof InstanceAuditLogInput>;
 
 export const AuditLogEntry = z
   .object({

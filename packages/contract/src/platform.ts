@@ -49,3 +49,46 @@ export const Settings = z
   .catchall(z.unknown())
   .meta({ id: "Settings" });
 export type Settings = z.infer<typeof Settings>;
+
+/**
+ * What administrators change (PUT /settings): the FlowFuse settings Flowplane has. Any other key
+ * is 400.
+ */
+export const UpdateSettingsInput = z
+  .strictObject({
+    "team:create": z
+      .boolean()
+      .describe("Whether users who are not administrators may create teams (default true)")
+      .optional(),
+  })
+  .meta({ id: "UpdateSettingsInput" });
+export type UpdateSettingsInput = z.infer<typeof UpdateSettingsInput>;
+
+const ByValue = z.record(z.string(), z.number().int());
+
+export const PlatformStats = z
+  .object({
+    userCount: z.number().int(),
+    adminCount: z.number().int(),
+    inviteCount: z.number().int().describe("Pending invitations"),
+    teamCount: z.number().int(),
+    teamsByType: ByValue.describe("Teams by their type's name"),
+    instanceCount: z.number().int(),
+    instancesByState: ByValue.describe(
+      "Hosted instances by their state (`running`, `stopped`, `suspended`)",
+    ),
+    deviceCount: z.number().int(),
+    devicesByMode: ByValue.describe("Devices by mode (`autonomous`, `developer`)"),
+    devicesByLastSeen: z
+      .object({
+        never: z.number().int(),
+        day: z.number().int().describe("Seen in the last 24 hours"),
+        week: z.number().int().describe("Last seen 1 to 7 days ago"),
+        month: z.number().int().describe("Last seen 7 to 28 days ago"),
+        older: z.number().int(),
+      })
+      .describe("Devices by when their agent last called"),
+    mqttClientCount: z.number().int().describe("The team brokers' clients"),
+  })
+  .meta({ id: "PlatformStats" });
+export type PlatformStats = z.infer<typeof PlatformStats>;

@@ -303,3 +303,18 @@ export const SetInstanceDeviceTargetInput = z.strictObject({
     "One of this instance's snapshots (another's is 400 `invalid_snapshot`), or null to clear",
   ),
 });
+
+// ---- Importing flows into an instance (FlowFuse's POST /projects/{instanceId}/import) ----
+
+/** Within the API's default body limit (1 MiB), so that a longer text is this field's 400. */
+const JsonText = Text.max(1_000_000);
+
+export const ImportInstanceFlowsInput = z.strictObject({
+  instanceId: Id,
+  flows: JsonText.describe("The flows, as JSON text: Node-RED's array of nodes").optional(),
+  credentials: JsonText.describe(
+    "The flows' credentials, as JSON text: Node-RED's encrypted `{ \"$\": … }` (with `credsSecret`) or plain by node id",
+  ).optional(),
+  credsSecret: Text.max(1024).describe("The secret the credentials were encrypted with").optional(),
+});
+export type ImportInstanceFlowsInput = z.infer<typeof ImportInstanceFlowsInput>;

@@ -72,3 +72,32 @@ export async function teamOfApplication(
     .executeTakeFirst();
   return row?.team_id;
 }
+
+/**
+ * How many of a team's hosted instances (`hosted`: the action under way, else the desired state)
+ * or devices (`remote`: what the agent last reported, `""` before it ever did) are in each state,
+ * as FlowFuse counts them.
+ */
+export async function countTeamInstancesByState(
+  db: Kysely<Database>,
+  teamId: string,
+  kind: "hosted" | "remote",
+  filter: { states?: readonly string[]; applicationId?: string },
+): Promise<{ state: string; count: number }[]> {
+  const state =
+    kind === "hosted"
+      ? sql<string>`coalesce(e.in_flight, e.state)`
+      : sql<string>`coalesce(e.state, '')`;
+  const table = kind === "hosted" ? sql`projects` : sql`devices`;
+  const where = [sql`e.team_id = ${teamId}`];
+  if (filter.applicationId !== undefined)
+    where.push(sql`e.application_id = ${filter.applicationId}`);
+  if (filter.states && filter.states.length > 0) {
+    where.push(sql`${state} in (${sql.join(filter.states)})`);
+  }
+  const result = await sql<{ state: string; count: number }>`select ${state} as state,
+      count(*)::int as count from ${table} e where ${sql.join(where, sql` and `)} group by 1`.execute(
+    db,
+  );
+  return result.rows;
+}

@@ -12,6 +12,7 @@ export * from "./ids";
 export * from "./instances";
 export * from "./library";
 export * from "./pipelines";
+export * from "./platform";
 export * from "./search";
 export * from "./schema";
 export * from "./snapshots";

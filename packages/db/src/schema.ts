@@ -377,7 +377,15 @@ export interface EditorAuthorizationCodesTable {
   created_at: CreatedAt;
 }
 
+/** A setting administrators changed; a key without a row has its default. */
+export interface PlatformSettingsTable {
+  key: string;
+  value: ColumnType<unknown, string, string>;
+  updated_at: Timestamp;
+}
+
 export interface Database {
+  platform_settings: PlatformSettingsTable;
   editor_authorization_codes: EditorAuthorizationCodesTable;
   users: UsersTable;
   teams: TeamsTable;

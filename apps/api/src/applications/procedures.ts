@@ -28,6 +28,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { instanceCountsProcedures } from "./instance-counts";
 import { instanceStatusOf, instanceSummary } from "../instances/views";
 import { teamSummary } from "../teams/views";
 
@@ -85,6 +86,7 @@ async function teamApplications<T>(
 }
 
 export const applicationsRouter = router({
+  ...instanceCountsProcedures,
   create: procedure
     .meta({
       permission: "project:create",

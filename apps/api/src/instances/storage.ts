@@ -9,6 +9,7 @@ import {
   findProjectByToken,
   readLibraryEntries,
   readProjectStorage,
+  recordAudit,
   setProjectPaletteModules,
   type StorageKind,
   writeLibraryEntry,
@@ -122,7 +123,20 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
     const entry = KINDS[(request.params as { kind: string }).kind];
     if (!entry) throw new ApiError(404, "not_found", "Not Found");
     const value = parse(entry.schema, request.body);
-    await writeProjectStorage(opts.db, project.id, entry.kind, value);
+    await opts.db.transaction().execute(async (trx) => {
+      await writeProjectStorage(trx, project.id, entry.kind, value);
+      // Node-RED saves its flows when they are deployed: FlowFuse's `flows.set`, in the
+      // instance's log (Node-RED does not say who deployed them).
+      if (entry.kind === "flows") {
+        await recordAudit(trx, {
+          event: "flows.set",
+          entity: { type: "project", id: project.id },
+          teamId: project.team_id,
+          actor: "system",
+          body: { project: { id: project.id, name: project.name } },
+        });
+      }
+    });
     // Node-RED's node list says what its palette installed: the platform keeps that list.
     if (entry.kind === "settings") {
       const modules = paletteModules((value as Record<string, unknown>).nodes);

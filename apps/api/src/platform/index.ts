@@ -1,6 +1,8 @@
-// The platform area: what the platform itself tells clients (GET /settings).
+// The platform area: what the platform itself tells clients (GET /settings), what administrators
+// change of it (PUT /settings) and see of it (/admin/stats, /admin/invitations).
+import { adminRouter } from "./admin";
 import { settingsRouter } from "./procedures";
 
 export const platform = {
-  procedures: { settings: settingsRouter },
+  procedures: { settings: settingsRouter, admin: adminRouter },
 };

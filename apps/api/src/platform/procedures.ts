@@ -1,9 +1,12 @@
-// GET /settings: what a client needs to know about the platform (FlowFuse's keys where it has them).
+// GET /settings: what a client needs to know about the platform (FlowFuse's keys where it has them);
+// PUT /settings: administrators change the settings Flowplane has.
 import { actsAsAdmin } from "@flowplane/auth";
-import { Settings } from "@flowplane/contract";
+import { Settings, Status, UpdateSettingsInput } from "@flowplane/contract";
+import { recordAudit, writePlatformSettings } from "@flowplane/db";
 import { z } from "zod";
-import { procedure, router } from "../core/trpc";
+import { actorOf, procedure, router } from "../core/trpc";
 import { VERSION } from "../version";
+import { platformSettings } from "./settings";
 
 export const settingsRouter = router({
   get: procedure
@@ -24,7 +27,7 @@ export const settingsRouter = router({
     .query(async ({ ctx }) => ({
       version: VERSION,
       base_url: ctx.baseUrl,
-      "team:create": !ctx.auth.scope.readOnly,
+      "team:create": (await platformSettings(ctx.db))["team:create"] && !ctx.auth.scope.readOnly,
       ...(ctx.brokerEndpoint && {
         "team:broker:host": ctx.brokerEndpoint.host,
         "team:broker:url": ctx.brokerEndpoint.url,
@@ -32,4 +35,37 @@ export const settingsRouter = router({
       ...(actsAsAdmin(ctx.auth) &&
         ctx.instances && { "platform:instances:isolation": await ctx.instances.isolation() }),
     })),
+
+  update: procedure
+    .meta({
+      permission: "settings:edit",
+      openapi: {
+        method: "PUT",
+        path: "/api/v1/settings",
+        tags: ["Settings"],
+        summary: "Change the platform's settings (administrators)",
+        description:
+          "The FlowFuse settings Flowplane has: `team:create` (whether users who are not administrators may create teams; default true). Keys left out are unchanged; any other key is 400 `invalid_request` naming it (FlowFuse stores any key). Audit `platform.settings.updated` with what changed, when anything did.",
+      },
+    })
+    .input(UpdateSettingsInput)
+    .output(Status)
+    .mutation(async ({ ctx, input }) => {
+      await ctx.db.transaction().execute(async (trx) => {
+        const before = await platformSettings(trx);
+        const updates = Object.entries(input)
+          .filter(([key, value]) => before[key as keyof typeof before] !== value)
+          .map(([key, value]) => ({ key, old: before[key as keyof typeof before], new: value }));
+        await writePlatformSettings(trx, input);
+        if (updates.length > 0) {
+          await recordAudit(trx, {
+            event: "platform.settings.updated",
+            entity: { type: "platform", id: null },
+            actor: actorOf(ctx),
+            body: { updates },
+          });
+        }
+      });
+      return { status: "okay" as const };
+    }),
 });

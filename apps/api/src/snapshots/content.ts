@@ -202,20 +202,29 @@ export async function writeInstanceState(
  * encrypted with the instance's own Node-RED secret (one is made if it has none yet), its
  * variables and its modules. The instance's other settings stay.
  */
-export function deployedState(before: InstanceState, content: SnapshotContent): InstanceState {
-  const runtimeSettings = { ...(before.runtimeSettings as Record<string, unknown>) };
-  let secret = runtimeSettings[NODE_RED_SECRET];
+/** Node-RED's runtime settings with the secret its credentials are encrypted with (made if none). */
+export function withCredentialSecret(runtimeSettings: unknown): Record<string, unknown> {
+  const settings = { ...(runtimeSettings as Record<string, unknown>) };
+  const secret = settings[NODE_RED_SECRET];
   if (typeof secret !== "string" || secret === "") {
-    secret = randomBytes(32).toString("hex");
-    runtimeSettings[NODE_RED_SECRET] = secret;
+    settings[NODE_RED_SECRET] = randomBytes(32).toString("hex");
   }
+  return settings;
+}
+
+/** The secret of runtime settings that `withCredentialSecret` gave one. */
+export const credentialSecretOf = (runtimeSettings: Record<string, unknown>): string =>
+  runtimeSettings[NODE_RED_SECRET] as string;
+
+export function deployedState(before: InstanceState, content: SnapshotContent): InstanceState {
+  const runtimeSettings = withCredentialSecret(before.runtimeSettings);
   const { "node-red": _nodeRed, ...modules } = content.settings.modules;
   return {
     flows: content.flows,
     credentials:
       Object.keys(content.secrets.credentials).length === 0
         ? {}
-        : encryptCredentials(secret as string, content.secrets.credentials),
+        : encryptCredentials(credentialSecretOf(runtimeSettings), content.secrets.credentials),
     runtimeSettings,
     settings: {
       ...before.settings,

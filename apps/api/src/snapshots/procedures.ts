@@ -8,6 +8,7 @@ import { applicationSnapshotProcedures } from "./application";
 import { deviceSnapshotProcedures } from "./device";
 import { snapshotByIdProcedures } from "./by-id";
 import { snapshotTransferProcedures } from "./export-import";
+import { flowImportProcedures } from "./flow-import";
 import { instanceSnapshotProcedures } from "./instance";
 
 export const snapshotsRouter = router({
@@ -16,4 +17,5 @@ export const snapshotsRouter = router({
   ...snapshotTransferProcedures,
   ...deviceSnapshotProcedures,
   ...applicationSnapshotProcedures,
+  ...flowImportProcedures,
 });

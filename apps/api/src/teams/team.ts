@@ -27,6 +27,7 @@ import { actorOf, procedure, router, teamOf } from "../core/trpc";
 import { teamLifecycleProcedures } from "./lifecycle";
 import { recordTeamCreated } from "./events";
 import { teamView } from "./views";
+import { mayCreateTeams } from "../platform/settings";
 
 const slugTaken = () => new ApiError(409, "invalid_slug", "Slug is already in use");
 
@@ -70,12 +71,13 @@ export const teamRouter = router({
         tags: ["Teams"],
         summary: "Create a team; the caller becomes its owner",
         description:
-          "`type` is an active team type's id; without it the team gets the active type with the lowest `order` (FlowFuse requires it). An unknown or inactive type is 400 `invalid_team_type`; a taken `slug` is 409 `invalid_slug`.",
+          "When the platform's `team:create` setting is off, only administrators create teams (403). `type` is an active team type's id; without it the team gets the active type with the lowest `order` (FlowFuse requires it). An unknown or inactive type is 400 `invalid_team_type`; a taken `slug` is 409 `invalid_slug`.",
       },
     })
     .input(CreateTeamInput)
     .output(Team)
     .mutation(async ({ ctx, input }) => {
+      await mayCreateTeams(ctx);
       const type = await typeFor(ctx.db, input.type);
       const slug = input.slug ?? (await slugFor(ctx.db, input.name));
       try {

@@ -20,6 +20,8 @@ const SETTLE_MS = 10_000;
 interface AuditLogOptions {
   team?: string;
   admin?: boolean;
+  app?: string;
+  instance?: string;
   event?: string[];
   username?: string;
   query?: string;
@@ -69,14 +71,20 @@ export function addAuditLogCommand(program: Command, context: Context): void {
           run: "audit-log --admin --follow",
         },
         {
+          does: "An instance's log (viewers and up): its starts, stops, deploys and snapshots",
+          run: "audit-log --instance <instanceId>",
+        },
+        {
           does: "Everything alice did in a team, as JSON",
           run: "audit-log --team <teamId> --username alice --json",
         },
       ])
         .description(
-          "Read an audit log, newest first: a team's (--team, owners), the platform's (--admin), or else your own account's",
+          "Read an audit log, newest first: a team's (--team, owners), an application's (--app, owners), an instance's (--instance), the platform's (--admin), or else your own account's",
         )
         .option("--admin", "the platform's log (an administrator's token with admin opt-in)")
+        .option("--app <applicationId>", "an application's log (its team's owners)")
+        .option("--instance <instanceId>", "an instance's log (its team's viewers and up)")
         .option("--event <name>", "only this event (repeat for several)", collect)
         .option("--username <name>", "only what this user did")
         .option("--query <text>", "only entries whose event, body or user contains this text")
@@ -88,8 +96,11 @@ export function addAuditLogCommand(program: Command, context: Context): void {
       { required: false, description: "a team's log (its owners), by the team's id or slug" },
     ),
   ).action(async (options: AuditLogOptions, command: Command) => {
-    if (options.team !== undefined && options.admin) {
-      command.error("error: --team and --admin name different logs: give one", { exitCode: 2 });
+    const logs = [options.team, options.admin, options.app, options.instance];
+    if (logs.filter((given) => given !== undefined).length > 1) {
+      command.error("error: --team, --app, --instance and --admin name different logs: give one", {
+        exitCode: 2,
+      });
     }
     if (options.follow && options.cursor !== undefined) {
       command.error("error: --follow starts at the newest entries: drop --cursor", {
@@ -120,6 +131,13 @@ export function addAuditLogCommand(program: Command, context: Context): void {
 /** The log the options name, as a function of the page. */
 async function reader(client: Client, options: AuditLogOptions, filters: Filters): Promise<Reader> {
   if (options.admin) return (page) => client.auditLog.platform.query({ ...filters, ...page });
+  const { app: applicationId, instance: instanceId } = options;
+  if (applicationId !== undefined) {
+    return (page) => client.auditLog.application.query({ applicationId, ...filters, ...page });
+  }
+  if (instanceId !== undefined) {
+    return (page) => client.auditLog.instance.query({ instanceId, ...filters, ...page });
+  }
   if (options.team === undefined)
     return (page) => client.auditLog.user.query({ ...filters, ...page });
   const teamId = await teamIdOf(client, options.team);

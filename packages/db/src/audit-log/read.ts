@@ -14,7 +14,40 @@ export type AuditLogOf =
   /** Entries about the user's account, and changes the user made to accounts. */
   | { userId: string }
   /** Entries about one entity (a device's log). */
-  | { entity: { type: string; id: string } };
+  | { entity: { type: string; id: string } }
+  /** Entries about any of these sets of entities (an application's or an instance's log). */
+  | { entities: readonly EntitySet[] };
+
+/** One kind of entity: one by id, or those of an application or an instance. */
+export type EntitySet =
+  | { type: "application" | "project" | "device"; id: string }
+  | { type: "project"; ofApplication: string }
+  | { type: "device"; ofApplication: string }
+  | { type: "device"; ofProject: string }
+  /** The devices of the application's instances. */
+  | { type: "device"; ofApplicationInstances: string };
+
+function entitySet(set: EntitySet): Where[] {
+  const type = sql<SqlBool>`a.entity_type = ${set.type}`;
+  if ("id" in set) return [type, sql<SqlBool>`a.entity_id = ${set.id}`];
+  if ("ofProject" in set) {
+    return [
+      type,
+      sql<SqlBool>`a.entity_id in (select d.id from devices d where d.project_id = ${set.ofProject})`,
+    ];
+  }
+  if ("ofApplicationInstances" in set) {
+    return [
+      type,
+      sql<SqlBool>`a.entity_id in (select d.id from devices d join projects p on p.id = d.project_id where p.application_id = ${set.ofApplicationInstances})`,
+    ];
+  }
+  const table = set.type === "project" ? sql`projects` : sql`devices`;
+  return [
+    type,
+    sql<SqlBool>`a.entity_id in (select e.id from ${table} e where e.application_id = ${set.ofApplication})`,
+  ];
+}
 
 export interface AuditLogQuery {
   limit: number;
@@ -58,6 +91,7 @@ function ranges(of: AuditLogOf): Where[][] {
   }
   // Literal SQL, not parameters: the partial indexes' predicates must match in any plan.
   if ("platform" in of) return [[sql<SqlBool>`a.entity_type in ('platform', 'user')`]];
+  if ("entities" in of) return of.entities.map(entitySet);
   if ("entity" in of) {
     return [
       [

@@ -74,6 +74,12 @@ export async function listTeamInvitations(
   return rows.map(detailOf);
 }
 
+/** Every pending invitation of the platform, oldest first (administrators). */
+export async function listAllInvitations(db: Kysely<Database>): Promise<InvitationDetail[]> {
+  const rows = await detailQuery(db).execute();
+  return rows.map(detailOf);
+}
+
 /** The invitation of the team, unless it has expired. */
 export async function findTeamInvitation(
   db: Kysely<Database>,
