@@ -111,6 +111,8 @@ const PATH_VALUES: Record<string, (world: World, template: string) => Promise<st
   tokenId: async (world) => createProvisioningToken(server, world.founder, world.team.id),
 };
 
+let staged = 0;
+
 /** Body fields that are ids, filled with the world's own resources. */
 const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> = {
   applicationId: (world) => createApplication(server, world.founder, world.team.id),
@@ -121,8 +123,19 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   ownerId: (world) => instanceOf(world),
   targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
-  // A stage's instance: one of the pipeline's application.
-  instanceId: async (world) => (await pipelineOf(world)).instanceIds[0],
+  // A stage's instance: a new one of the pipeline's application (a pipeline has each instance in
+  // one stage, so one of its stages' would be refused whatever the role).
+  instanceId: async (world) => {
+    const reply = await server.request("POST", "/api/v1/projects", {
+      token: world.founder.token,
+      body: {
+        name: `staged-${++staged}-${Date.now().toString(36)}`,
+        applicationId: (await pipelineOf(world)).applicationId,
+      },
+    });
+    expect(reply.status, reply.text).toBe(200);
+    return reply.body.id;
+  },
   // A stage's other targets: validBody gives a stage its instance, so these are never sent.
   deviceGroupId: () => {
     throw new Error("roles.test.ts sends a stage's instance, not a device group");

@@ -231,6 +231,7 @@ async function choosePort(server: Server, options: EmbeddedBrokerOptions): Promi
         `the team broker's MQTT port ${kept} on ${host} is taken. The broker has used it since its ` +
           `first start (kept in ${file}) and team clients connect to it: free the port, or set ` +
           `MQTT_PORT to the port they should use from now on`,
+        { cause: error },
       );
     }
   }
