@@ -216,7 +216,7 @@ describe("flowplane broker tokens", () => {
 
     expect(await admin.flowplane("broker", "tokens", "delete", id)).toEqual({
       status: 0,
-      stdout: `Deleted broker token ${id}.\n`,
+      stdout: `Deleted broker token emqx (id ${id}).\n`,
       stderr: "",
     });
     expect((await admin.flowplane("broker", "tokens", "list")).stdout).not.toContain("emqx");

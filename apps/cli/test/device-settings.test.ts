@@ -207,7 +207,7 @@ describe("flowplane devices provisioning", { timeout: 60_000 }, () => {
     expect(refused.status).toBe(2);
     expect(
       await ok(admin, "devices", "provisioning", "delete", "line-c", "--team", "edge", "--yes"),
-    ).toMatch(/^Revoked provisioning token \w+\.\n$/);
+    ).toMatch(/^Revoked provisioning token line-c \(id \w+\)\.\n$/);
     const after = await fetch(`${server.url}/api/v1/devices`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

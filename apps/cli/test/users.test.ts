@@ -170,7 +170,7 @@ describe("flowplane users list", () => {
     expect(cell(list.stdout, row, "EMAIL")).toBe(user.email);
     expect(cell(list.stdout, row, "ADMIN")).toBe("no");
     expect(cell(list.stdout, row, "SUSPENDED")).toBe("no");
-    expect(cell(list.stdout, row, "CREATED")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+    expect(cell(list.stdout, row, "CREATED")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     expect(cell(list.stdout, row, "ID")).toBe(user.id);
     const adminRow = lines.findIndex((line) => line.startsWith("admin "));
     expect(cell(list.stdout, adminRow, "ADMIN")).toBe("yes");

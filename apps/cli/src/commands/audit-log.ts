@@ -5,10 +5,10 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "../client";
 import type { Context } from "../context";
-import { type Column, json, table } from "../output";
+import { type Column, json, table, when } from "../output";
 import { withExamples } from "./examples";
-import { teamIdOf } from "./teams/members";
 import { collect, positiveInteger, withJson, withTeam } from "./options";
+import { resolveTeam } from "../resolve";
 
 const FOLLOW_INTERVAL_MS = 2000;
 /**
@@ -35,15 +35,13 @@ type Filters = { event?: string[]; username?: string; query?: string };
 type Page = { limit?: number; cursor?: string };
 type Reader = (page: Page) => Promise<AuditLog>;
 
-/** `2026-11-23 14:05:09 UTC`: seconds matter in a log. */
-const time = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 const who = (entry: AuditLogEntry) =>
   entry.trigger.type === "system" ? "(platform)" : entry.trigger.name;
 const about = (entry: AuditLogEntry) =>
   entry.scope.id === null ? entry.scope.type : `${entry.scope.type} ${entry.scope.id}`;
 
 const ENTRY_COLUMNS: Column<AuditLogEntry>[] = [
-  { header: "TIME", value: (entry) => time(entry.createdAt) },
+  { header: "TIME", value: (entry) => when(entry.createdAt) },
   { header: "EVENT", value: (entry) => entry.event },
   { header: "BY", value: who },
   { header: "ABOUT", value: about },
@@ -85,7 +83,7 @@ export function addAuditLogCommand(program: Command, context: Context): void {
         .option("--follow", "keep printing new entries, oldest first, until Ctrl-C")
         .addOption(new Option("--max-polls <n>").argParser(nonNegativeInteger).hideHelp())
         .addOption(new Option("--poll-interval <ms>").argParser(positiveInteger).hideHelp()),
-      { required: false, description: "a team's log (its owners), by the team's id or slug" },
+      { required: false, description: "a team's log (its owners), by the team's id, slug or name" },
     ),
   ).action(async (options: AuditLogOptions, command: Command) => {
     if (options.team !== undefined && options.admin) {
@@ -122,7 +120,7 @@ async function reader(client: Client, options: AuditLogOptions, filters: Filters
   if (options.admin) return (page) => client.auditLog.platform.query({ ...filters, ...page });
   if (options.team === undefined)
     return (page) => client.auditLog.user.query({ ...filters, ...page });
-  const teamId = await teamIdOf(client, options.team);
+  const teamId = (await resolveTeam(client, options.team)).id;
   return (page) => client.auditLog.team.query({ teamId, ...filters, ...page });
 }
 
@@ -140,7 +138,7 @@ async function follow(context: Context, read: Reader, options: AuditLogOptions):
       context.print(
         options.json
           ? `${JSON.stringify(entry)}\n`
-          : `${time(entry.createdAt)}  ${entry.event}  ${who(entry)}  ${about(entry)}\n`,
+          : `${when(entry.createdAt)}  ${entry.event}  ${who(entry)}  ${about(entry)}\n`,
       );
     }
   };

@@ -7,8 +7,8 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { type Column, fields, json, table, when } from "../output";
 import { withExamples } from "./examples";
-import { teamIdOf } from "./teams/members";
 import { withJson, withTeam } from "./options";
+import { resolveBrokerToken, resolveTeam } from "../resolve";
 
 const ACTIONS = ["subscribe", "publish", "both"] as const;
 
@@ -81,7 +81,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
     ),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const all: BrokerClient[] = [];
     let cursor: string | undefined;
     do {
@@ -111,7 +111,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
     ),
   ).action(async (username: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const found = await client.broker.getClient.query({ teamId, username });
     if (options.json) return context.print(json(found));
     context.print(
@@ -152,7 +152,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
     ),
   ).action(async (username: string, options: ClientOptions) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const password = await context.readSecret(`Password for the MQTT client ${username}: `, {
       confirm: "The same password again: ",
     });
@@ -195,7 +195,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
       command.error("error: nothing to change: give --acl and/or --password", { exitCode: 2 });
     }
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const password = options.password
       ? await context.readSecret(`New password for the MQTT client ${username}: `, {
           confirm: "The same password again: ",
@@ -228,7 +228,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
     ),
   ).action(async (username: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const result = await client.broker.deleteClient.mutate({ teamId, username });
     context.print(options.json ? json(result) : `Deleted MQTT client ${username}.\n`);
   });
@@ -271,14 +271,17 @@ export function addBrokerCommands(program: Command, context: Context): void {
     withExamples(tokens.command("delete"), [
       {
         does: "Delete a broker token: the broker's calls with it fail",
-        run: "broker tokens delete <tokenId>",
+        run: "broker tokens delete emqx",
       },
     ])
       .description("Delete a broker token (administrators)")
-      .argument("<id>", "the token's id (see `flowplane broker tokens list`)"),
-  ).action(async (tokenId: string, options: { json?: boolean }) => {
+      .argument("<token>", "the token's id or name (see `flowplane broker tokens list`)"),
+  ).action(async (given: string, options: { json?: boolean }) => {
     const { client } = await context.connect();
-    const result = await client.broker.deleteToken.mutate({ tokenId });
-    context.print(options.json ? json(result) : `Deleted broker token ${tokenId}.\n`);
+    const token = await resolveBrokerToken(client, given);
+    const result = await client.broker.deleteToken.mutate({ tokenId: token.id });
+    context.print(
+      options.json ? json(result) : `Deleted broker token ${token.name} (id ${token.id}).\n`,
+    );
   });
 }
