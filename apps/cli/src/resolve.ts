@@ -36,7 +36,7 @@ export async function pick<T extends Named>(search: Search<T>): Promise<T> {
   const scope = search.scope ? ` ${search.scope}` : "";
   const exact = candidates.find((c) => c.id === given);
   if (exact) return exact;
-  const bySlug = candidates.find((c) => c.slug !== undefined && c.slug === given.toLowerCase());
+  const bySlug = candidates.find((c) => c.slug !== undefined && c.slug === given);
   if (bySlug) return bySlug;
   const byName = unique(candidates.filter((c) => c.name.toLowerCase() === given.toLowerCase()));
   if (byName.length === 1) return byName[0]!;
@@ -103,7 +103,7 @@ export async function resolveTeam(client: Client, given: string): Promise<TeamRe
     candidates: teams.map(teamRef),
     byId: async (id) =>
       (await orNone(client.team.byId.query({ teamId: id }).then(teamRef))) ??
-      (await orNone(client.team.bySlug.query({ slug: id.toLowerCase() }).then(teamRef))),
+      (await orNone(client.team.bySlug.query({ slug: id }).then(teamRef))),
   });
 }
 

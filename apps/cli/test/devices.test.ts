@@ -297,7 +297,7 @@ describe("flowplane device-groups", { timeout: 60_000 }, () => {
     expect(cleared.targetSnapshot).toBeNull();
   });
 
-  it("refuses a device of no such id (the API's 400), and deletes the group keeping its devices", async () => {
+  it("refuses a device of no such id or name (not_found), and deletes the group keeping its devices", async () => {
     const bad = await admin.flowplane("device-groups", "add", group, "nosuchdev123", ...app);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toBe(

@@ -59,7 +59,7 @@ export function addAuditLogCommand(program: Command, context: Context): void {
       withExamples(program.command("audit-log"), [
         { does: "Your own account's log: sign-ins, tokens, password changes", run: "audit-log" },
         {
-          does: "A team's log (owners), by its slug or id, only renames and new members",
+          does: "A team's log (owners), by its slug, id or name, only renames and new members",
           run: "audit-log --team night --event team.settings.updated --event team.user.added",
         },
         {
