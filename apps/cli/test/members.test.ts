@@ -79,7 +79,7 @@ async function ownTeam(owner: User) {
     "--json",
   );
   expect(created.status, created.stderr).toBe(0);
-  return JSON.parse(created.stdout) as { id: string; slug: string };
+  return JSON.parse(created.stdout) as { id: string; name: string; slug: string };
 }
 
 async function json(user: User, ...args: string[]) {

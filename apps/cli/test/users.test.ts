@@ -295,15 +295,15 @@ describe("flowplane users suspend, unsuspend and delete", () => {
     expect(await admin.flowplane("users", "delete", "nobody-here")).toEqual({
       status: 1,
       stdout: "",
-      stderr: "error: no user has the username or id nobody-here (not_found)\n",
+      stderr: 'error: no user has the id or name "nobody-here" (not_found)\n',
     });
     expect(await admin.flowplane("users", "suspend", "NoSuchUserId1")).toEqual({
       status: 1,
       stdout: "",
-      stderr: "error: no user has the username or id NoSuchUserId1 (not_found)\n",
+      stderr: 'error: no user has the id or name "NoSuchUserId1" (not_found)\n',
     });
     expect((await admin.flowplane("users", "delete", "not.an.id")).stderr).toBe(
-      "error: no user has the username or id not.an.id (not_found)\n",
+      'error: no user has the id or name "not.an.id" (not_found)\n',
     );
   });
 
