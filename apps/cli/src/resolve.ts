@@ -397,6 +397,30 @@ export async function resolveToken(client: Client, given: string): Promise<Named
   });
 }
 
+/** The team's MQTT client named by id or username. */
+export async function resolveBrokerClient(
+  client: Client,
+  team: TeamRef,
+  given: string,
+): Promise<Named> {
+  const clients = await everyPage(async (cursor) => {
+    const page = await client.broker.listClients.query({ teamId: team.id, cursor });
+    return { items: page.clients, next: page.meta.next_cursor };
+  });
+  return pick({
+    kind: "MQTT client",
+    given,
+    scope: `of team ${team.name}`,
+    candidates: clients.map((c) => ({
+      id: c.id,
+      name: c.username,
+      where: c.owner
+        ? `of ${c.owner.instanceType} ${c.owner.name}`
+        : `created ${when(c.createdAt)}`,
+    })),
+  });
+}
+
 /** The broker token named by id or name (administrators). */
 export async function resolveBrokerToken(client: Client, given: string): Promise<Named> {
   const { tokens } = await client.broker.listTokens.query();
