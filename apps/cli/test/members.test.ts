@@ -117,7 +117,7 @@ describe("flowplane invitations and members", () => {
 
     expect(await guest.flowplane("invitations", "accept", invitation.id)).toEqual({
       status: 0,
-      stdout: `Accepted invitation ${invitation.id}.\n`,
+      stdout: `Accepted the invitation from team ${team.name} (id ${invitation.id}).\n`,
       stderr: "",
     });
     expect(await guest.flowplane("invitations", "list")).toMatchObject({
@@ -215,7 +215,7 @@ describe("flowplane invitations and members", () => {
     const [invitation] = (await json(guest, "invitations", "list")).invitations;
     expect(await guest.flowplane("invitations", "reject", invitation.id)).toMatchObject({
       status: 0,
-      stdout: `Rejected invitation ${invitation.id}.\n`,
+      stdout: `Rejected the invitation from team ${team.name} (id ${invitation.id}).\n`,
     });
     expect((await json(owner, "invitations", "list", "--team", team.slug)).count).toBe(0);
     expect((await guest.flowplane("members", "list", "--team", team.id)).status).toBe(1);

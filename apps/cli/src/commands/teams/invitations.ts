@@ -54,16 +54,23 @@ async function teamInvitation(
 }
 
 /**
- * The id of the invitation sent to you that the command line names: by its id, or by the team
- * that sent it (--team, its id, slug or name), or both (then they must agree).
+ * The invitation sent to you that the command line names: by its id, or by the team that sent it
+ * (--team, its id, slug or name), or both (then they must agree).
  */
-async function myInvitationId(
+async function myInvitation(
   client: Client,
   invitation: string | undefined,
   team: string | undefined,
-): Promise<string> {
-  if (team === undefined) return invitation!;
+): Promise<{ id: string; team: { name: string } }> {
   const { invitations } = await client.invitation.mine.query();
+  const candidates = invitations.map((i) => ({
+    ...i,
+    name: i.team.name,
+    where: `from team ${i.team.name}`,
+  }));
+  if (team === undefined) {
+    return pick({ kind: "invitation", given: invitation!, scope: "of yours", candidates });
+  }
   const from = await pick({
     kind: "team",
     given: team,
@@ -77,7 +84,7 @@ async function myInvitationId(
   if (!found) {
     throw new CliError(`you have no invitation ${invitation} from team ${from.name}`, "not_found");
   }
-  return found.id;
+  return found;
 }
 
 export function addInvitationsCommands(program: Command, context: Context): void {
@@ -226,7 +233,7 @@ export function addInvitationsCommands(program: Command, context: Context): void
               ? "Accept an invitation sent to you: you join the team with its role"
               : "Reject an invitation sent to you",
           )
-          .argument("[invitation]", "the invitation's id (see `invitations list`)"),
+          .argument("[invitation]", "the invitation's id, or the name of the team that sent it"),
         { required: false, description: "the team that sent it, by id, slug or name" },
       ),
     ).action(
@@ -241,12 +248,13 @@ export function addInvitationsCommands(program: Command, context: Context): void
           });
         }
         const { client } = await context.connect();
-        const invitationId = await myInvitationId(client, invitation, options.team);
-        const result = await client.invitation[answer].mutate({ invitationId });
+        const found = await myInvitation(client, invitation, options.team);
+        const result = await client.invitation[answer].mutate({ invitationId: found.id });
         context.print(
           options.json
             ? json(result)
-            : `${accept ? "Accepted" : "Rejected"} invitation ${invitationId}.\n`,
+            : `${accept ? "Accepted" : "Rejected"} the invitation from team ${found.team.name} ` +
+                `(id ${found.id}).\n`,
         );
       },
     );
