@@ -18,6 +18,7 @@ import {
   open,
   readdir,
   readFile,
+  rename,
   rm,
   stat,
   unlink,
@@ -28,6 +29,11 @@ import { join } from "node:path";
 
 export const INITIAL_TOKEN_FILE = "initial-admin-token";
 export const INITIAL_PASSWORD_FILE = "initial-admin-password";
+/**
+ * Where the running platform is reached (BASE_URL; with PORT=0, where it listens), written once it
+ * listens: what a script or the getting-started guide reads rather than assume port 3000.
+ */
+export const BASE_URL_FILE = "base-url";
 const SECRET_FILE = "token-secret";
 /** Which process runs the platform on a DATA_DIR: `{ pid, started, boot, command }`. */
 export const LOCK_FILE = "platform.lock";
@@ -283,4 +289,12 @@ export async function ensureInitialAdmin(
       }
       throw error;
     });
+}
+
+/** Writes DATA_DIR/base-url (whole or not at all: a reader never sees half a URL). */
+export async function recordBaseUrl(dataDir: string, url: string): Promise<void> {
+  const path = join(dataDir, BASE_URL_FILE);
+  const partial = `${path}.${process.pid}.partial`;
+  await writeFile(partial, `${url}\n`, { mode: 0o600 });
+  await rename(partial, path);
 }

@@ -143,7 +143,7 @@ const Env = z.object({
     .max(65535)
     .optional()
     .describe(
-      "The embedded broker's TCP port; 0: any free port; unset: 1883, or a free port when 1883 is taken",
+      "The embedded broker's TCP port; 0: any free port; unset: the port taken at the first start (1883, or a free one when 1883 was taken), kept in DATA_DIR/mqtt-port",
     ),
   BROKER_CONNECT_RATE_LIMIT: rateLimit(
     "5/30",

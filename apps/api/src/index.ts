@@ -3,7 +3,9 @@ export type { AppRouter } from "./router";
 export { buildApp, createLogger, type AppOptions } from "./app";
 export { acceptInstanceConnection } from "./instances/index";
 export {
+  BASE_URL_FILE,
   ensureInitialAdmin,
+  recordBaseUrl,
   loadTokenSecret,
   INITIAL_PASSWORD_FILE,
   INITIAL_TOKEN_FILE,

@@ -3,7 +3,13 @@
 // With WORKERS > 1 (PostgreSQL only) a primary process does the start-up work once and forks
 // workers that share the port (node:cluster); each worker is a full server.
 // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
-import { createDb, type Db, embeddedPostgresUnavailable, migrateToLatest } from "@flowplane/db";
+import {
+  createDb,
+  type Db,
+  embeddedPostgresUnavailable,
+  migrateToLatest,
+  onAuditWritten,
+} from "@flowplane/db";
 import { LocalDriver } from "@flowplane/runtime";
 import cluster from "node:cluster";
 import { access, mkdir } from "node:fs/promises";
@@ -21,6 +27,7 @@ import {
   lockDataDir,
   makePrivate,
   portRefusal,
+  recordBaseUrl,
   StartRefused,
 } from "./bootstrap";
 import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
@@ -122,11 +129,32 @@ function brokerOptions(config: Config): AppOptions["broker"] {
         host: config.MQTT_HOST,
         port: config.MQTT_PORT ?? 1883,
         fallBackWhenTaken: config.MQTT_PORT === undefined,
+        keepPortIn: join(config.DATA_DIR, "mqtt-port"),
         dataDir: join(config.DATA_DIR, "mqtt"),
         url: config.BROKER_URL,
         failedConnects,
       };
   }
+}
+
+/**
+ * What people and devices do, a line each at `info` (creations, deploys, device registrations,
+ * pipeline runs…): the audit log's entries as they are written, by event name, with what they
+ * name (ids, never a value of a secret: entries hold none).
+ */
+function logActivity(log: Logger): void {
+  const activity = log.child({ component: "activity" });
+  onAuditWritten((entry) => {
+    activity.info(
+      {
+        entity: entry.entity.id ? `${entry.entity.type}:${entry.entity.id}` : entry.entity.type,
+        ...(entry.teamId && { teamId: entry.teamId }),
+        by: entry.actor === "system" ? "platform" : `user:${entry.actor.userId}`,
+        ...(entry.actor !== "system" && entry.actor.tokenId && { tokenId: entry.actor.tokenId }),
+      },
+      entry.event,
+    );
+  });
 }
 
 /** Says in the log how hosted instances are kept apart, and plainly when they are not. */
@@ -221,6 +249,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
       : undefined;
   if (driver) await reportIsolation(driver, log);
   warnOnSharedSite(config, log);
+  logActivity(log);
   const app = await buildApp({
     db,
     tokenSecret: secret,
@@ -276,13 +305,14 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     await app.close().catch(() => {});
     throw portRefusal(error, config.HOST, config.PORT);
   }
-  await sayWhereToSignIn(config, log, listeningUrl(app));
+  // BASE_URL unless it was left to follow PORT=0 (any free port): then where it listens.
+  const base = new URL(config.BASE_URL).port === "0" ? listeningUrl(app) : config.BASE_URL;
+  await recordBaseUrl(config.DATA_DIR, base);
+  await sayWhereToSignIn(config, log, base);
 }
 
 /** The start says where a person signs in, and with which password the first time. */
-async function sayWhereToSignIn(config: Config, log: Logger, listening: string): Promise<void> {
-  // BASE_URL unless it was left to follow PORT=0 (any free port): then where it listens.
-  const base = new URL(config.BASE_URL).port === "0" ? listening : config.BASE_URL;
+async function sayWhereToSignIn(config: Config, log: Logger, base: string): Promise<void> {
   const signIn = `${base}/sign-in`;
   const passwordFile = join(config.DATA_DIR, INITIAL_PASSWORD_FILE);
   const first = await access(passwordFile).then(

@@ -105,6 +105,12 @@ const EVENTS: Record<string, string[]> = {
   "POST /api/v1/devices": ["team.device.created"],
   "PUT /api/v1/devices/{deviceId}": ["team.device.updated"],
   "DELETE /api/v1/devices/{deviceId}": ["team.device.deleted"],
+  "PUT /api/v1/teams/{teamId}/devices/bulk": [
+    "team.device.assigned",
+    "application.device.assigned",
+    "device.assigned",
+  ],
+  "DELETE /api/v1/teams/{teamId}/devices/bulk": ["team.device.bulk-deleted"],
   "POST /api/v1/devices/{deviceId}/generate_credentials": [
     "team.device.credentials-generated",
     "device.credential.generated",
@@ -282,6 +288,8 @@ const BODY_VALUES: Record<string, (world: World) => unknown> = {
   snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   // A stage's instance: one of the pipeline's application.
   instanceId: async (world) => (await pipelineOf(world)).instanceIds[0],
+  // A bulk request's devices.
+  devices: async (world) => [await createDevice(server, world.founder, world.team.id)],
 };
 
 /** Operations whose caller is not the team's founder (or the administrator for theirs). */
@@ -354,6 +362,14 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
     _world,
     call,
   ) => ({ ...call, body: { env: [{ name: "WALKED", value: "yes" }] } }),
+  // The devices moved to an application of the team.
+  "PUT /api/v1/teams/{teamId}/devices/bulk": async (world, call) => ({
+    ...call,
+    body: {
+      ...call.body,
+      application: await createApplication(server, world.founder, world.team.id),
+    },
+  }),
   "PUT /api/v1/devices/{deviceId}/settings": async (_world, call) => ({
     ...call,
     body: { env: [{ name: "WALKED", value: "yes" }] },

@@ -212,11 +212,25 @@ describe("changing a device", () => {
     });
     expect(log.status).toBe(200);
     const events = log.body.log.map((e: { event: string }) => e.event);
-    // The rename and the assignment were one change: one transaction, one time.
-    expect([events[0], [...events.slice(1, 3)].sort(), events[3]]).toEqual([
-      "device.unassigned",
-      ["device.assigned", "team.device.updated"],
+    // The rename and the assignment were one change: one transaction, one time. FlowFuse's
+    // events: an assignment in the team's, the application's and the device's own log, an
+    // unassignment in the team's and the application's.
+    expect([events[0], [...events.slice(1, 4)].sort(), events[4]]).toEqual([
+      "team.device.unassigned",
+      ["device.assigned", "team.device.assigned", "team.device.updated"],
       "team.device.created",
+    ]);
+    const applicationLog = await server.db
+      .selectFrom("audit_log")
+      .select("event")
+      .where("entity_type", "=", "application")
+      .where("entity_id", "=", applicationId)
+      .where("event", "like", "application.device.%")
+      .orderBy("created_at")
+      .execute();
+    expect(applicationLog.map((entry) => entry.event).slice(-2)).toEqual([
+      "application.device.assigned",
+      "application.device.unassigned",
     ]);
     const csv = await server.request("GET", `/api/v1/devices/${device.id}/audit-log/export`, {
       token: viewer.token,

@@ -192,15 +192,12 @@ describe("a client generated from the served document", () => {
       .map((m) => m[1]!.replace(/^ {2}/gm, ""))
       .find((commands) => commands.includes("openapi-typescript"));
     expect(block, "README: the commands that generate a client").toBeDefined();
-    await run(
-      "bash",
-      ["-euo", "pipefail", "-c", block!.replaceAll("http://127.0.0.1:3000", server.url)],
-      {
-        cwd: dir,
-        env: { ...inheritedEnv, TOKEN: server.adminToken },
-        timeout: 60_000,
-      },
-    );
+    await run("bash", ["-euo", "pipefail", "-c", block!], {
+      cwd: dir,
+      // As the README's first commands set them.
+      env: { ...inheritedEnv, TOKEN: server.adminToken, BASE: server.url },
+      timeout: 60_000,
+    });
     const schema = await readFile(join(dir, "flowplane-api.d.ts"), "utf8");
     expect(schema).toContain('"/api/v1/teams/{teamId}": {');
     expect(schema).toContain('"/api/v1/user/teams": {');

@@ -23,6 +23,7 @@ import {
   ensureInitialAdmin,
   INITIAL_PASSWORD_FILE,
   INITIAL_TOKEN_FILE,
+  recordBaseUrl,
 } from "../src/index";
 
 export const TOKEN_SECRET = "test-secret-0123456789-abcdefghijklmnopqrstuvwxyz";
@@ -243,6 +244,9 @@ export async function startServer(
   const address = app.server.address();
   if (!address || typeof address === "string") throw new Error("no address");
   const url = `http://127.0.0.1:${address.port}`;
+  // As the platform does once it listens (DATA_DIR/base-url): its BASE_URL when given, else where
+  // it listens.
+  await recordBaseUrl(dataDir, options.baseUrl ?? url);
 
   const raw = async (
     method: string,

@@ -120,6 +120,9 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   add: (side) => [side.groupDeviceId],
   remove: (side) => [side.groupDeviceId],
   set: (side) => [side.groupDeviceId],
+  // A bulk request's devices and the group they move to.
+  devices: (side) => [side.groupDeviceId],
+  deviceGroup: (side) => side.groupId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -162,7 +165,7 @@ async function prepare(operations: DocumentOperation[]) {
       side.snapshotId = await createSnapshot(server, side.owner, side.instanceId);
     }
   }
-  if (params.has("groupId")) {
+  if (params.has("groupId") || bodies.includes("devices") || bodies.includes("deviceGroup")) {
     for (const side of [a, w]) {
       const path = `/api/v1/applications/${side.applicationId}/device-groups`;
       const group = await server.request("POST", path, {

@@ -259,6 +259,8 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
       expect(server.output()).toContain(
         `Sign in at ${server.url}/sign-in as admin, with the first password in ${passwordFile}`,
       );
+      // Where it listens (PORT=0: a port of its own choosing), for scripts and the guide.
+      expect(await readFile(join(dataDir, "base-url"), "utf8")).toBe(`${server.url}\n`);
       const login = await fetch(`${server.url}/account/login`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -285,6 +287,25 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
       });
       expect(me.status).toBe(200);
       expect(server.output()).not.toContain("created the administrator");
+
+      // What people do is a line each at info: here a team created with the token.
+      const created = await fetch(`${server.url}/api/v1/teams`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Logged team" }),
+      });
+      expect(created.status).toBe(200);
+      const team = (await created.json()) as { id: string };
+      await server.says(/"msg":"team\.created"/);
+      const line = JSON.parse(
+        server
+          .output()
+          .split("\n")
+          .find((l) => l.includes('"msg":"team.created"'))!,
+      );
+      expect(line).toMatchObject({ level: 30, component: "activity", teamId: team.id });
+      expect(line.by).toMatch(/^user:/);
+      expect(server.output()).not.toContain(token);
     } finally {
       server.child.kill("SIGTERM");
     }

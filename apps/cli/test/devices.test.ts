@@ -313,3 +313,50 @@ describe("flowplane device-groups", { timeout: 60_000 }, () => {
     expect(kept.deviceGroup).toBeNull();
   });
 });
+
+describe("flowplane devices move and delete, several at once", { timeout: 60_000 }, () => {
+  it("moves devices by name into an application, a group of the team, out of it, unassigned; deletes several", async () => {
+    const ids: string[] = [];
+    for (const name of ["bulk-1", "bulk-2"]) {
+      const out = await ok(admin, "devices", "create", name, "--team", "devs", "--json");
+      ids.push(JSON.parse(out).id);
+    }
+    const team = ["--team", "devs"];
+    expect(
+      await ok(admin, "devices", "move", "bulk-1", "bulk-2", ...team, "--application", "Line"),
+    ).toBe(
+      `Device bulk-1 (id ${ids[0]}): application Line.\n` +
+        `Device bulk-2 (id ${ids[1]}): application Line.\n`,
+    );
+    await ok(admin, "device-groups", "create", "Bulk-G", "--application", "Line", ...team);
+    const groups = await ok(admin, "device-groups", "list", ...team);
+    expect(groups.split("\n")[0]).toMatch(/^ID\s+NAME\s+APPLICATION\s+DEVICES/);
+    expect(cell(groups, 1, "APPLICATION")).toBe("Line");
+    expect(await ok(admin, "devices", "move", ...ids, ...team, "--group", "Bulk-G")).toContain(
+      "application Line, group Bulk-G.\n",
+    );
+    const out = JSON.parse(
+      await ok(admin, "devices", "move", ids[0]!, ...team, "--ungroup", "--json"),
+    );
+    expect(out.devices[0].deviceGroup).toBeNull();
+    expect(await ok(admin, "devices", "move", ids[0]!, ...team, "--unassign")).toBe(
+      `Device bulk-1 (id ${ids[0]}): unassigned.\n`,
+    );
+    const both = await admin.flowplane(
+      "devices",
+      "move",
+      ids[0]!,
+      ...team,
+      "--unassign",
+      "--ungroup",
+    );
+    expect(both.status).toBe(2);
+
+    expect((await admin.flowplane("devices", "delete", ...ids)).status).toBe(2);
+    expect(await ok(admin, "devices", "delete", "bulk-1", "bulk-2", ...team, "--yes")).toBe(
+      "Deleted devices bulk-1, bulk-2.\n",
+    );
+    const gone = await admin.flowplane("devices", "show", ids[1]!);
+    expect(gone.status).toBe(1);
+  });
+});

@@ -1,7 +1,9 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loginFileOf, newUser, scratchDir, userWith } from "./cli";
+import { loginFileOf, newUser, scratchDir, terminal, userWith } from "./cli";
 import { deadUrl, startServer, type TestServer } from "./server";
 
 let server: TestServer;
@@ -15,17 +17,74 @@ afterAll(async () => {
 describe("flowplane login", () => {
   it("stores the token and URL in flowplane/config.json (0600, directory 0700) once the server accepts it", async () => {
     const user = await newUser();
-    const login = await user.flowplane("login", "--token", server.adminToken, "--url", server.url);
+    const file = join(await scratchDir(), "token");
+    await writeFile(file, `${server.adminToken}\n`);
+    const login = await user.flowplane("login", "--token-file", file, "--url", server.url);
 
     expect(login).toMatchObject({ status: 0, stderr: "" });
     expect(login.stdout).toContain(`Logged in to ${server.url} as admin (Administrator).`);
-    const file = loginFileOf(user);
-    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({
+    const stored = loginFileOf(user);
+    expect(JSON.parse(await readFile(stored, "utf8"))).toEqual({
       url: server.url,
       token: server.adminToken,
     });
-    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(stored)).mode & 0o777).toBe(0o600);
     expect((await stat(join(user.configDir!, "flowplane"))).mode & 0o777).toBe(0o700);
+  });
+
+  it("reads the token from stdin with --token-stdin: piped in, or typed at a terminal", async () => {
+    const piped = await newUser();
+    const login = await piped.flowplaneWith(
+      `${server.adminToken}\n`,
+      "login",
+      "--token-stdin",
+      "--url",
+      server.url,
+    );
+    expect(login).toMatchObject({ status: 0, stderr: "" });
+    expect(JSON.parse(await readFile(loginFileOf(piped), "utf8")).token).toBe(server.adminToken);
+
+    const typed = await newUser();
+    const asked = await typed.flowplaneWith(
+      terminal(server.adminToken),
+      "login",
+      "--token-stdin",
+      "--url",
+      server.url,
+    );
+    expect(asked.status).toBe(0);
+    expect(asked.stderr).toBe(`Token for ${server.url}: \n`);
+    expect(asked.stdout + asked.stderr).not.toContain(server.adminToken);
+  });
+
+  it("refuses --token-stdin with nothing on stdin, and an unreadable --token-file, storing nothing", async () => {
+    const user = await newUser();
+    expect(await user.flowplane("login", "--token-stdin", "--url", server.url)).toEqual({
+      status: 1,
+      stdout: "",
+      stderr:
+        "error: no token on stdin: pipe it in as the first line, run on a terminal to be asked, " +
+        "or use --token-file <path> (token_required)\n",
+    });
+    const missing = join(await scratchDir(), "nothing-here");
+    const unreadable = await user.flowplane("login", "--token-file", missing, "--url", server.url);
+    expect(unreadable.status).toBe(1);
+    expect(unreadable.stderr).toMatch(
+      new RegExp(
+        `^error: cannot read the token file ${missing}: .*ENOENT.*\\(token_file_unreadable\\)\\n$`,
+      ),
+    );
+    await expect(stat(loginFileOf(user))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("still takes --token, with a warning that names the safer ways and not the token", async () => {
+    const user = await newUser();
+    const login = await user.flowplane("login", "--token", server.adminToken, "--url", server.url);
+    expect(login.status).toBe(0);
+    expect(login.stderr).toBe(
+      "warning: --token puts the token on the command line, where process listings, shell " +
+        "history and CI logs show it: use --token-file <path> or --token-stdin\n",
+    );
   });
 
   it("lets whoami use the stored login, and neither prints the token", async () => {
@@ -60,10 +119,10 @@ describe("flowplane login", () => {
 
   it("refuses a token the server does not accept, naming the token given, and stores nothing", async () => {
     const user = await newUser();
-    const login = await user.flowplane(
+    const login = await user.flowplaneWith(
+      "fpat_notarealtoken0000000000000000\n",
       "login",
-      "--token",
-      "fpat_notarealtoken0000000000000000",
+      "--token-stdin",
       "--url",
       server.url,
     );
@@ -72,7 +131,7 @@ describe("flowplane login", () => {
       status: 1,
       stdout: "",
       stderr:
-        `error: ${server.url} refused the token given to --token (unauthorized)\n` +
+        `error: ${server.url} refused the token given to --token-stdin (unauthorized)\n` +
         "  it was revoked or has expired, or its user is suspended or deleted, or it was never " +
         "issued by this server\n",
     });
@@ -120,6 +179,72 @@ describe("flowplane login", () => {
     expect(login.status).toBe(2);
     expect(login.stderr).toContain("Not an http:// or https:// URL.");
     await expect(stat(loginFileOf(user))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+});
+
+describe("a URL where something other than Flowplane answers", () => {
+  /** A loopback HTTP server that answers 200 to everything, and keeps what it was sent. */
+  async function impostor(healthz: string) {
+    const seen: { url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+    const fake = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => (body += String(chunk)));
+      request.on("end", () => {
+        seen.push({ url: request.url ?? "", headers: request.headers, body });
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(request.url === "/healthz" ? healthz : '{"ok":true}');
+      });
+    });
+    await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    return { url, seen, close: () => new Promise((resolve) => fake.close(resolve)) };
+  }
+
+  it("gets no token and no password: login refuses it by its /healthz, and stores nothing", async () => {
+    for (const healthz of ["", '{"status":"ok"}', '{"platform":"other"}']) {
+      const fake = await impostor(healthz);
+      try {
+        const user = await newUser();
+        const file = join(await scratchDir(), "token");
+        await writeFile(file, server.adminToken);
+        const attempts = [
+          await user.flowplane("login", "--token-file", file, "--url", fake.url),
+          await user.flowplaneWith(
+            `${server.adminToken}\n`,
+            "login",
+            "--token-stdin",
+            "--url",
+            fake.url,
+          ),
+          await user.flowplane("login", "--token", server.adminToken, "--url", fake.url),
+          await user.flowplaneWith(
+            "a password\n",
+            "login",
+            "--username",
+            "admin",
+            "--url",
+            fake.url,
+          ),
+        ];
+        for (const attempt of attempts) {
+          expect(attempt.status).toBe(1);
+          expect(attempt.stderr).toContain(
+            `error: ${fake.url} is not a Flowplane server (GET ${fake.url}/healthz answered HTTP 200`,
+          );
+          expect(attempt.stderr).toContain("(not_flowplane)\n  nothing was sent to it");
+          expect(attempt.stderr).not.toContain(server.adminToken);
+        }
+        expect(fake.seen.map((request) => request.url)).toEqual(attempts.map(() => "/healthz"));
+        for (const request of fake.seen) {
+          expect(request.headers.authorization).toBeUndefined();
+          expect(request.headers.cookie).toBeUndefined();
+          expect(request.body).toBe("");
+        }
+        await expect(stat(loginFileOf(user))).rejects.toMatchObject({ code: "ENOENT" });
+      } finally {
+        await fake.close();
+      }
+    }
   });
 });
 

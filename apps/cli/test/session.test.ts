@@ -2,7 +2,7 @@
 // (Go's cross-origin protection: an Origin must name the host the request was sent to; a request
 // with neither Origin nor Sec-Fetch-Site is a script's and passes), reached past a proxy at another
 // address than its BASE_URL. The real server judges the Origin by its BASE_URL instead (the other
-// suites cover that rule); this loopback stand-in answers only the five requests a sign-in makes.
+// suites cover that rule); this loopback stand-in answers only the six requests a sign-in makes.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,6 +36,9 @@ async function platform(request: IncomingMessage, response: ServerResponse) {
   requests.push({ method, path, origin: headers.origin, cookie: headers.cookie });
   if (method === "POST" && headers.origin && new URL(headers.origin).host !== headers.host) {
     return answer(response, 403, { code: "csrf_failed", error: "Cross-site request refused" });
+  }
+  if (method === "GET" && path === "/healthz") {
+    return answer(response, 200, { status: "ok", platform: "flowplane" });
   }
   const signedIn = headers.cookie === "sid=session-1";
   if (method === "POST" && path === "/account/login") {
@@ -90,6 +93,7 @@ describe("signing in where the Origin is judged by the request's Host", () => {
     expect(login).toMatchObject({ status: 0, stderr: "" });
     expect(login.stdout).toContain(`Stored in ${loginFileOf(person)}.`);
     expect(requests.map(({ method, path, origin }) => [method, path, origin])).toEqual([
+      ["GET", "/healthz", undefined],
       ["POST", "/account/login", undefined],
       ["GET", "/api/v1/user", undefined],
       ["GET", "/api/v1/settings", undefined],
@@ -97,6 +101,6 @@ describe("signing in where the Origin is judged by the request's Host", () => {
       ["POST", "/api/v1/user/tokens", undefined],
       ["POST", "/account/logout", undefined],
     ]);
-    expect(requests.slice(1).every((request) => request.cookie === "sid=session-1")).toBe(true);
+    expect(requests.slice(2).every((request) => request.cookie === "sid=session-1")).toBe(true);
   });
 });

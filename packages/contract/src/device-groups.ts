@@ -31,12 +31,14 @@ export const DeviceGroupList = z
   .object({ meta: ListMeta, count: z.number().int(), groups: z.array(DeviceGroupSummary) })
   .meta({ id: "DeviceGroupList" });
 
-export const DeviceGroupsInput = z.strictObject({
-  applicationId: Id,
+const DeviceGroupListQuery = {
   limit: z.coerce.number().int().min(1).max(100).default(100).describe("1–100, default 100"),
   cursor: Id.optional().describe("The `meta.next_cursor` of the previous page"),
   query: Text.min(1).max(128).optional().describe("Only groups whose name contains this text"),
-});
+};
+
+export const DeviceGroupsInput = z.strictObject({ applicationId: Id, ...DeviceGroupListQuery });
+export const TeamDeviceGroupsInput = z.strictObject({ teamId: Id, ...DeviceGroupListQuery });
 
 export const CreateDeviceGroupInput = z.strictObject({
   applicationId: Id,

@@ -192,11 +192,43 @@ const DeviceListQuery = {
 
 export const TeamDevicesInput = z.strictObject({ teamId: Id, ...DeviceListQuery });
 export const ApplicationDevicesInput = z.strictObject({ applicationId: Id, ...DeviceListQuery });
+export const InstanceDevicesInput = z.strictObject({ instanceId: Id, ...DeviceListQuery });
+/** Every device of the platform (administrators). */
+export const PlatformDevicesInput = z.strictObject({ ...DeviceListQuery });
 export type DeviceListQuery = Omit<z.infer<typeof TeamDevicesInput>, "teamId">;
 
 export const DeviceList = z
   .object({ meta: ListMeta, count: z.number().int(), devices: z.array(Device) })
   .meta({ id: "DeviceList" });
+
+/** How many devices one bulk request names at most. */
+export const DEVICE_BULK_MAX = 500;
+
+const BulkDeviceIds = z
+  .array(Id)
+  .min(1)
+  .max(DEVICE_BULK_MAX)
+  .describe(`The devices' ids (1–${DEVICE_BULK_MAX}), every one of the team's`);
+
+export const BulkDeleteDevicesInput = z.strictObject({ teamId: Id, devices: BulkDeviceIds });
+
+export const BulkMoveDevicesInput = z.strictObject({
+  teamId: Id,
+  devices: BulkDeviceIds,
+  application: Id.nullable()
+    .optional()
+    .describe("Assign them to this application of the team; null (with `instance` null): unassign"),
+  instance: Id.nullable()
+    .optional()
+    .describe("Assign them to this hosted instance of the team; null: unassign"),
+  deviceGroup: Id.or(z.literal(""))
+    .nullable()
+    .optional()
+    .describe(
+      'Put them in this device group of the team (they must be its application\'s devices); `""` or null: take them out of their groups',
+    ),
+});
+export type BulkMoveDevicesInput = z.infer<typeof BulkMoveDevicesInput>;
 
 export const DeviceSettings = z
   .object({ env: z.array(EnvVar.required({ hidden: true })) })

@@ -42,17 +42,33 @@ export async function findDeviceGroup(
     .executeTakeFirst() as Promise<DeviceGroupDetail | undefined>;
 }
 
-/** A page of the application's groups by name, after the cursor's group. */
+/** The team's group of that id, whichever its application (undefined when not the team's). */
+export async function findTeamDeviceGroup(
+  db: Db,
+  teamId: string,
+  id: string,
+): Promise<DeviceGroupDetail | undefined> {
+  return detailQuery(db)
+    .where("g.team_id", "=", teamId)
+    .where("g.id", "=", id)
+    .executeTakeFirst() as Promise<DeviceGroupDetail | undefined>;
+}
+
+/** A page of the application's (or the whole team's) groups by name, after the cursor's group. */
 export async function listDeviceGroups(
   db: Db,
-  applicationId: string,
+  of: { applicationId: string } | { teamId: string },
   request: { limit: number; cursor?: string; query?: string },
 ): Promise<{ rows: DeviceGroupDetail[]; total: number; nextCursor?: string }> {
-  let rows = detailQuery(db).where("g.application_id", "=", applicationId);
+  const scope =
+    "applicationId" in of
+      ? (["g.application_id", of.applicationId] as const)
+      : (["g.team_id", of.teamId] as const);
+  let rows = detailQuery(db).where(scope[0], "=", scope[1]);
   let count = db
     .selectFrom("device_groups as g")
     .select(sql<number>`count(*)::int`.as("n"))
-    .where("g.application_id", "=", applicationId);
+    .where(scope[0], "=", scope[1]);
   if (request.query !== undefined) {
     const pattern = `%${request.query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     rows = rows.where("g.name", "ilike", pattern);

@@ -92,6 +92,16 @@ export async function findDevice(db: Db, id: string): Promise<DeviceDetail | und
   >;
 }
 
+/** The devices of these ids that exist, by name (then id). */
+export async function findDevices(db: Db, ids: readonly string[]): Promise<DeviceDetail[]> {
+  if (ids.length === 0) return [];
+  return detailQuery(db)
+    .where("d.id", "in", ids)
+    .orderBy("d.name")
+    .orderBy("d.id")
+    .execute() as Promise<DeviceDetail[]>;
+}
+
 export interface NewDevice {
   teamId: string;
   name: string;
@@ -219,6 +229,21 @@ export async function deleteDevice(db: Db, id: string): Promise<DeviceRow | unde
   return db.deleteFrom("devices").where("id", "=", id).returningAll().executeTakeFirst();
 }
 
+/** Deletes the team's devices of these ids (another team's are left alone); the ones deleted. */
+export async function deleteTeamDevices(
+  db: Db,
+  teamId: string,
+  ids: readonly string[],
+): Promise<{ id: string; name: string }[]> {
+  if (ids.length === 0) return [];
+  return db
+    .deleteFrom("devices")
+    .where("team_id", "=", teamId)
+    .where("id", "in", ids)
+    .returning(["id", "name"])
+    .execute();
+}
+
 export async function countTeamDevices(db: Db, teamId: string): Promise<number> {
   const row = await db
     .selectFrom("devices")
@@ -248,13 +273,22 @@ function sortKey(sort: DeviceSort, alias: string) {
   return sql`${column}`;
 }
 
+/** Whose devices a list holds: a team's, an application's, an instance's, a group's, or all. */
+export type DeviceScope =
+  | { teamId: string }
+  | { applicationId: string }
+  | { projectId: string }
+  | { groupId: string }
+  | "platform";
+
 /**
- * A page of a team's (or an application's, or an instance's) devices in the order asked, after
- * the cursor's device (its key read in the same statement), with the count of every match.
+ * A page of a team's (or an application's, an instance's, a group's, the platform's) devices in
+ * the order asked, after the cursor's device (its key read in the same statement), with the count
+ * of every match.
  */
 export async function listDevices(
   db: Db,
-  of: { teamId: string } | { applicationId: string } | { projectId: string } | { groupId: string },
+  of: DeviceScope,
   request: DeviceListRequest,
 ): Promise<{ rows: DeviceDetail[]; total: number; nextCursor?: string }> {
   const sort = request.sort ?? "name";
@@ -262,16 +296,18 @@ export async function listDevices(
   const key = sortKey(sort, "d");
   let rows = detailQuery(db);
   let count = db.selectFrom("devices as d").select(sql<number>`count(*)::int`.as("n"));
-  const scope =
-    "teamId" in of
-      ? (["d.team_id", of.teamId] as const)
-      : "applicationId" in of
-        ? (["d.application_id", of.applicationId] as const)
-        : "groupId" in of
-          ? (["d.group_id", of.groupId] as const)
-          : (["d.project_id", of.projectId] as const);
-  rows = rows.where(scope[0], "=", scope[1]);
-  count = count.where(scope[0], "=", scope[1]);
+  if (of !== "platform") {
+    const scope =
+      "teamId" in of
+        ? (["d.team_id", of.teamId] as const)
+        : "applicationId" in of
+          ? (["d.application_id", of.applicationId] as const)
+          : "groupId" in of
+            ? (["d.group_id", of.groupId] as const)
+            : (["d.project_id", of.projectId] as const);
+    rows = rows.where(scope[0], "=", scope[1]);
+    count = count.where(scope[0], "=", scope[1]);
+  }
   if (request.query !== undefined) {
     const pattern = `%${request.query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     rows = rows.where((eb) =>

@@ -14,8 +14,10 @@
 import { Aedes, type AedesPublishPacket, type Client } from "aedes";
 import persistenceLevel from "aedes-persistence-level";
 import { Level } from "level";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import type { IncomingMessage, Server as HttpServer } from "node:http";
 import { type AddressInfo, createServer, type Server } from "node:net";
+import { dirname } from "node:path";
 import type { Duplex } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import { createWebSocketStream, WebSocketServer } from "ws";
@@ -34,9 +36,12 @@ export interface EmbeddedBrokerOptions {
   host: string;
   /** 0: any free port. */
   port: number;
-  /** When the port is taken, take a free one instead (the default port only; an explicit one
-   *  that is taken is an error). */
+  /** The default port only (an explicit one that is taken is an error): when it is taken, take a
+   *  free one instead. */
   fallBackWhenTaken?: boolean;
+  /** With `fallBackWhenTaken`: the file the port taken is kept in. It is the one taken at every
+   *  later start, so team clients configured with it keep working; kept and taken is refused. */
+  keepPortIn?: string;
   log: FastifyBaseLogger;
 }
 
@@ -173,10 +178,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   });
 
   const tcp = createServer((socket) => handle(socket));
-  const port = await listenOn(tcp, options.host, options.port, options.fallBackWhenTaken ?? false);
-  if (options.port !== 0 && port !== options.port) {
-    log.warn({ wanted: options.port, port }, "the MQTT port was taken; the broker took a free one");
-  }
+  const port = await choosePort(tcp, options);
   log.info({ host: options.host, port }, "embedded MQTT broker listening");
 
   const websockets = new WebSocketServer({ noServer: true });
@@ -212,6 +214,51 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       await level?.close();
     },
   };
+}
+
+/** Listens on the port asked for; for the default port, on the one kept since the first start. */
+async function choosePort(server: Server, options: EmbeddedBrokerOptions): Promise<number> {
+  const { host, log } = options;
+  if (!options.fallBackWhenTaken) return listenOn(server, host, options.port, false);
+  const file = options.keepPortIn;
+  const kept = file ? await readKeptPort(file) : undefined;
+  if (kept !== undefined) {
+    try {
+      return await listenOn(server, host, kept, false);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+      throw new Error(
+        `the team broker's MQTT port ${kept} on ${host} is taken. The broker has used it since its ` +
+          `first start (kept in ${file}) and team clients connect to it: free the port, or set ` +
+          `MQTT_PORT to the port they should use from now on`,
+      );
+    }
+  }
+  const port = await listenOn(server, host, options.port, true);
+  if (port !== options.port) {
+    log.warn(
+      { wanted: options.port, port, keptIn: file },
+      "the MQTT port was taken; the broker took a free one and keeps it (MQTT_PORT chooses)",
+    );
+  }
+  if (file) {
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    await writeFile(file, `${port}\n`, { mode: 0o600 });
+  }
+  return port;
+}
+
+async function readKeptPort(file: string): Promise<number | undefined> {
+  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return undefined;
+    throw error;
+  });
+  if (text === undefined) return undefined;
+  const port = Number(text.trim());
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new Error(`${file} holds no port (${JSON.stringify(text.trim())}): delete it or fix it`);
+  }
+  return port;
 }
 
 async function listenOn(

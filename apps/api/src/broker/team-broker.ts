@@ -16,6 +16,8 @@ export type BrokerOptions =
       dataDir?: string;
       /** The default port only: when it is taken, take a free one and say so. */
       fallBackWhenTaken?: boolean;
+      /** The file the default port's choice is kept in, to be taken again at every start. */
+      keepPortIn?: string;
       /** What GET /settings tells clients, when not `mqtt://host:port` (e.g. behind a proxy). */
       url?: string;
       failedConnects?: FailedConnectLimits;
@@ -53,6 +55,7 @@ export async function startTeamBroker(
     host: options.host,
     port: options.port,
     fallBackWhenTaken: options.fallBackWhenTaken,
+    keepPortIn: options.keepPortIn,
     log: app.log,
   });
   embedded.attachWebSocket(app.server);

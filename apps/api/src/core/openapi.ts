@@ -2,8 +2,12 @@
 // from the same procedure meta the REST routes use: the real success status, and our error
 // envelope (APIError) for every error status instead of the generator's tRPC-shaped one.
 import { ErrorBody } from "@flowplane/contract";
-import type { AnyRouter } from "@trpc/server";
-import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import type { AnyProcedure, AnyRouter } from "@trpc/server";
+import {
+  generateOpenApiDocument,
+  type GenerateOpenApiDocumentOptions,
+  type OpenAPIObject,
+} from "trpc-to-openapi";
 import type { z } from "zod";
 import { describePermission, PERMISSIONS } from "@flowplane/auth";
 import { restRoutes } from "./rest";
@@ -47,6 +51,23 @@ function documentBodyModes(operation: Operation, modes: NonNullable<Meta["bodyMo
 }
 
 /**
+ * The procedures that are DELETEs taking a JSON body (`Meta.bodyOnDelete`), as POSTs: the
+ * generator documents a DELETE's input as query parameters, so they are generated as POSTs on a
+ * router of their own and their operations put back as DELETEs.
+ */
+function bodyOnDeleteAsPost(router: AnyRouter): AnyRouter | undefined {
+  const procedures = router._def.procedures as Record<string, AnyProcedure>;
+  const asPost = Object.entries(procedures).flatMap(([path, procedure]) => {
+    const meta = procedure._def.meta as Meta | undefined;
+    if (!meta?.bodyOnDelete || !meta.openapi) return [];
+    const post = { ...meta, openapi: { ...meta.openapi, method: "POST" as const } };
+    return [[path, { _def: { ...procedure._def, meta: post } }]];
+  });
+  if (asPost.length === 0) return undefined;
+  return { _def: { ...router._def, procedures: Object.fromEntries(asPost) } } as AnyRouter;
+}
+
+/**
  * Paths are the full paths (`/api/v1/teams/{teamId}`), as FlowFuse's document lists them, so
  * tools that ignore `servers` still call the right URL; `servers` names the origin (`BASE_URL`),
  * so a viewer's "Try it out" calls this platform.
@@ -58,7 +79,7 @@ export function openApiDocument(
   /** Whether a procedure's operation can be rate limited (429), as configured. */
   rateLimited: (procedurePath: string) => boolean = () => false,
 ): OpenAPIObject {
-  const document = generateOpenApiDocument(router, {
+  const options: GenerateOpenApiDocumentOptions = {
     title: "Flowplane Platform API",
     description:
       "Build, deploy and operate flow-based applications. Every operation needs a caller: a personal access token (`Authorization: Bearer <token>`), or the session of a browser signed in at `/sign-in` (so this viewer's \"Try it out\" works signed in, with no token; a script may sign in with `POST /account/login` too). Paths, fields, envelopes and error codes follow FlowFuse's API where it has them.",
@@ -67,7 +88,22 @@ export function openApiDocument(
     baseUrl,
     securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
     defs: { APIError: ErrorBody as unknown as z.ZodType },
+  };
+  const document = generateOpenApiDocument(router, {
+    ...options,
+    filter: ({ metadata }) => !(metadata as Meta).bodyOnDelete,
   });
+  const deletes = bodyOnDeleteAsPost(router);
+  if (deletes) {
+    const extra = generateOpenApiDocument(deletes, options);
+    for (const [path, item] of Object.entries(extra.paths ?? {})) {
+      document.paths![path] = { ...document.paths![path], delete: item!.post };
+    }
+    const schemas = (document.components!.schemas ??= {});
+    for (const [name, schema] of Object.entries(extra.components?.schemas ?? {})) {
+      schemas[name] ??= schema;
+    }
+  }
   const apiError = { $ref: "#/components/schemas/APIError" };
   const retryAfter = {
     description: "Seconds until the limit's window ends",

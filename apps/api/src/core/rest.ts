@@ -29,6 +29,8 @@ export interface RestRoute {
   contentType?: "text/csv";
   /** What authentication reads with the token for this route (the meta's `preload`). */
   preload?: "userTeams";
+  /** A DELETE that takes a JSON body (the meta's `bodyOnDelete`). */
+  bodyOnDelete: boolean;
   /**
    * The JSON Schema of the JSON reply, from the output schema (made on the first call, not at
    * start: a server starts with every route and calls few); undefined when there is none.
@@ -56,6 +58,7 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
         ),
         contentType: meta.contentType,
         preload: meta.preload,
+        bodyOnDelete: meta.bodyOnDelete === true,
         responseSchema: once(() =>
           meta.contentType || meta.successStatus === 204
             ? undefined
@@ -173,7 +176,7 @@ function callerWithoutOutputCheck(procedure: AnyProcedure) {
 
 function restInput(route: RestRoute, request: FastifyRequest): unknown {
   const params = request.params as Record<string, string>;
-  if (route.method === "GET" || route.method === "DELETE") {
+  if (route.method === "GET" || (route.method === "DELETE" && !route.bodyOnDelete)) {
     const input = { ...(request.query as object), ...params };
     return route.acceptsNoInput && Object.keys(input).length === 0 ? undefined : input;
   }

@@ -81,6 +81,11 @@ export type Meta = OpenApiMeta<{
    */
   bodyModes?: { description: string; fields: string[]; required: string[] }[];
   /**
+   * A DELETE whose input (beyond the path's) is a JSON body, as FlowFuse's bulk deletion of
+   * devices, not query parameters: the REST route reads the body and the document says so.
+   */
+  bodyOnDelete?: true;
+  /**
    * Data the REST route's authentication reads in the same query as the token, so that the
    * procedure needs no second round trip: `userTeams`, every team of the caller (GET /user/teams).
    */

@@ -12,6 +12,7 @@ import {
   DeviceGroupSummary,
   Empty,
   Status,
+  TeamDeviceGroupsInput,
   UpdateDeviceGroupInput,
   UpdateDeviceGroupSettingsInput,
 } from "@flowplane/contract";
@@ -33,7 +34,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
-import { invalidField } from "./procedures";
+import { invalidField } from "./moves";
 import { refreshSettingsHashes } from "./settings";
 import { deviceView, envToStore, visibleDeviceEnv } from "./views";
 
@@ -91,7 +92,54 @@ function audit(
   });
 }
 
+/**
+ * Puts devices in the group (out of any other) and takes others out of it, refreshing what they
+ * are given: one `members.changed` on the group when anything changed.
+ */
+export async function changeMembers(
+  ctx: Context & { team: TeamForUser | undefined },
+  trx: Db,
+  group: DeviceGroupDetail,
+  add: readonly string[],
+  remove: readonly string[],
+) {
+  await setDevicesGroup(trx, add, group.id);
+  await setDevicesGroup(trx, remove, null);
+  await refreshSettingsHashes(trx, [...add, ...remove]);
+  if (add.length > 0 || remove.length > 0) {
+    await audit(ctx, trx, group, "members.changed", { added: add, removed: remove });
+  }
+}
+
+function groupListView(page: Awaited<ReturnType<typeof listDeviceGroups>>, baseUrl: string) {
+  return {
+    meta: page.nextCursor ? { next_cursor: page.nextCursor } : {},
+    count: page.total,
+    groups: page.rows.map((group) => groupSummary(group, baseUrl)),
+  };
+}
+
+const LIST_DESCRIPTION =
+  "By name, a page at a time (`meta.next_cursor`); `query` matches the name in any case.";
+
 export const deviceGroupsRouter = router({
+  ofTeam: procedure
+    .meta({
+      permission: "team:device-group:list",
+      openapi: {
+        method: "GET",
+        path: "/api/v1/teams/{teamId}/device-groups",
+        tags: [TAG],
+        summary: "Every device group of the team, each with its application (members and up)",
+        description: LIST_DESCRIPTION,
+      },
+    })
+    .input(TeamDeviceGroupsInput)
+    .output(DeviceGroupList)
+    .query(async ({ ctx, input }) =>
+      groupListView(await listDeviceGroups(ctx.db, { teamId: input.teamId }, input), ctx.baseUrl),
+    ),
+
   list: procedure
     .meta({
       permission: "application:device-group:list",
@@ -100,20 +148,17 @@ export const deviceGroupsRouter = router({
         path: "/api/v1/applications/{applicationId}/device-groups",
         tags: [TAG],
         summary: "An application's device groups (members and up)",
-        description:
-          "By name, a page at a time (`meta.next_cursor`); `query` matches the name in any case.",
+        description: LIST_DESCRIPTION,
       },
     })
     .input(DeviceGroupsInput)
     .output(DeviceGroupList)
-    .query(async ({ ctx, input }) => {
-      const page = await listDeviceGroups(ctx.db, input.applicationId, input);
-      return {
-        meta: page.nextCursor ? { next_cursor: page.nextCursor } : {},
-        count: page.total,
-        groups: page.rows.map((group) => groupSummary(group, ctx.baseUrl)),
-      };
-    }),
+    .query(async ({ ctx, input }) =>
+      groupListView(
+        await listDeviceGroups(ctx.db, { applicationId: input.applicationId }, input),
+        ctx.baseUrl,
+      ),
+    ),
 
   create: procedure
     .meta({
@@ -255,12 +300,7 @@ export const deviceGroupsRouter = router({
           add = (input.add ?? []).filter((id) => !members.includes(id));
           remove = (input.remove ?? []).filter((id) => members.includes(id));
         }
-        await setDevicesGroup(trx, add, group.id);
-        await setDevicesGroup(trx, remove, null);
-        await refreshSettingsHashes(trx, [...add, ...remove]);
-        if (add.length > 0 || remove.length > 0) {
-          await audit(ctx, trx, group, "members.changed", { added: add, removed: remove });
-        }
+        await changeMembers(ctx, trx, group, add, remove);
       });
       return {};
     }),

@@ -4,6 +4,7 @@ import { router } from "../core/trpc";
 import { deviceGroupsRouter } from "./groups";
 import { DEVICE_LIVE, deviceLiveRoutes } from "./live";
 import { deviceAuditLogProcedures } from "./audit-log";
+import { deviceBulkProcedures } from "./bulk";
 import { deviceSettingsProcedures } from "./device-settings";
 import { deviceListProcedures } from "./lists";
 import { deviceProcedures } from "./procedures";
@@ -16,6 +17,7 @@ export const devices = {
       ...deviceSettingsProcedures,
       ...deviceAuditLogProcedures,
       ...deviceListProcedures,
+      ...deviceBulkProcedures,
     }),
     provisioningTokens: provisioningRouter,
     deviceGroups: deviceGroupsRouter,

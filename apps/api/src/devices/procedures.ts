@@ -18,7 +18,6 @@ import {
   type Db,
   deleteDevice,
   type DeviceDetail,
-  findApplication,
   findDevice,
   findProject,
   findSnapshotSummary,
@@ -33,53 +32,16 @@ import { ApiError, forbidden, notFound, unauthorized } from "../core/errors";
 import { actorOf, procedure, teamOf } from "../core/trpc";
 import { VERSION } from "../version";
 import { applicationOfDevice, deviceView } from "./views";
-import { refreshSettingsHashes, settingsHash } from "./settings";
+import { settingsHash } from "./settings";
 import { newCredentials, newOtc, setUpDevice } from "./credentials";
+import { invalidField, moveDevice, ownerOf } from "./moves";
 
 export const TAG = "Devices";
-
-/** A body field naming something the caller's team does not have: 400 naming the field. */
-export const invalidField = (field: string, code: string, message: string) =>
-  new ApiError(400, code, message, [{ path: field, message }]);
 
 export async function deviceOf(db: Db, deviceId: string): Promise<DeviceDetail> {
   const device = await findDevice(db, deviceId);
   if (!device) throw notFound();
   return device;
-}
-
-/**
- * The application or instance a device is assigned to, checked to be the team's: exactly one of
- * them, or neither (400 naming the field otherwise).
- */
-async function ownerOf(
-  db: Db,
-  teamId: string,
-  wanted: { application?: string | null; instance?: string | null },
-): Promise<{ applicationId: string | null; projectId: string | null }> {
-  if (wanted.application && wanted.instance) {
-    throw invalidField(
-      "instance",
-      "invalid_request",
-      "A device is assigned to an application or an instance, not both",
-    );
-  }
-  if (wanted.application) {
-    const application = await findApplication(db, wanted.application);
-    if (!application || application.team_id !== teamId) {
-      throw invalidField("application", "invalid_application", "No such application in the team");
-    }
-    return { applicationId: application.id, projectId: null };
-  }
-  if (wanted.instance) {
-    const project = await findProject(db, wanted.instance);
-    if (!project || project.team_id !== teamId) {
-      throw invalidField("instance", "invalid_instance", "No such instance in the team");
-    }
-    // An instance's device belongs to the instance's application too, as in FlowFuse.
-    return { applicationId: null, projectId: project.id };
-  }
-  return { applicationId: null, projectId: null };
 }
 
 /** Creating, reading, changing and deleting devices, and their credentials (index.ts puts them in
@@ -151,7 +113,8 @@ export const deviceProcedures = {
           // The schema requires both unless it is a setup.
           name: input.name!,
           type: input.type ?? "",
-          ...owner,
+          applicationId: owner.applicationId,
+          projectId: owner.projectId,
           tokenDigest: credentials.tokenDigest,
           otc: otc?.kept ?? null,
           credentialSecret: credentials.credentialSecret,
@@ -230,9 +193,9 @@ export const deviceProcedures = {
               instance: input.instance,
             })
           : undefined;
-        const ownerChanged =
-          owner !== undefined &&
-          (owner.applicationId !== before.application_id || owner.projectId !== before.project_id);
+        const actor = actorOf(ctx);
+        // Another owner: its own target and group no longer apply (moves.ts).
+        const ownerChanged = owner !== undefined && (await moveDevice(trx, actor, before, owner));
         if (targetSnapshot !== undefined && targetSnapshot !== null) {
           // Checked against the device as it will be (an assignment in the same request first).
           const applicationId = ownerChanged
@@ -257,14 +220,8 @@ export const deviceProcedures = {
         await updateDevice(trx, deviceId, {
           name: input.name,
           type: input.type,
-          // Another owner: its own target and group no longer apply.
-          ...(ownerChanged && { ...owner, targetSnapshotId: null, groupId: null }),
           ...(targetSnapshot !== undefined && { targetSnapshotId: targetSnapshot }),
         });
-        if (ownerChanged && before.group_id !== null) {
-          await refreshSettingsHashes(trx, [deviceId]);
-        }
-        const actor = actorOf(ctx);
         const entity = { type: "device" as const, id: deviceId };
         const device = { id: deviceId, name: input.name ?? before.name };
         if (
@@ -280,20 +237,6 @@ export const deviceProcedures = {
               device,
               ...(input.name !== undefined && { name: { old: before.name, new: input.name } }),
               ...(input.type !== undefined && { type: { old: before.type, new: input.type } }),
-            },
-          });
-        }
-        if (ownerChanged) {
-          const assigned = owner.applicationId !== null || owner.projectId !== null;
-          await recordAudit(trx, {
-            event: assigned ? "device.assigned" : "device.unassigned",
-            entity,
-            teamId: before.team_id,
-            actor,
-            body: {
-              device,
-              ...(owner.applicationId && { application: { id: owner.applicationId } }),
-              ...(owner.projectId && { project: { id: owner.projectId } }),
             },
           });
         }

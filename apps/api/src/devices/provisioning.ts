@@ -26,7 +26,7 @@ import {
 } from "@flowplane/db";
 import { notFound } from "../core/errors";
 import { actorOf, procedure, router, teamOf } from "../core/trpc";
-import { invalidField } from "./procedures";
+import { invalidField } from "./moves";
 
 const TAG = "Devices";
 

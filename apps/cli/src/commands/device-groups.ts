@@ -1,8 +1,9 @@
-// `flowplane device-groups`: an application's device groups — listed, created, shown with their
-// members, devices added and removed, the target snapshot every member deploys at its next
-// check-in set or cleared, deleted (asked first). Every command names the application
-// (--application, by id or name, in --team or else in all the caller's teams); a group is named by
-// its id or its name in the application, a device by its id or its name (resolve.ts).
+// `flowplane device-groups`: an application's device groups — listed (or the whole team's: `list
+// --team`), created, shown with their members, devices added and removed, the target snapshot
+// every member deploys at its next check-in set or cleared, deleted (asked first). Every other
+// command names the application (--application, by id or name, in --team or else in all the
+// caller's teams); a group is named by its id or its name in the application, a device by its id
+// or its name (resolve.ts).
 import type { DeviceGroup as DeviceGroupSchema } from "@flowplane/contract";
 import type { z } from "zod";
 import type { Command } from "commander";
@@ -12,7 +13,13 @@ import { fields, json, table } from "../output";
 import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
 import { withJson, withTeam, withYes } from "./options";
-import { resolveApplication, resolveDevice, resolveDeviceGroup, resolveSnapshot } from "../resolve";
+import {
+  resolveApplication,
+  resolveDevice,
+  resolveDeviceGroup,
+  resolveSnapshot,
+  resolveTeam,
+} from "../resolve";
 import { targetCleared, targetSet } from "./targets";
 
 type DeviceGroup = z.infer<typeof DeviceGroupSchema>;
@@ -75,15 +82,36 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
   }
 
   withJson(
-    groupsCommand(groups, "list", [
+    withTeam(
+      withExamples(groups.command("list"), [
+        {
+          does: "An application's device groups",
+          run: "device-groups list --application A1b2c3d4e5f6",
+        },
+        { does: "Every device group of a team", run: "device-groups list --team night" },
+      ])
+        .description("An application's device groups, or the whole team's (members and up)")
+        .option("--application <app>", "the application's id, or its name in --team"),
       {
-        does: "An application's device groups",
-        run: "device-groups list --application A1b2c3d4e5f6",
+        required: false,
+        description: "the team, by id or slug: its groups, or its application's by name",
       },
-    ]).description("An application's device groups (members and up)"),
-  ).action(async (options: Options) => {
-    const { client, applicationId } = await connect(options);
-    const list = await client.deviceGroups.list.query({ applicationId });
+    ),
+  ).action(async (options: Partial<Options>, command: Command) => {
+    if (options.application === undefined && options.team === undefined) {
+      command.error("error: give --application, or --team for every group of the team", {
+        exitCode: 2,
+      });
+    }
+    const { client } = await context.connect();
+    const list =
+      options.application !== undefined
+        ? await client.deviceGroups.list.query({
+            applicationId: (await resolveApplication(client, options.application, options.team)).id,
+          })
+        : await client.deviceGroups.ofTeam.query({
+            teamId: (await resolveTeam(client, options.team!)).id,
+          });
     if (options.json) return context.print(json(list));
     context.print(
       list.groups.length === 0
@@ -91,6 +119,14 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
         : table(list.groups, [
             { header: "ID", value: (g) => g.id },
             { header: "NAME", value: (g) => g.name },
+            ...(options.application === undefined
+              ? [
+                  {
+                    header: "APPLICATION",
+                    value: (g: (typeof list.groups)[number]) => g.application.name,
+                  },
+                ]
+              : []),
             { header: "DEVICES", value: (g) => String(g.deviceCount) },
             { header: "TARGET", value: (g) => g.targetSnapshot?.name ?? "-" },
             { header: "DESCRIPTION", value: (g) => g.description },

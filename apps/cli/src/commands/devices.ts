@@ -1,19 +1,20 @@
 // `flowplane devices`: a team's remote devices (a Node-RED on your own hardware run by the FlowFuse
 // device agent) — listed, shown, created (the one-time credentials and one-time code printed once,
-// or the credentials written to a device.yml the agent reads), renamed, deleted (asked first), given
-// new credentials, and given a target snapshot (deployed at its next check-in); snapshots of what
-// a device runs (`devices snapshots list|create|delete`), their variables (`env`, device-env.ts)
-// and the team's provisioning tokens (`provisioning`, provisioning.ts). A device is named by its id
-// or its name, in the team --team names or else in all the caller's teams (resolve.ts).
+// or the credentials written to a device.yml the agent reads), renamed, given new credentials, and
+// given a target snapshot (deployed at its next check-in); moved and deleted, one or many
+// (device-bulk.ts); snapshots of what a device runs (`devices snapshots list|create|delete`), their
+// variables (`env`, device-env.ts) and the team's provisioning tokens (`provisioning`,
+// provisioning.ts). A device is named by its id or its name, in the team --team names or else in
+// all the caller's teams (resolve.ts).
 import type { Device } from "@flowplane/contract";
 import type { Command } from "commander";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { fields, json, table, when } from "../output";
+import { addDeviceBulkCommands } from "./device-bulk";
 import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
 import { addProvisioningCommands } from "./provisioning";
-import { withJson, withTeam, withYes } from "./options";
+import { withJson, withTeam } from "./options";
 import { writePrivate } from "./private-file";
 import {
   resolveApplication,
@@ -230,34 +231,6 @@ export function addDevicesCommands(program: Command, context: Context): Command 
   });
 
   withJson(
-    withYes(
-      deviceCommand(devices, "delete", [
-        { does: "Delete a device (asks first)", run: "devices delete D1a2b3c4d5e6" },
-        { does: "From a script", run: "devices delete D1a2b3c4d5e6 --yes" },
-      ]).description("Delete a device (owners), asking first: its token stops working at once"),
-      "delete",
-    ),
-  ).action(async (device: string, options: Options & { yes?: boolean }, command: Command) => {
-    if (!options.yes && !context.canAsk()) {
-      command.error(
-        "error: devices delete asks before it deletes, and no terminal is there to answer: " +
-          "give --yes to delete without asking",
-        { exitCode: 2 },
-      );
-    }
-    const { client } = await context.connect();
-    const found = await resolveDevice(client, device, options.team);
-    if (
-      !options.yes &&
-      !(await context.confirm(`Delete device ${found.name} (id ${found.id}) for good?`))
-    ) {
-      throw new CliError(`${found.name} was not deleted`, "not_confirmed");
-    }
-    const result = await client.devices.delete.mutate({ deviceId: found.id });
-    context.print(options.json ? json(result) : `Deleted device ${found.name} (id ${found.id}).\n`);
-  });
-
-  withJson(
     deviceCommand(devices, "generate-credentials", [
       {
         does: "New credentials; the old token stops working at once",
@@ -371,6 +344,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     },
   });
 
+  addDeviceBulkCommands(devices, context);
   addProvisioningCommands(devices, context);
   return devices;
 }

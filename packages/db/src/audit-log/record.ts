@@ -35,6 +35,25 @@ export function auditRow(entry: AuditEntry): Insertable<AuditLogTable> {
 
 export async function recordAudit(trx: Kysely<Database>, entry: AuditEntry): Promise<void> {
   await trx.insertInto("audit_log").values(auditRow(entry)).execute();
+  auditWritten(entry);
+}
+
+type AuditListener = (entry: AuditEntry) => void;
+const listeners = new Set<AuditListener>();
+
+/**
+ * Hears every entry as it is written, in its change's transaction (an entry is the last statement
+ * of its change, so one whose transaction then fails to commit is rare, and heard all the same).
+ * The platform's entry point logs each: what people did, a line each. Returns the unsubscribe.
+ */
+export function onAuditWritten(listener: AuditListener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** Tells the listeners of an entry a writer (recordAudit or a statement of its own) wrote. */
+export function auditWritten(entry: AuditEntry): void {
+  for (const listener of listeners) listener(entry);
 }
 
 /** What a test reads of the log: every entry (of one event), oldest first. */

@@ -1,5 +1,5 @@
 import { type Expression, type Kysely, sql } from "kysely";
-import { type AuditEntry, auditRow } from "../audit-log/record";
+import { type AuditEntry, auditRow, auditWritten } from "../audit-log/record";
 import { compiledOnce } from "../compiled-once";
 import { newId } from "../ids";
 import { countUpTo, keysetPage, type PageRequest } from "../paging";
@@ -188,6 +188,7 @@ export async function updateTeam(
     row.token_id ?? null,
     row.body as string,
   );
+  if (team) auditWritten(audit);
   return team as TeamWithCount | undefined;
 }
 

@@ -1,13 +1,18 @@
-// `flowplane login`: a token is stored only after the server has accepted it. With --token it is
-// the user's own token. With --username the CLI signs in with the password (asked for, never an
+// `flowplane login`: a token is stored only after the server has accepted it. With --token-file,
+// --token-stdin or --token it is the user's own token (--token, on the command line, with a
+// warning: process listings, shell history and CI logs, which `pnpm` echoes a script's line to,
+// show it). Before any credential is sent, the URL is checked to be a Flowplane platform. With --username the CLI signs in with the password (asked for, never an
 // argument), has that session create a personal access token for the CLI, signs the session out,
 // and stores the token with its id, so that `logout` revokes it, and its expiry.
 import type { CreatedToken, User } from "@flowplane/contract";
 import { type Command, Option } from "commander";
+import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { createClient } from "../../client";
+import { createClient, type TokenSource } from "../../client";
 import { DEFAULT_URL, type Login, readLogin, writeLogin } from "../../config";
 import type { Context } from "../../context";
+import { CliError } from "../../errors";
+import { checkFlowplane } from "../../identify";
 import { json, when } from "../../output";
 import { tokenBySignIn } from "../../session";
 import { withExamples } from "../examples";
@@ -16,6 +21,8 @@ import { expiry, serverUrl, withJson } from "../options";
 
 interface LoginOptions {
   token?: string;
+  tokenFile?: string;
+  tokenStdin?: boolean;
   username?: string;
   url?: string;
   adminOptIn: boolean;
@@ -35,8 +42,12 @@ export function addLoginCommand(program: Command, context: Context): void {
         run: "login --username alice --expires-at 2027-01-31T18:00Z",
       },
       {
-        does: "Check a token with the server, then store it and the server's URL",
-        run: "login --token <token> --url https://flowplane.example.com",
+        does: "Check a token (read from a file) with the server, then store it and the server's URL",
+        run: "login --token-file ./token --url https://flowplane.example.com",
+      },
+      {
+        does: "The same with the token piped in on stdin (or typed, not echoed, at a terminal)",
+        run: "login --token-stdin --url https://flowplane.example.com",
       },
     ])
       .summary("Sign in with a password, or check a token, and store the login")
@@ -48,9 +59,31 @@ export function addLoginCommand(program: Command, context: Context): void {
           "does not expire (unless --expires-at), and `flowplane logout` revokes it (as does the " +
           "next `login --username`). An administrator's token carries admin opt-in, as a " +
           "signed-in browser does, unless --no-admin-opt-in.\n\n" +
-          "--token checks a personal access token you already have with the server, and stores it.",
+          "--token-file and --token-stdin check a personal access token you already have with " +
+          "the server, and store it. --token <token> does the same, but puts the token on the " +
+          "command line, where other users' process listings, your shell's history and CI logs " +
+          "see it: it is discouraged, and warned about.\n\n" +
+          "Before any token or password is sent, GET <url>/healthz must answer as a Flowplane " +
+          "platform: whatever else listens there gets nothing.",
       )
-      .addOption(new Option("--token <token>", "a personal access token").conflicts("username"))
+      .addOption(
+        new Option(
+          "--token-file <path>",
+          "a personal access token, the first line of this file",
+        ).conflicts(["username", "token", "tokenStdin"]),
+      )
+      .addOption(
+        new Option(
+          "--token-stdin",
+          "a personal access token, read from stdin (asked for without echo at a terminal)",
+        ).conflicts(["username", "token"]),
+      )
+      .addOption(
+        new Option(
+          "--token <token>",
+          "a personal access token on the command line (discouraged: --token-file, --token-stdin)",
+        ).conflicts("username"),
+      )
       .option("--username <name>", "sign in as this user (or email) with a password")
       .option(
         "--no-admin-opt-in",
@@ -67,12 +100,15 @@ export function addLoginCommand(program: Command, context: Context): void {
         serverUrl,
       ),
   ).action(async (options: LoginOptions, command: Command) => {
-    if (options.token === undefined && options.username === undefined) {
-      command.error("error: give --username <name> (a password is asked for) or --token <token>", {
-        exitCode: 2,
-      });
+    const byToken =
+      options.token !== undefined || options.tokenFile !== undefined || options.tokenStdin === true;
+    if (!byToken && options.username === undefined) {
+      command.error(
+        "error: give --username <name> (a password is asked for), --token-file <path> or --token-stdin",
+        { exitCode: 2 },
+      );
     }
-    if (options.token !== undefined && (!options.adminOptIn || options.expiresAt !== undefined)) {
+    if (byToken && (!options.adminOptIn || options.expiresAt !== undefined)) {
       command.error(
         "error: --no-admin-opt-in and --expires-at go with --username: a token's scope is its own",
         { exitCode: 2 },
@@ -83,6 +119,14 @@ export function addLoginCommand(program: Command, context: Context): void {
     // An unreadable old login is about to be replaced, so it is no reason to stop.
     const stored = await readLogin(path).catch(() => undefined);
     const url = options.url ?? env.FLOWPLANE_URL ?? stored?.url ?? DEFAULT_URL;
+    if (options.token !== undefined) {
+      context.warn(
+        "--token puts the token on the command line, where process listings, shell history and " +
+          "CI logs show it: use --token-file <path> or --token-stdin",
+      );
+    }
+    // Nothing secret goes to a URL before it has answered as Flowplane.
+    await checkFlowplane(url);
 
     let login: Login;
     let user: User;
@@ -100,8 +144,9 @@ export function addLoginCommand(program: Command, context: Context): void {
       }));
       login = { url, token: issued.token, tokenId: issued.id, expiresAt: issued.expiresAt };
     } else {
-      login = { url, token: options.token! };
-      user = await createClient(login, { kind: "argument", option: "--token" }).user.me.query();
+      const { token, source } = await givenToken(context, options, url);
+      login = { url, token };
+      user = await createClient(login, source).user.me.query();
     }
     await writeLogin(path, login).catch(async (error: unknown) => {
       // A token nobody holds: revoke what this login created rather than leave it to expire.
@@ -129,6 +174,39 @@ export function addLoginCommand(program: Command, context: Context): void {
     }
     await retire(context, stored, login, path);
   });
+}
+
+/** The token given to --token, --token-file or --token-stdin, and which one it was. */
+async function givenToken(
+  context: Context,
+  options: LoginOptions,
+  url: string,
+): Promise<{ token: string; source: TokenSource }> {
+  if (options.token !== undefined) {
+    return { token: options.token, source: { kind: "argument", option: "--token" } };
+  }
+  if (options.tokenFile !== undefined) {
+    const path = options.tokenFile;
+    const text = await readFile(path, "utf8").catch((error: unknown) => {
+      throw new CliError(
+        `cannot read the token file ${path}: ${(error as Error).message}`,
+        "token_file_unreadable",
+      );
+    });
+    const token = text.split(/\r?\n/, 1)[0]!.trim();
+    if (token === "") throw new CliError(`the token file ${path} is empty`, "token_required");
+    return { token, source: { kind: "argument", option: "--token-file" } };
+  }
+  const token = await context.readSecret(`Token for ${url}: `).catch((error: unknown) => {
+    if (error instanceof CliError && error.code === "password_required") {
+      throw new CliError(
+        "no token on stdin: pipe it in as the first line, run on a terminal to be asked, or use --token-file <path>",
+        "token_required",
+      );
+    }
+    throw error;
+  });
+  return { token: token.trim(), source: { kind: "argument", option: "--token-stdin" } };
 }
 
 /**
