@@ -22,10 +22,16 @@ export function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-/** `2026-11-21 12:55 UTC`, or `none` for a missing time. */
-export function when(iso: string | null, none = "never"): string {
-  if (iso === null) return none;
-  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+/**
+ * Every time the CLI prints, one way: `2026-11-21 12:55:41 UTC` (UTC, to the second), or `none`
+ * for a missing time. Any ISO-8601 time or epoch milliseconds; `--json` keeps the API's own.
+ */
+export function when(time: string | number | null, none = "never"): string {
+  if (time === null) return none;
+  const date = new Date(time);
+  if (Number.isNaN(date.getTime())) return String(time);
+  const iso = date.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
 
 function align(lines: readonly (readonly string[])[]): string {

@@ -229,7 +229,7 @@ describe("flowplane login --username", () => {
 
     expect(login.status).toBe(0);
     expect(login.stdout).toContain(
-      `expires: ${expiresAt.slice(0, 10)} ${expiresAt.slice(11, 16)} UTC`,
+      `expires: ${expiresAt.slice(0, 10)} ${expiresAt.slice(11, 19)} UTC`,
     );
     expect(await storedLogin(user)).toMatchObject({ expiresAt });
     const tokens = JSON.parse((await user.flowplane("tokens", "list", "--json")).stdout);
@@ -488,7 +488,7 @@ describe("a token the server refuses", () => {
       status: 1,
       stdout: "",
       stderr:
-        "error: the token of the stored login expired on 2026-01-02 03:04 UTC (unauthorized)\n" +
+        "error: the token of the stored login expired on 2026-01-02 03:04:05 UTC (unauthorized)\n" +
         `  run \`flowplane login\` again (the login is stored in ${loginFileOf(user)})\n`,
     });
   });

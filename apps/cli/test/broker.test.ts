@@ -133,19 +133,26 @@ describe("flowplane broker clients", () => {
     await connect(before.stdout, "second-password");
   });
 
-  it("delete removes the client; it is then not found", async () => {
+  it("delete removes the client, named by id or username; it is then not found", async () => {
     const made = await admin.flowplaneWith(
       "doomed-password\n",
       ...["broker", "clients", "create", "doomed", "--acl", "publish:x", "--team", "sensors"],
+      "--json",
     );
     expect(made.status, made.stderr).toBe(0);
+    const { id } = JSON.parse(made.stdout);
+    expect(
+      (await admin.flowplane("broker", "clients", "show", id, "--team", "sensors")).stdout,
+    ).toMatch(/^Username\s+doomed$/m);
 
     expect(
       await admin.flowplane("broker", "clients", "delete", "doomed", "--team", "sensors"),
     ).toEqual({ status: 0, stdout: "Deleted MQTT client doomed.\n", stderr: "" });
     const shown = await admin.flowplane("broker", "clients", "show", "doomed", "--team", "sensors");
     expect(shown.status).toBe(1);
-    expect(shown.stderr).toMatch(/\(not_found\)\n$/);
+    expect(shown.stderr).toMatch(
+      /^error: no MQTT client of team \S+ has the id or name "doomed" \(not_found\)\n$/,
+    );
   });
 
   it("refuses a malformed ACL or an update with nothing to change before sending anything (exit 2)", async () => {
@@ -216,7 +223,7 @@ describe("flowplane broker tokens", () => {
 
     expect(await admin.flowplane("broker", "tokens", "delete", id)).toEqual({
       status: 0,
-      stdout: `Deleted broker token ${id}.\n`,
+      stdout: `Deleted broker token emqx (id ${id}).\n`,
       stderr: "",
     });
     expect((await admin.flowplane("broker", "tokens", "list")).stdout).not.toContain("emqx");

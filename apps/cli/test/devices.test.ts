@@ -92,7 +92,7 @@ describe("flowplane devices", { timeout: 60_000 }, () => {
 
   it("shows and renames a device, by id or by its name in the team", async () => {
     expect(await ok(admin, "devices", "rename", "line-1", "line-1b", "--team", "devs")).toBe(
-      `Renamed device ${id} to line-1b.\n`,
+      `Renamed device line-1 (id ${id}) to line-1b.\n`,
     );
     const shown = await ok(admin, "devices", "show", id);
     expect(shown).toMatch(/Name\s+line-1b/);
@@ -109,16 +109,28 @@ describe("flowplane devices", { timeout: 60_000 }, () => {
     expect(out).toContain(`deviceId: "${id}"\n`);
   });
 
-  it("sets and clears the device's target snapshot; another's is refused", async () => {
+  it("sets and clears the device's target snapshot, saying when the device deploys it", async () => {
     expect(await ok(admin, "devices", "target", id, snapshotId)).toBe(
-      `Device ${id} runs snapshot ${snapshotId}.\n`,
+      `Set device line-1b's target snapshot to First (id ${snapshotId}); the device deploys it ` +
+        "at its next check-in (agents check in every minute by default).\n",
+    );
+    // The snapshot by its name, as the application's snapshots list it.
+    expect(await ok(admin, "devices", "target", "line-1b", "First", "--team", "devs")).toContain(
+      `to First (id ${snapshotId})`,
     );
     const json = JSON.parse(await ok(admin, "devices", "show", id, "--json"));
     expect(json.targetSnapshot.id).toBe(snapshotId);
     const bad = await admin.flowplane("devices", "target", id, "nosuchsnap12");
-    expect(bad.status).toBe(1);
-    expect(bad.stderr).toContain("(invalid_snapshot)");
-    await ok(admin, "devices", "target", id, "--clear");
+    expect(bad).toEqual({
+      status: 1,
+      stdout: "",
+      stderr:
+        'error: no snapshot of application Line has the id or name "nosuchsnap12" (not_found)\n',
+    });
+    expect(await ok(admin, "devices", "target", id, "--clear")).toBe(
+      "Cleared device line-1b's target snapshot; the device learns of it at its next check-in " +
+        "(agents check in every minute by default).\n",
+    );
     expect(JSON.parse(await ok(admin, "devices", "show", id, "--json")).targetSnapshot).toBeNull();
     expect((await admin.flowplane("devices", "target", id)).status).toBe(2);
   });
@@ -126,7 +138,9 @@ describe("flowplane devices", { timeout: 60_000 }, () => {
   it("deletes a device: refused without a terminal or --yes", async () => {
     const refused = await admin.flowplane("devices", "delete", id);
     expect(refused.status).toBe(2);
-    expect(await ok(admin, "devices", "delete", id, "--yes")).toBe(`Deleted device ${id}.\n`);
+    expect(await ok(admin, "devices", "delete", id, "--yes")).toBe(
+      `Deleted device line-1b (id ${id}).\n`,
+    );
     const gone = await admin.flowplane("devices", "show", id);
     expect(gone.status).toBe(1);
     expect(gone.stderr).toContain("(not_found)");
@@ -192,7 +206,7 @@ describe("flowplane devices snapshots", { timeout: 60_000 }, () => {
 
     expect((await admin.flowplane("devices", "snapshots", "delete", device.id, id)).status).toBe(2);
     expect(await ok(admin, "devices", "snapshots", "delete", device.id, id, "--yes")).toBe(
-      `Deleted snapshot ${id}.\n`,
+      `Deleted snapshot As deployed (id ${id}).\n`,
     );
     expect(await ok(admin, "devices", "snapshots", "list", device.id)).toBe(
       "No snapshots of this device.\n",
@@ -215,7 +229,12 @@ describe("flowplane devices snapshots", { timeout: 60_000 }, () => {
       ...["devices", "snapshots", "create", device.id, "From the field", "--set-as-target"],
     );
     expect(taken).toMatch(
-      /^Took snapshot From the field \(id \w+\) of device line-10, for instance dev-cli\.\n$/,
+      new RegExp(
+        "^Took snapshot From the field \\(id \\w+\\) of device line-10, for instance dev-cli\\.\n" +
+          "Set instance dev-cli's devices' target snapshot to From the field \\(id \\w+\\); each " +
+          "of its devices deploys it at its next check-in \\(agents check in every minute by " +
+          "default\\)\\.\n$",
+      ),
     );
     const listed = await admin.flowplane("devices", "snapshots", "list", device.id);
     expect(listed.status).toBe(1);
@@ -254,13 +273,14 @@ describe("flowplane device-groups", { timeout: 60_000 }, () => {
 
   it("adds devices by id or name, removes one, and sets and clears the group's target", async () => {
     expect(await ok(admin, "device-groups", "add", group, devices[0]!, "g-2", ...app)).toBe(
-      `Added 2 devices to group ${group}.\n`,
+      "Added g-1, g-2 to device group Line-A.\n",
     );
     let shown = JSON.parse(await ok(admin, "device-groups", "show", group, ...app, "--json"));
     expect(shown.devices.map((d: { id: string }) => d.id).sort()).toEqual([...devices].sort());
 
     expect(await ok(admin, "device-groups", "target", group, snapshotId, ...app)).toBe(
-      `Group ${group}'s devices run snapshot ${snapshotId}.\n`,
+      `Set device group Line-A's target snapshot to First (id ${snapshotId}); each of its devices ` +
+        "deploys it at its next check-in (agents check in every minute by default).\n",
     );
     // What every member runs.
     const member = JSON.parse(await ok(admin, "devices", "show", devices[0]!, "--json"));
@@ -277,14 +297,16 @@ describe("flowplane device-groups", { timeout: 60_000 }, () => {
     expect(cleared.targetSnapshot).toBeNull();
   });
 
-  it("refuses a device of no such id (the API's 400), and deletes the group keeping its devices", async () => {
+  it("refuses a device of no such id or name (not_found), and deletes the group keeping its devices", async () => {
     const bad = await admin.flowplane("device-groups", "add", group, "nosuchdev123", ...app);
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toContain("not a device of the application (invalid_input)");
+    expect(bad.stderr).toBe(
+      'error: no device in team Devs has the id or name "nosuchdev123" (not_found)\n',
+    );
 
     expect((await admin.flowplane("device-groups", "delete", group, ...app)).status).toBe(2);
     expect(await ok(admin, "device-groups", "delete", group, ...app, "--yes")).toBe(
-      `Deleted device group ${group}.\n`,
+      `Deleted device group Line-A (id ${group}).\n`,
     );
     expect(await ok(admin, "device-groups", "list", ...app)).toBe("No device groups.\n");
     const kept = JSON.parse(await ok(admin, "devices", "show", devices[0]!, "--json"));
@@ -332,7 +354,7 @@ describe("flowplane devices move and delete, several at once", { timeout: 60_000
 
     expect((await admin.flowplane("devices", "delete", ...ids)).status).toBe(2);
     expect(await ok(admin, "devices", "delete", "bulk-1", "bulk-2", ...team, "--yes")).toBe(
-      "Deleted 2 devices.\n",
+      "Deleted devices bulk-1, bulk-2.\n",
     );
     const gone = await admin.flowplane("devices", "show", ids[1]!);
     expect(gone.status).toBe(1);

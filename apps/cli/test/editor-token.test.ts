@@ -84,7 +84,7 @@ describe("instances editor-token", () => {
     expect(outcome.status, outcome.stderr).toBe(0);
     expect(outcome.stdout.trimEnd()).toMatch(TOKEN);
     expect(outcome.stderr).toMatch(
-      /^Editor: http\S*press\S*\nExpires: \d{4}-\d\d-\d\d \d\d:\d\d UTC \(deploys\)\n$/,
+      /^Editor: http\S*press\S*\nExpires: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(deploys\)\n$/,
     );
   });
 
@@ -106,7 +106,7 @@ describe("instances editor-token", () => {
     const unknown = await admin.flowplane("instances", "editor-token", "lathe", "--team", "plant");
     expect(unknown.status).not.toBe(0);
     expect(unknown.stdout).toBe("");
-    expect(unknown.stderr).toContain("no instance named lathe");
+    expect(unknown.stderr).toContain('no instance in team plant has the id or name "lathe"');
   });
 
   it("its help shows deploying with curl", async () => {

@@ -66,7 +66,7 @@ describe("instances named in a team", () => {
       expect(await admin.flowplane("instances", "show", instance, "--team", "plant")).toEqual({
         status: 1,
         stdout: "",
-        stderr: `error: no instance named ${instance} in team plant (not_found)\n`,
+        stderr: `error: no instance in team plant has the id or name "${instance}" (not_found)\n`,
       });
     }
   });

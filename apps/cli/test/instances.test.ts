@@ -210,8 +210,8 @@ describe("flowplane apps and instances", { timeout: 120_000 }, () => {
     // Nothing of Node-RED answers at its editor's host: only the platform's proxy (503 while it
     // still knows the name, then 404).
     expect([404, 503]).toContain((await editor(`${url}/settings`)).status);
-    expect(await ok(admin, "apps", "delete", "Line 1", "--team", "plant")).toBe(
-      "Deleted application Line 1.\n",
+    expect(await ok(admin, "apps", "delete", "Line 1", "--team", "plant")).toMatch(
+      /^Deleted application Line 1 \(id \w+\)\.\n$/,
     );
     const gone = await admin.flowplane("instances", "show", "line-one");
     expect(gone.status).toBe(1);

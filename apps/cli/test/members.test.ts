@@ -79,7 +79,7 @@ async function ownTeam(owner: User) {
     "--json",
   );
   expect(created.status, created.stderr).toBe(0);
-  return JSON.parse(created.stdout) as { id: string; slug: string };
+  return JSON.parse(created.stdout) as { id: string; name: string; slug: string };
 }
 
 async function json(user: User, ...args: string[]) {
@@ -117,7 +117,7 @@ describe("flowplane invitations and members", () => {
 
     expect(await guest.flowplane("invitations", "accept", invitation.id)).toEqual({
       status: 0,
-      stdout: `Accepted invitation ${invitation.id}.\n`,
+      stdout: `Accepted the invitation from team ${team.name} (id ${invitation.id}).\n`,
       stderr: "",
     });
     expect(await guest.flowplane("invitations", "list")).toMatchObject({
@@ -143,7 +143,11 @@ describe("flowplane invitations and members", () => {
 
     expect(
       await owner.flowplane("members", "set-role", guest.username, "owner", "--team", team.slug),
-    ).toEqual({ status: 0, stdout: `${guest.username} is now owner of the team.\n`, stderr: "" });
+    ).toEqual({
+      status: 0,
+      stdout: `${guest.username} is now owner of team ${team.name}.\n`,
+      stderr: "",
+    });
     expect(await json(owner, "members", "set-role", guest.id, "10", "--team", team.id)).toEqual({
       status: "okay",
     });
@@ -155,7 +159,7 @@ describe("flowplane invitations and members", () => {
     expect(await owner.flowplane("members", "remove", guest.username, "--team", team.slug)).toEqual(
       {
         status: 0,
-        stdout: `Removed ${guest.username} from the team.\n`,
+        stdout: `Removed ${guest.username} from team ${team.name}.\n`,
         stderr: "",
       },
     );
@@ -211,7 +215,7 @@ describe("flowplane invitations and members", () => {
     const [invitation] = (await json(guest, "invitations", "list")).invitations;
     expect(await guest.flowplane("invitations", "reject", invitation.id)).toMatchObject({
       status: 0,
-      stdout: `Rejected invitation ${invitation.id}.\n`,
+      stdout: `Rejected the invitation from team ${team.name} (id ${invitation.id}).\n`,
     });
     expect((await json(owner, "invitations", "list", "--team", team.slug)).count).toBe(0);
     expect((await guest.flowplane("members", "list", "--team", team.id)).status).toBe(1);
@@ -246,7 +250,7 @@ describe("flowplane invitations and members", () => {
     expect(Math.abs(lasts - 7 * 86_400_000)).toBeLessThan(60_000);
     expect(resent.stdout).toBe(
       `Sent the invitation to ${guest.username} again (id ${mine.id}); it expires on ` +
-        `${renewed.expiresAt.slice(0, 10)} ${renewed.expiresAt.slice(11, 16)} UTC.\n`,
+        `${renewed.expiresAt.slice(0, 10)} ${renewed.expiresAt.slice(11, 19)} UTC.\n`,
     );
     const [second] = (await json(other, "invitations", "list")).invitations;
     expect(
@@ -288,7 +292,7 @@ describe("flowplane invitations and members", () => {
     );
     expect(again).toMatchObject({
       status: 1,
-      stderr: `error: the team has no pending invitation ${guest.username} (not_found)\n`,
+      stderr: `error: no pending invitation of the team has the id or name "${guest.username}" (not_found)\n`,
     });
   });
 
@@ -330,7 +334,7 @@ describe("flowplane invitations and members", () => {
     const none = await guest.flowplane("invitations", "accept", "--team", accepted.slug);
     expect(none).toMatchObject({
       status: 1,
-      stderr: `error: you have no invitation from team ${accepted.slug} (not_found)\n`,
+      stderr: `error: no team among those that invited you has the id, slug or name "${accepted.slug}" (not_found)\n`,
     });
     const neither = await guest.flowplane("invitations", "accept");
     expect(neither.status).toBe(2);

@@ -34,8 +34,10 @@ describe("tables for people", () => {
     ).toBe("id        1\nusername  admin\n");
   });
 
-  it("shows times to the minute in UTC, and a missing time as never", () => {
-    expect(when("2026-11-21T12:55:41.041Z")).toBe("2026-11-21 12:55 UTC");
+  it("shows times to the second in UTC, and a missing time as never", () => {
+    expect(when("2026-11-21T12:55:41.041Z")).toBe("2026-11-21 12:55:41 UTC");
+    expect(when("2026-11-21T13:55:41+01:00")).toBe("2026-11-21 12:55:41 UTC");
+    expect(when(Date.UTC(2026, 10, 21, 12, 55, 41, 999))).toBe("2026-11-21 12:55:41 UTC");
     expect(when(null)).toBe("never");
   });
 });

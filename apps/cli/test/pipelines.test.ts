@@ -100,6 +100,6 @@ describe("flowplane pipelines", { timeout: 120_000 }, () => {
     const shown = await admin.flowplane("pipelines", "show", pipelineId);
     expect(shown.stdout).toMatch(/Dev +cli-dev +create_snapshot/);
     const deleted = await admin.flowplane("pipelines", "delete", pipelineId, "--yes");
-    expect(deleted.stdout).toBe(`Deleted pipeline ${pipelineId}.\n`);
+    expect(deleted.stdout).toBe(`Deleted pipeline Release (id ${pipelineId}).\n`);
   });
 });

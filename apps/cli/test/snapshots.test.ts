@@ -43,7 +43,7 @@ describe("flowplane snapshots", { timeout: 120_000 }, () => {
     const shown = await ok(admin, "snapshots", "show", "snap-cli", id);
     expect(shown).toContain("node-red@4.1.15");
     expect(await ok(admin, "snapshots", "rename", "snap-cli", id, "Renamed")).toBe(
-      `Renamed snapshot ${id} to Renamed.\n`,
+      `Renamed snapshot First (id ${id}) to Renamed.\n`,
     );
     const json = JSON.parse(await ok(admin, "snapshots", "show", "snap-cli", id, "--json"));
     expect(json).toMatchObject({ id, name: "Renamed", ownerType: "instance" });
@@ -72,7 +72,7 @@ describe("flowplane snapshots", { timeout: 120_000 }, () => {
 
   it("rolls back, sets and clears the devices' target, and deletes", async () => {
     expect(await ok(admin, "snapshots", "rollback", "snap-cli", id)).toBe(
-      `snap-cli rolled back to snapshot ${id}.\n`,
+      `snap-cli rolled back to snapshot Renamed (id ${id}).\n`,
     );
     expect(await ok(admin, "snapshots", "target", "snap-cli")).toBe("No target snapshot\n");
     await ok(admin, "snapshots", "target", "snap-cli", id);
@@ -83,7 +83,7 @@ describe("flowplane snapshots", { timeout: 120_000 }, () => {
     const refused = await admin.flowplane("snapshots", "delete", "snap-cli", id);
     expect(refused.status).toBe(2);
     expect(await ok(admin, "snapshots", "delete", "snap-cli", id, "--yes")).toBe(
-      `Deleted snapshot ${id}.\n`,
+      `Deleted snapshot Renamed (id ${id}).\n`,
     );
     const gone = await admin.flowplane("snapshots", "show", "snap-cli", id);
     expect(gone.status).toBe(1);

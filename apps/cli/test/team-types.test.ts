@@ -130,7 +130,7 @@ describe("flowplane team-types", () => {
     );
     const gone = await admin.flowplane("team-types", "show", "Spare");
     expect(gone).toMatchObject({ status: 1 });
-    expect(gone.stderr).toBe("error: no team type has the name or id Spare (not_found)\n");
+    expect(gone.stderr).toBe('error: no team type has the id or name "Spare" (not_found)\n');
 
     const used = await admin.flowplane("team-types", "delete", "Solo");
     expect(used.status).toBe(1);

@@ -115,16 +115,20 @@ describe("flowplane teams", () => {
 
     expect(renamed).toEqual({
       status: 0,
-      stdout: `Renamed team ${team.id} to New Name (slug new-name).\n`,
+      stdout: `Renamed team ${team.name} to New Name (slug new-name, id ${team.id}).\n`,
       stderr: "",
     });
     expect(shown).toMatchObject({ id: team.id, name: "Newer Name", slug: "new-name" });
   });
 
-  it("renaming a team that does not exist is the API's not_found (exit 1)", async () => {
+  it("renaming a team that does not exist is not_found, naming what was looked for (exit 1)", async () => {
     const renamed = await admin.flowplane("teams", "rename", "noSuchTeam", "Whatever");
 
-    expect(renamed).toEqual({ status: 1, stdout: "", stderr: "error: Not Found (not_found)\n" });
+    expect(renamed).toEqual({
+      status: 1,
+      stdout: "",
+      stderr: 'error: no team among your teams has the id, slug or name "noSuchTeam" (not_found)\n',
+    });
   });
 
   it("a slug already taken is the API's invalid_slug (exit 1)", async () => {

@@ -148,7 +148,7 @@ describe("flowplane tokens", () => {
     const revoked = await admin.flowplane("tokens", "revoke", created.id);
     expect(revoked).toEqual({
       status: 0,
-      stdout: `Revoked token ${created.id} and any tokens created with it.\n`,
+      stdout: `Revoked token short-lived (id ${created.id}) and any tokens created with it.\n`,
       stderr: "",
     });
 
@@ -197,11 +197,11 @@ describe("flowplane tokens", () => {
     );
   });
 
-  it("revoking a token that does not exist is the API's not_found (exit 1)", async () => {
+  it("revoking a token that does not exist is not_found, naming what was looked for (exit 1)", async () => {
     expect(await admin.flowplane("tokens", "revoke", "noSuchToken")).toEqual({
       status: 1,
       stdout: "",
-      stderr: "error: Not Found (not_found)\n",
+      stderr: 'error: no token of yours has the id or name "noSuchToken" (not_found)\n',
     });
   });
 });

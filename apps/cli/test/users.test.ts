@@ -170,7 +170,7 @@ describe("flowplane users list", () => {
     expect(cell(list.stdout, row, "EMAIL")).toBe(user.email);
     expect(cell(list.stdout, row, "ADMIN")).toBe("no");
     expect(cell(list.stdout, row, "SUSPENDED")).toBe("no");
-    expect(cell(list.stdout, row, "CREATED")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+    expect(cell(list.stdout, row, "CREATED")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     expect(cell(list.stdout, row, "ID")).toBe(user.id);
     const adminRow = lines.findIndex((line) => line.startsWith("admin "));
     expect(cell(list.stdout, adminRow, "ADMIN")).toBe("yes");
@@ -295,15 +295,15 @@ describe("flowplane users suspend, unsuspend and delete", () => {
     expect(await admin.flowplane("users", "delete", "nobody-here")).toEqual({
       status: 1,
       stdout: "",
-      stderr: "error: no user has the username or id nobody-here (not_found)\n",
+      stderr: 'error: no user has the id or name "nobody-here" (not_found)\n',
     });
     expect(await admin.flowplane("users", "suspend", "NoSuchUserId1")).toEqual({
       status: 1,
       stdout: "",
-      stderr: "error: no user has the username or id NoSuchUserId1 (not_found)\n",
+      stderr: 'error: no user has the id or name "NoSuchUserId1" (not_found)\n',
     });
     expect((await admin.flowplane("users", "delete", "not.an.id")).stderr).toBe(
-      "error: no user has the username or id not.an.id (not_found)\n",
+      'error: no user has the id or name "not.an.id" (not_found)\n',
     );
   });
 

@@ -5,10 +5,10 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "../client";
 import type { Context } from "../context";
-import { type Column, json, table } from "../output";
+import { type Column, json, table, when } from "../output";
 import { withExamples } from "./examples";
-import { teamIdOf } from "./teams/members";
 import { collect, positiveInteger, withJson, withTeam } from "./options";
+import { resolveTeam } from "../resolve";
 
 const FOLLOW_INTERVAL_MS = 2000;
 /**
@@ -37,15 +37,13 @@ type Filters = { event?: string[]; username?: string; query?: string };
 type Page = { limit?: number; cursor?: string };
 type Reader = (page: Page) => Promise<AuditLog>;
 
-/** `2026-11-23 14:05:09 UTC`: seconds matter in a log. */
-const time = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 const who = (entry: AuditLogEntry) =>
   entry.trigger.type === "system" ? "(platform)" : entry.trigger.name;
 const about = (entry: AuditLogEntry) =>
   entry.scope.id === null ? entry.scope.type : `${entry.scope.type} ${entry.scope.id}`;
 
 const ENTRY_COLUMNS: Column<AuditLogEntry>[] = [
-  { header: "TIME", value: (entry) => time(entry.createdAt) },
+  { header: "TIME", value: (entry) => when(entry.createdAt) },
   { header: "EVENT", value: (entry) => entry.event },
   { header: "BY", value: who },
   { header: "ABOUT", value: about },
@@ -63,7 +61,7 @@ export function addAuditLogCommand(program: Command, context: Context): void {
       withExamples(program.command("audit-log"), [
         { does: "Your own account's log: sign-ins, tokens, password changes", run: "audit-log" },
         {
-          does: "A team's log (owners), by its slug or id, only renames and new members",
+          does: "A team's log (owners), by its slug, id or name, only renames and new members",
           run: "audit-log --team night --event team.settings.updated --event team.user.added",
         },
         {
@@ -93,7 +91,7 @@ export function addAuditLogCommand(program: Command, context: Context): void {
         .option("--follow", "keep printing new entries, oldest first, until Ctrl-C")
         .addOption(new Option("--max-polls <n>").argParser(nonNegativeInteger).hideHelp())
         .addOption(new Option("--poll-interval <ms>").argParser(positiveInteger).hideHelp()),
-      { required: false, description: "a team's log (its owners), by the team's id or slug" },
+      { required: false, description: "a team's log (its owners), by the team's id, slug or name" },
     ),
   ).action(async (options: AuditLogOptions, command: Command) => {
     const logs = [options.team, options.admin, options.app, options.instance];
@@ -140,7 +138,7 @@ async function reader(client: Client, options: AuditLogOptions, filters: Filters
   }
   if (options.team === undefined)
     return (page) => client.auditLog.user.query({ ...filters, ...page });
-  const teamId = await teamIdOf(client, options.team);
+  const teamId = (await resolveTeam(client, options.team)).id;
   return (page) => client.auditLog.team.query({ teamId, ...filters, ...page });
 }
 
@@ -158,7 +156,7 @@ async function follow(context: Context, read: Reader, options: AuditLogOptions):
       context.print(
         options.json
           ? `${JSON.stringify(entry)}\n`
-          : `${time(entry.createdAt)}  ${entry.event}  ${who(entry)}  ${about(entry)}\n`,
+          : `${when(entry.createdAt)}  ${entry.event}  ${who(entry)}  ${about(entry)}\n`,
       );
     }
   };

@@ -7,8 +7,8 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { type Column, fields, json, table, when } from "../output";
 import { withExamples } from "./examples";
-import { teamIdOf } from "./teams/members";
 import { withJson, withTeam } from "./options";
+import { resolveBrokerClient, resolveBrokerToken, resolveTeam } from "../resolve";
 
 const ACTIONS = ["subscribe", "publish", "both"] as const;
 
@@ -81,7 +81,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
     ),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const all: BrokerClient[] = [];
     let cursor: string | undefined;
     do {
@@ -107,11 +107,13 @@ export function addBrokerCommands(program: Command, context: Context): void {
         },
       ])
         .description("One MQTT client: its ACLs and how it connects (viewers and up)")
-        .argument("<username>", "the client's username"),
+        .argument("<client>", "the client's username or id"),
     ),
-  ).action(async (username: string, options: { team: string; json?: boolean }) => {
+  ).action(async (given: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const team = await resolveTeam(client, options.team);
+    const teamId = team.id;
+    const { name: username } = await resolveBrokerClient(client, team, given);
     const found = await client.broker.getClient.query({ teamId, username });
     if (options.json) return context.print(json(found));
     context.print(
@@ -152,7 +154,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
     ),
   ).action(async (username: string, options: ClientOptions) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const password = await context.readSecret(`Password for the MQTT client ${username}: `, {
       confirm: "The same password again: ",
     });
@@ -182,7 +184,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
         },
       ])
         .description("Replace an MQTT client's ACLs and/or password (owners)")
-        .argument("<username>", "the client's username")
+        .argument("<client>", "the client's username or id")
         .option(
           "--acl <action:pattern>",
           "the new ACLs, replacing all the old ones (repeat for more)",
@@ -190,12 +192,14 @@ export function addBrokerCommands(program: Command, context: Context): void {
         )
         .option("--password", "ask for a new password (or read it from stdin)"),
     ),
-  ).action(async (username: string, options: ClientOptions, command: Command) => {
+  ).action(async (given: string, options: ClientOptions, command: Command) => {
     if (!options.acl && !options.password) {
       command.error("error: nothing to change: give --acl and/or --password", { exitCode: 2 });
     }
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const team = await resolveTeam(client, options.team);
+    const teamId = team.id;
+    const { name: username } = await resolveBrokerClient(client, team, given);
     const password = options.password
       ? await context.readSecret(`New password for the MQTT client ${username}: `, {
           confirm: "The same password again: ",
@@ -224,12 +228,13 @@ export function addBrokerCommands(program: Command, context: Context): void {
         },
       ])
         .description("Delete an MQTT client (owners); its live session ends at once")
-        .argument("<username>", "the client's username"),
+        .argument("<client>", "the client's username or id"),
     ),
-  ).action(async (username: string, options: { team: string; json?: boolean }) => {
+  ).action(async (given: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
-    const result = await client.broker.deleteClient.mutate({ teamId, username });
+    const team = await resolveTeam(client, options.team);
+    const { name: username } = await resolveBrokerClient(client, team, given);
+    const result = await client.broker.deleteClient.mutate({ teamId: team.id, username });
     context.print(options.json ? json(result) : `Deleted MQTT client ${username}.\n`);
   });
 
@@ -271,14 +276,17 @@ export function addBrokerCommands(program: Command, context: Context): void {
     withExamples(tokens.command("delete"), [
       {
         does: "Delete a broker token: the broker's calls with it fail",
-        run: "broker tokens delete <tokenId>",
+        run: "broker tokens delete emqx",
       },
     ])
       .description("Delete a broker token (administrators)")
-      .argument("<id>", "the token's id (see `flowplane broker tokens list`)"),
-  ).action(async (tokenId: string, options: { json?: boolean }) => {
+      .argument("<token>", "the token's id or name (see `flowplane broker tokens list`)"),
+  ).action(async (given: string, options: { json?: boolean }) => {
     const { client } = await context.connect();
-    const result = await client.broker.deleteToken.mutate({ tokenId });
-    context.print(options.json ? json(result) : `Deleted broker token ${tokenId}.\n`);
+    const token = await resolveBrokerToken(client, given);
+    const result = await client.broker.deleteToken.mutate({ tokenId: token.id });
+    context.print(
+      options.json ? json(result) : `Deleted broker token ${token.name} (id ${token.id}).\n`,
+    );
   });
 }

@@ -1,18 +1,23 @@
 // `flowplane devices move` and `flowplane devices delete`: one device or many of a team at once
 // (PUT and DELETE /teams/{teamId}/devices/bulk) — moved to an application, a hosted instance or a
 // device group, unassigned, taken out of their groups, or deleted (asked first). All or nothing:
-// a device or target that is not the team's changes nothing. Devices are named by id, or by name
-// in --team.
+// a device or target that is not the team's changes nothing. Devices are named by id or name, in
+// --team or else in all the caller's teams (resolve.ts).
 import type { Command } from "commander";
 import type { Client } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { json } from "../output";
-import { deviceIdOf } from "./devices";
 import { withExamples } from "./examples";
-import { applicationIdOf, instanceIdOf } from "./instances";
 import { withJson, withTeam, withYes } from "./options";
-import { teamIdOf } from "./teams/members";
+import {
+  resolveApplication,
+  resolveDevice,
+  resolveInstance,
+  resolveTeam,
+  resolveTeamDeviceGroup,
+  type TeamRef,
+} from "../resolve";
 
 interface MoveOptions {
   team: string;
@@ -24,27 +29,16 @@ interface MoveOptions {
   ungroup?: boolean;
 }
 
-/** The id of the team's device group named by id or by name. */
-async function teamGroupIdOf(client: Client, teamId: string, group: string): Promise<string> {
-  const { groups } = await client.deviceGroups.ofTeam.query({ teamId, query: group });
-  return (
-    (
-      groups.find((g) => g.id === group) ??
-      groups.find((g) => g.name.toLowerCase() === group.toLowerCase())
-    )?.id ?? group
-  );
-}
-
 /** Where `devices move` sends the devices: the bulk request's target. */
-async function targetOf(client: Client, teamId: string, options: MoveOptions) {
+async function targetOf(client: Client, team: TeamRef, options: MoveOptions) {
   if (options.application !== undefined) {
-    return { application: await applicationIdOf(client, options.application, options.team) };
+    return { application: (await resolveApplication(client, options.application, team.id)).id };
   }
   if (options.instance !== undefined) {
-    return { instance: await instanceIdOf(client, options.instance, options.team) };
+    return { instance: (await resolveInstance(client, options.instance, team.id)).id };
   }
   if (options.group !== undefined) {
-    return { deviceGroup: await teamGroupIdOf(client, teamId, options.group) };
+    return { deviceGroup: (await resolveTeamDeviceGroup(client, team, options.group)).id };
   }
   if (options.unassign) return { application: null, instance: null };
   return { deviceGroup: "" };
@@ -92,13 +86,13 @@ export function addDeviceBulkCommands(devices: Command, context: Context): void 
       );
     }
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const team = await resolveTeam(client, options.team);
     const ids = [];
-    for (const name of names) ids.push(await deviceIdOf(client, name, options.team));
+    for (const name of names) ids.push((await resolveDevice(client, name, team.id)).id);
     const moved = await client.devices.bulkMove.mutate({
-      teamId,
+      teamId: team.id,
       devices: ids,
-      ...(await targetOf(client, teamId, options)),
+      ...(await targetOf(client, team, options)),
     });
     if (options.json) return context.print(json(moved));
     context.print(
@@ -131,7 +125,7 @@ export function addDeviceBulkCommands(devices: Command, context: Context): void 
           .argument("<devices...>", "the devices' ids or names"),
         {
           required: false,
-          description: "the devices' team, by id or slug, to name devices by their names",
+          description: "the devices' team, by id, slug or name (default: look in all your teams)",
         },
       ),
       "delete",
@@ -150,28 +144,29 @@ export function addDeviceBulkCommands(devices: Command, context: Context): void 
         );
       }
       const { client } = await context.connect();
-      const ids = [];
-      for (const name of names) ids.push(await deviceIdOf(client, name, options.team));
-      if (ids.length === 1) {
-        const deviceId = ids[0]!;
-        if (!options.yes) {
-          const found = await client.devices.byId.query({ deviceId });
-          if (!(await context.confirm(`Delete device ${found.name} (id ${found.id}) for good?`))) {
-            throw new CliError(`${found.name} was not deleted`, "not_confirmed");
-          }
+      const found = [];
+      for (const name of names) found.push(await resolveDevice(client, name, options.team));
+      const ids = found.map((d) => d.id);
+      if (found.length === 1) {
+        const [{ id, name }] = found as [(typeof found)[number]];
+        if (
+          !options.yes &&
+          !(await context.confirm(`Delete device ${name} (id ${id}) for good?`))
+        ) {
+          throw new CliError(`${name} was not deleted`, "not_confirmed");
         }
-        const result = await client.devices.delete.mutate({ deviceId });
-        return context.print(options.json ? json(result) : `Deleted device ${deviceId}.\n`);
+        const result = await client.devices.delete.mutate({ deviceId: id });
+        return context.print(options.json ? json(result) : `Deleted device ${name} (id ${id}).\n`);
       }
-      const teamId =
-        options.team !== undefined
-          ? await teamIdOf(client, options.team)
-          : (await client.devices.byId.query({ deviceId: ids[0]! })).team.id;
-      if (!options.yes && !(await context.confirm(`Delete ${ids.length} devices for good?`))) {
+      const listed = found.map((d) => d.name).join(", ");
+      if (!options.yes && !(await context.confirm(`Delete devices ${listed} for good?`))) {
         throw new CliError("No device was deleted", "not_confirmed");
       }
-      const result = await client.devices.bulkDelete.mutate({ teamId, devices: ids });
-      context.print(options.json ? json(result) : `Deleted ${ids.length} devices.\n`);
+      const result = await client.devices.bulkDelete.mutate({
+        teamId: found[0]!.team.id,
+        devices: ids,
+      });
+      context.print(options.json ? json(result) : `Deleted devices ${listed}.\n`);
     },
   );
 }

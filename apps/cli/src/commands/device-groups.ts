@@ -1,21 +1,26 @@
 // `flowplane device-groups`: an application's device groups — listed (or the whole team's: `list
-// --team`), created, shown with their members, devices added and removed, the snapshot every member
-// runs set or cleared, deleted (asked first). Every other command names the application
-// (--application, by id, or by name in --team); a group is named by its id or its name in the
-// application, a device by its id or (with --team) its name in the team.
+// --team`), created, shown with their members, devices added and removed, the target snapshot
+// every member deploys at its next check-in set or cleared, deleted (asked first). Every other
+// command names the application (--application, by id or name, in --team or else in all the
+// caller's teams); a group is named by its id or its name in the application, a device by its id
+// or its name (resolve.ts).
 import type { DeviceGroup as DeviceGroupSchema } from "@flowplane/contract";
 import type { z } from "zod";
 import type { Command } from "commander";
-import type { Client } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { fields, json, table } from "../output";
 import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
-import { deviceIdOf } from "./devices";
-import { applicationIdOf } from "./instances";
 import { withJson, withTeam, withYes } from "./options";
-import { teamIdOf } from "./teams/members";
+import {
+  resolveApplication,
+  resolveDevice,
+  resolveDeviceGroup,
+  resolveSnapshot,
+  resolveTeam,
+} from "../resolve";
+import { targetCleared, targetSet } from "./targets";
 
 type DeviceGroup = z.infer<typeof DeviceGroupSchema>;
 
@@ -23,17 +28,6 @@ interface Options {
   application: string;
   team?: string;
   json?: boolean;
-}
-
-/** The id of the group named by id, or by its name in the application. */
-async function groupIdOf(client: Client, applicationId: string, group: string): Promise<string> {
-  const { groups } = await client.deviceGroups.list.query({ applicationId, query: group });
-  return (
-    (
-      groups.find((g) => g.id === group) ??
-      groups.find((g) => g.name.toLowerCase() === group.toLowerCase())
-    )?.id ?? group
-  );
 }
 
 function describe(group: DeviceGroup): string {
@@ -67,11 +61,11 @@ function groupsCommand(group: Command, name: string, examples: readonly Example[
   return withTeam(
     withExamples(group.command(name), examples).requiredOption(
       "--application <app>",
-      "the application's id, or its name in --team",
+      "the application's id or name",
     ),
     {
       required: false,
-      description: "the team, by id or slug, to name the application and devices by name",
+      description: "the application's team, by id, slug or name (default: look in all your teams)",
     },
   );
 }
@@ -79,14 +73,12 @@ function groupsCommand(group: Command, name: string, examples: readonly Example[
 export function addDeviceGroupsCommands(program: Command, context: Context): void {
   const groups = program
     .command("device-groups")
-    .description("An application's device groups: members, and the snapshot they all run");
+    .description("An application's device groups: members, and the target snapshot they deploy");
 
   async function connect(options: Options) {
     const { client } = await context.connect();
-    return {
-      client,
-      applicationId: await applicationIdOf(client, options.application, options.team),
-    };
+    const application = await resolveApplication(client, options.application, options.team);
+    return { client, application, applicationId: application.id };
   }
 
   withJson(
@@ -115,10 +107,10 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
     const list =
       options.application !== undefined
         ? await client.deviceGroups.list.query({
-            applicationId: await applicationIdOf(client, options.application, options.team),
+            applicationId: (await resolveApplication(client, options.application, options.team)).id,
           })
         : await client.deviceGroups.ofTeam.query({
-            teamId: await teamIdOf(client, options.team!),
+            teamId: (await resolveTeam(client, options.team!)).id,
           });
     if (options.json) return context.print(json(list));
     context.print(
@@ -174,8 +166,8 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
       .description("A device group with its members (members and up)")
       .argument("<group>", "the group's id or name"),
   ).action(async (group: string, options: Options) => {
-    const { client, applicationId } = await connect(options);
-    const groupId = await groupIdOf(client, applicationId, group);
+    const { client, application, applicationId } = await connect(options);
+    const { id: groupId } = await resolveDeviceGroup(client, application, group);
     const found = await client.deviceGroups.byId.query({ applicationId, groupId });
     context.print(options.json ? json(found) : describe(found));
   });
@@ -193,16 +185,22 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
       ])
         .description(does)
         .argument("<group>", "the group's id or name")
-        .argument("<devices...>", "the devices' ids (or names, with --team)"),
+        .argument("<devices...>", "the devices' ids or names"),
     ).action(async (group: string, devices: string[], options: Options) => {
-      const { client, applicationId } = await connect(options);
-      const groupId = await groupIdOf(client, applicationId, group);
-      const ids = await Promise.all(devices.map((d) => deviceIdOf(client, d, options.team)));
-      await client.deviceGroups.membership.mutate({ applicationId, groupId, [verb]: ids });
+      const { client, application, applicationId } = await connect(options);
+      const found = await resolveDeviceGroup(client, application, group);
+      const named = [];
+      for (const d of devices) named.push(await resolveDevice(client, d, options.team));
+      const ids = named.map((d) => d.id);
+      await client.deviceGroups.membership.mutate({
+        applicationId,
+        groupId: found.id,
+        [verb]: ids,
+      });
       context.print(
         options.json
           ? json({ status: "okay" })
-          : `${verb === "add" ? "Added" : "Removed"} ${ids.length} device${ids.length === 1 ? "" : "s"} ${verb === "add" ? "to" : "from"} group ${groupId}.\n`,
+          : `${verb === "add" ? "Added" : "Removed"} ${named.map((d) => d.name).join(", ")} ${verb === "add" ? "to" : "from"} device group ${found.name}.\n`,
       );
     });
   }
@@ -210,17 +208,20 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
   withJson(
     groupsCommand(groups, "target", [
       {
-        does: "Make a snapshot of the application what every member runs",
-        run: "device-groups target Line-A S1a2b3c4d5e6 --application A1b2c3d4e5f6",
+        does: "Give every member a snapshot of the application to deploy at its next check-in",
+        run: "device-groups target Line-A Release-3 --application Line --team night",
       },
       {
-        does: "Clear it: each member runs its own target again",
-        run: "device-groups target Line-A --clear --application A1b2c3d4e5f6",
+        does: "Clear it: each member deploys its own target again at its next check-in",
+        run: "device-groups target Line-A --clear --application Line --team night",
       },
     ])
-      .description("Set or clear the snapshot every member of a group runs (owners)")
+      .description(
+        "Set or clear the target snapshot of every member of a group (owners); each deploys it " +
+          "at its next check-in",
+      )
       .argument("<group>", "the group's id or name")
-      .argument("[snapshot]", "the snapshot's id")
+      .argument("[snapshot]", "the snapshot's id or name (one of the application's)")
       .option("--clear", "clear it"),
   ).action(
     async (
@@ -232,19 +233,23 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
       if ((snapshot === undefined) === !options.clear) {
         command.error("error: give a snapshot or --clear", { exitCode: 2 });
       }
-      const { client, applicationId } = await connect(options);
-      const groupId = await groupIdOf(client, applicationId, group);
+      const { client, application, applicationId } = await connect(options);
+      const found = await resolveDeviceGroup(client, application, group);
+      const target =
+        snapshot === undefined
+          ? undefined
+          : await resolveSnapshot(client, { application }, snapshot);
       await client.deviceGroups.update.mutate({
         applicationId,
-        groupId,
-        targetSnapshotId: snapshot ?? null,
+        groupId: found.id,
+        targetSnapshotId: target?.id ?? null,
       });
+      if (options.json) return context.print(json({ status: "okay" }));
+      const owner = `device group ${found.name}'s`;
       context.print(
-        options.json
-          ? json({ status: "okay" })
-          : snapshot
-            ? `Group ${groupId}'s devices run snapshot ${snapshot}.\n`
-            : `Group ${groupId} has no target snapshot now.\n`,
+        target
+          ? targetSet(owner, "each of its devices", target)
+          : targetCleared(owner, "each of its devices"),
       );
     },
   );
@@ -273,16 +278,20 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
         { exitCode: 2 },
       );
     }
-    const { client, applicationId } = await connect(options);
-    const groupId = await groupIdOf(client, applicationId, group);
-    if (!options.yes) {
-      const found = await client.deviceGroups.byId.query({ applicationId, groupId });
-      if (!(await context.confirm(`Delete device group ${found.name} (id ${found.id})?`))) {
-        throw new CliError(`${found.name} was not deleted`, "not_confirmed");
-      }
+    const { client, application, applicationId } = await connect(options);
+    const found = await resolveDeviceGroup(client, application, group);
+    if (
+      !options.yes &&
+      !(await context.confirm(`Delete device group ${found.name} (id ${found.id})?`))
+    ) {
+      throw new CliError(`${found.name} was not deleted`, "not_confirmed");
     }
-    await client.deviceGroups.delete.mutate({ applicationId, groupId });
-    context.print(options.json ? json({ status: "okay" }) : `Deleted device group ${groupId}.\n`);
+    await client.deviceGroups.delete.mutate({ applicationId, groupId: found.id });
+    context.print(
+      options.json
+        ? json({ status: "okay" })
+        : `Deleted device group ${found.name} (id ${found.id}).\n`,
+    );
   });
 
   addEnvCommands(groups, context, {
@@ -295,8 +304,9 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
     takesEffect:
       "every member gets them under its own (a member's variable of the same name wins) at its next check-in",
     async open(client, group, options: Options) {
-      const applicationId = await applicationIdOf(client, options.application, options.team);
-      const groupId = await groupIdOf(client, applicationId, group);
+      const application = await resolveApplication(client, options.application, options.team);
+      const applicationId = application.id;
+      const { id: groupId } = await resolveDeviceGroup(client, application, group);
       return {
         read: async () =>
           (await client.deviceGroups.byId.query({ applicationId, groupId })).settings.env,

@@ -3,9 +3,11 @@
 import type { Command } from "commander";
 import type { Context } from "../context";
 import { CliError } from "../errors";
-import { json, table } from "../output";
-import { deviceCommand, deviceIdOf } from "./devices";
+import { json, table, when } from "../output";
+import { deviceCommand } from "./devices";
 import { positiveInteger, withJson, withYes } from "./options";
+import { resolveDevice, resolveSnapshot } from "../resolve";
+import { targetSet } from "./targets";
 
 interface Options {
   team?: string;
@@ -32,7 +34,7 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
       .option("--cursor <id>", "the page after this snapshot (the previous page's last)"),
   ).action(async (device: string, options: Options & { limit?: number; cursor?: string }) => {
     const { client } = await context.connect();
-    const deviceId = await deviceIdOf(client, device, options.team);
+    const deviceId = (await resolveDevice(client, device, options.team)).id;
     const list = await client.snapshots.ofDevice.query({
       deviceId,
       limit: options.limit,
@@ -45,7 +47,7 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
         : table(list.snapshots, [
             { header: "ID", value: (s) => s.id },
             { header: "NAME", value: (s) => s.name },
-            { header: "TAKEN", value: (s) => s.createdAt },
+            { header: "TAKEN", value: (s) => when(s.createdAt) },
             { header: "BY", value: (s) => s.user?.username ?? "-" },
             { header: "DESCRIPTION", value: (s) => s.description },
           ]) + (list.meta.next_cursor ? `More: --cursor ${list.meta.next_cursor}\n` : ""),
@@ -59,7 +61,7 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
         run: 'devices snapshots create line-1 "As deployed" --team night',
       },
       {
-        does: "Also make it what the device runs from now on",
+        does: "Also make it the device's target, deployed at its next check-in",
         run: "devices snapshots create line-1 Pinned --set-as-target --team night",
       },
     ])
@@ -80,7 +82,7 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
       options: Options & { description?: string; setAsTarget?: boolean },
     ) => {
       const { client } = await context.connect();
-      const deviceId = await deviceIdOf(client, device, options.team);
+      const deviceId = (await resolveDevice(client, device, options.team)).id;
       const found = await client.devices.byId.query({ deviceId });
       const input = {
         deviceId,
@@ -92,12 +94,18 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
         found.ownerType === "instance"
           ? await client.snapshots.ofInstanceDevice.mutate(input)
           : await client.snapshots.createOfDevice.mutate(input);
+      if (options.json) return context.print(json(taken));
       context.print(
-        options.json
-          ? json(taken)
-          : `Took snapshot ${taken.name} (id ${taken.id}) of device ${found.name}` +
-              (taken.project ? `, for instance ${taken.project.name}.\n` : ".\n"),
+        `Took snapshot ${taken.name} (id ${taken.id}) of device ${found.name}` +
+          (taken.project ? `, for instance ${taken.project.name}.\n` : ".\n"),
       );
+      if (options.setAsTarget) {
+        context.print(
+          taken.project
+            ? targetSet(`instance ${taken.project.name}'s devices'`, "each of its devices", taken)
+            : targetSet(`device ${found.name}'s`, "the device", taken),
+        );
+      }
     },
   );
 
@@ -106,17 +114,17 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
       deviceCommand(snapshots, "delete", [
         {
           does: "Delete one of a device's snapshots (asks first)",
-          run: "devices snapshots delete line-1 S1a2b3c4d5e6 --team night",
+          run: "devices snapshots delete line-1 Pinned --team night",
         },
       ])
         .description("Delete one of a device's snapshots (owners), asking first")
-        .argument("<snapshot>", "the snapshot's id"),
+        .argument("<snapshot>", "the snapshot's id or name"),
       "delete",
     ),
   ).action(
     async (
       device: string,
-      snapshotId: string,
+      snapshot: string,
       options: Options & { yes?: boolean },
       command: Command,
     ) => {
@@ -128,15 +136,21 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
         );
       }
       const { client } = await context.connect();
-      const deviceId = await deviceIdOf(client, device, options.team);
-      if (!options.yes) {
-        const found = await client.snapshots.ofDeviceById.query({ deviceId, snapshotId });
-        if (!(await context.confirm(`Delete snapshot ${found.name} (id ${found.id}) for good?`))) {
-          throw new CliError(`${found.name} was not deleted`, "not_confirmed");
-        }
+      const owner = await resolveDevice(client, device, options.team);
+      const found = await resolveSnapshot(client, { device: owner }, snapshot);
+      if (
+        !options.yes &&
+        !(await context.confirm(`Delete snapshot ${found.name} (id ${found.id}) for good?`))
+      ) {
+        throw new CliError(`${found.name} was not deleted`, "not_confirmed");
       }
-      const result = await client.snapshots.deleteOfDevice.mutate({ deviceId, snapshotId });
-      context.print(options.json ? json(result) : `Deleted snapshot ${snapshotId}.\n`);
+      const result = await client.snapshots.deleteOfDevice.mutate({
+        deviceId: owner.id,
+        snapshotId: found.id,
+      });
+      context.print(
+        options.json ? json(result) : `Deleted snapshot ${found.name} (id ${found.id}).\n`,
+      );
     },
   );
 }

@@ -1,40 +1,33 @@
 // `flowplane devices`: a team's remote devices (a Node-RED on your own hardware run by the FlowFuse
 // device agent) — listed, shown, created (the one-time credentials and one-time code printed once,
 // or the credentials written to a device.yml the agent reads), renamed, given new credentials, and
-// told which snapshot to run; moved and deleted, one or many (device-bulk.ts); snapshots of what a device runs (`devices
-// snapshots list|create|delete`), their variables (`env`, device-env.ts) and the team's
-// provisioning tokens (`provisioning`, provisioning.ts). A device is named by its id, or by its name
-// in the team --team names.
+// given a target snapshot (deployed at its next check-in); moved and deleted, one or many
+// (device-bulk.ts); snapshots of what a device runs (`devices snapshots list|create|delete`), their
+// variables (`env`, device-env.ts) and the team's provisioning tokens (`provisioning`,
+// provisioning.ts). A device is named by its id or its name, in the team --team names or else in
+// all the caller's teams (resolve.ts).
 import type { Device } from "@flowplane/contract";
 import type { Command } from "commander";
-import type { Client } from "../client";
 import type { Context } from "../context";
 import { fields, json, table, when } from "../output";
 import { addDeviceBulkCommands } from "./device-bulk";
 import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
 import { addProvisioningCommands } from "./provisioning";
-import { applicationIdOf, instanceIdOf } from "./instances";
 import { withJson, withTeam } from "./options";
 import { writePrivate } from "./private-file";
-import { teamIdOf } from "./teams/members";
+import {
+  resolveApplication,
+  resolveDevice,
+  resolveInstance,
+  resolveSnapshot,
+  resolveTeam,
+} from "../resolve";
+import { targetCleared, targetSet } from "./targets";
 
 interface Options {
   team?: string;
   json?: boolean;
-}
-
-/** The id of the device named by id, or (with a team) by its name in the team. */
-export async function deviceIdOf(client: Client, device: string, team?: string): Promise<string> {
-  if (team === undefined) return device;
-  const teamId = await teamIdOf(client, team);
-  const { devices } = await client.devices.ofTeam.query({ teamId, query: device });
-  return (
-    (
-      devices.find((d) => d.id === device) ??
-      devices.find((d) => d.name.toLowerCase() === device.toLowerCase())
-    )?.id ?? device
-  );
 }
 
 function owner(device: Device): string {
@@ -92,7 +85,7 @@ export function deviceCommand(group: Command, name: string, examples: readonly E
     withExamples(group.command(name), examples).argument("<device>", "the device's id or name"),
     {
       required: false,
-      description: "the device's team, by id or slug, to name the device by its name",
+      description: "the device's team, by id, slug or name (default: look in all your teams)",
     },
   );
 }
@@ -119,9 +112,9 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     const { client } = await context.connect();
     const list = options.application
       ? await client.devices.ofApplication.query({
-          applicationId: await applicationIdOf(client, options.application, options.team),
+          applicationId: (await resolveApplication(client, options.application, options.team)).id,
         })
-      : await client.devices.ofTeam.query({ teamId: await teamIdOf(client, options.team) });
+      : await client.devices.ofTeam.query({ teamId: (await resolveTeam(client, options.team)).id });
     if (options.json) return context.print(json(list));
     context.print(
       list.devices.length === 0
@@ -146,7 +139,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     ]).description("A device (viewers and up)"),
   ).action(async (device: string, options: Options) => {
     const { client } = await context.connect();
-    const deviceId = await deviceIdOf(client, device, options.team);
+    const deviceId = (await resolveDevice(client, device, options.team)).id;
     const found = await client.devices.byId.query({ deviceId });
     context.print(options.json ? json(found) : describe(found));
   });
@@ -189,7 +182,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         command.error("error: give --application or --instance, not both", { exitCode: 2 });
       }
       const { client, url } = await context.connect();
-      const team = await teamIdOf(client, options.team);
+      const team = (await resolveTeam(client, options.team)).id;
       const created = await client.devices.create.mutate({
         name,
         team,
@@ -197,11 +190,11 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         application:
           options.application === undefined
             ? undefined
-            : await applicationIdOf(client, options.application, options.team),
+            : (await resolveApplication(client, options.application, options.team)).id,
         instance:
           options.instance === undefined
             ? undefined
-            : await instanceIdOf(client, options.instance, options.team),
+            : (await resolveInstance(client, options.instance, options.team)).id,
       });
       const { token, credentialSecret } = created.credentials;
       if (options.output !== undefined) {
@@ -230,9 +223,11 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       .argument("<name>", "its new name"),
   ).action(async (device: string, name: string, options: Options) => {
     const { client } = await context.connect();
-    const deviceId = await deviceIdOf(client, device, options.team);
-    const renamed = await client.devices.update.mutate({ deviceId, name });
-    context.print(options.json ? json(renamed) : `Renamed device ${deviceId} to ${name}.\n`);
+    const found = await resolveDevice(client, device, options.team);
+    const renamed = await client.devices.update.mutate({ deviceId: found.id, name });
+    context.print(
+      options.json ? json(renamed) : `Renamed device ${found.name} (id ${found.id}) to ${name}.\n`,
+    );
   });
 
   withJson(
@@ -248,7 +243,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       .option("--output <file>", "write the agent's device.yml here (created, mode 0600)"),
   ).action(async (device: string, options: Options & { output?: string }) => {
     const { client, url } = await context.connect();
-    const deviceId = await deviceIdOf(client, device, options.team);
+    const { id: deviceId, name: deviceName } = await resolveDevice(client, device, options.team);
     const { token, credentialSecret, otc } = await client.devices.generateCredentials.mutate({
       deviceId,
     });
@@ -257,13 +252,13 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       return context.print(
         options.json
           ? json({ status: "okay", file: options.output })
-          : `New credentials for device ${deviceId} are in ${options.output}.\n`,
+          : `New credentials for device ${deviceName} are in ${options.output}.\n`,
       );
     }
     context.print(
       options.json
         ? json({ token, credentialSecret, otc })
-        : `New credentials for device ${deviceId}, shown this once:\n` +
+        : `New credentials for device ${deviceName}, shown this once:\n` +
             deviceYml(deviceId, token, credentialSecret, url) +
             otcLine(otc, url),
     );
@@ -272,13 +267,16 @@ export function addDevicesCommands(program: Command, context: Context): Command 
   withJson(
     deviceCommand(devices, "target", [
       {
-        does: "Make a snapshot of the device's application what it runs",
-        run: "devices target D1a2b3c4d5e6 S1a2b3c4d5e6",
+        does: "Give a device a snapshot of its application to deploy at its next check-in",
+        run: "devices target line-1 Release-3 --team night",
       },
-      { does: "Clear it", run: "devices target D1a2b3c4d5e6 --clear" },
+      { does: "Clear it", run: "devices target line-1 --clear --team night" },
     ])
-      .description("Set or clear the snapshot a device runs (members and up)")
-      .argument("[snapshot]", "the snapshot's id")
+      .description(
+        "Set or clear a device's target snapshot (members and up); the device deploys it at its " +
+          "next check-in",
+      )
+      .argument("[snapshot]", "the snapshot's id or name (one of the device's application's)")
       .option("--clear", "clear it"),
   ).action(
     async (
@@ -291,18 +289,40 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         command.error("error: give a snapshot or --clear", { exitCode: 2 });
       }
       const { client } = await context.connect();
-      const deviceId = await deviceIdOf(client, device, options.team);
+      const { id: deviceId } = await resolveDevice(client, device, options.team);
+      const found = await client.devices.byId.query({ deviceId });
+      const target =
+        snapshot === undefined
+          ? undefined
+          : await resolveSnapshot(
+              client,
+              found.application
+                ? { application: found.application }
+                : found.instance
+                  ? { instance: found.instance }
+                  : { device: found },
+              snapshot,
+            );
       const updated = await client.devices.update.mutate({
         deviceId,
-        targetSnapshot: snapshot ?? null,
+        targetSnapshot: target?.id ?? null,
       });
+      if (options.json) return context.print(json(updated));
+      const owner = `device ${updated.name}'s`;
       context.print(
-        options.json
-          ? json(updated)
-          : snapshot
-            ? `Device ${deviceId} runs snapshot ${snapshot}.\n`
-            : `Device ${deviceId} has no target snapshot of its own now.\n`,
+        target ? targetSet(owner, "the device", target) : targetCleared(owner, "the device"),
       );
+      // A group's target wins over the device's own.
+      if (
+        updated.deviceGroup &&
+        updated.targetSnapshot &&
+        updated.targetSnapshot.id !== target?.id
+      ) {
+        context.warn(
+          `the device is in group ${updated.deviceGroup.name}, whose target ` +
+            `${updated.targetSnapshot.name} it deploys instead while the group has one`,
+        );
+      }
     },
   );
 
@@ -314,7 +334,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     changers: "members and owners",
     takesEffect: "the device restarts Node-RED with them at its next check-in",
     async open(client, device, options: Options) {
-      const deviceId = await deviceIdOf(client, device, options.team);
+      const deviceId = (await resolveDevice(client, device, options.team)).id;
       return {
         read: async () => (await client.devices.settings.query({ deviceId })).env,
         write: async (env) => {

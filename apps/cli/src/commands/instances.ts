@@ -1,18 +1,17 @@
 // `flowplane apps` and `flowplane instances`: a team's applications, and the hosted Node-RED
 // instances in them — created, listed, started, stopped, restarted, suspended, deleted (asked
-// first), their log read or followed, their environment variables set and unset. An instance is
-// named by its id or its name (names are unique on the platform), looked up in the team that
-// --team names, else in all the caller's teams; an application by its id or its name in the team.
+// first), their log read or followed, their environment variables set and unset. An instance or
+// an application is named by its id or its name, looked up in the team that --team names, else in
+// all the caller's teams (resolve.ts: a name that several share is refused, listing them).
 import type { EnvVar, Instance, InstanceSummary } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Client } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { type Column, fields, json, table, when } from "../output";
 import { type Example, withExamples } from "./examples";
-import { teamIdOf } from "./teams/members";
 import { positiveInteger, withJson, withTeam, withYes } from "./options";
+import { resolveApplication, resolveInstance, resolveTeam } from "../resolve";
 
 const FOLLOW_INTERVAL_MS = 1000;
 
@@ -30,38 +29,6 @@ const INSTANCE_COLUMNS: Column<Row>[] = [
   { header: "URL", value: (row) => row.instance.url ?? "-" },
 ];
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * The id of the instance named by id or name: in the team given (an id of another team's instance
- * is not found there either), else among all the caller's teams' instances.
- */
-export async function instanceIdOf(
-  client: Client,
-  instance: string,
-  team?: string,
-): Promise<string> {
-  if (team === undefined && UUID.test(instance)) return instance;
-  const teamIds =
-    team === undefined
-      ? (await client.user.teams.query()).teams.map((t) => t.id)
-      : [await teamIdOf(client, team)];
-  for (const teamId of teamIds) {
-    const { applications } = await client.applications.ofTeam.query({ teamId });
-    for (const application of applications) {
-      const found = application.instances.find(
-        (candidate) =>
-          candidate.id === instance || candidate.name.toLowerCase() === instance.toLowerCase(),
-      );
-      if (found) return found.id;
-    }
-  }
-  throw new CliError(
-    `no instance named ${instance} in ${team === undefined ? "your teams" : `team ${team}`}`,
-    "not_found",
-  );
-}
-
 /** A command on one instance: `<instance>`, and `--team` to look it up in. */
 export function instanceCommand(
   group: Command,
@@ -72,21 +39,8 @@ export function instanceCommand(
     withExamples(group.command(name), examples).argument("<instance>", "the instance's id or name"),
     {
       required: false,
-      description: "the instance's team, by id or slug (default: look in all your teams)",
+      description: "the instance's team, by id, slug or name (default: look in all your teams)",
     },
-  );
-}
-
-/** The id of the application named by id, or by name in the team. */
-export async function applicationIdOf(client: Client, application: string, team?: string) {
-  if (team === undefined) return application;
-  const teamId = await teamIdOf(client, team);
-  const { applications } = await client.applications.ofTeam.query({ teamId });
-  return (
-    (
-      applications.find((a) => a.id === application) ??
-      applications.find((a) => a.name.toLowerCase() === application.toLowerCase())
-    )?.id ?? application
   );
 }
 
@@ -167,7 +121,7 @@ export function addAppsCommands(program: Command, context: Context): void {
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const list = await client.applications.ofTeam.query({
-      teamId: await teamIdOf(client, options.team),
+      teamId: (await resolveTeam(client, options.team)).id,
     });
     if (options.json) return context.print(json(list));
     context.print(
@@ -196,7 +150,7 @@ export function addAppsCommands(program: Command, context: Context): void {
       const { client } = await context.connect();
       const created = await client.applications.create.mutate({
         name,
-        teamId: await teamIdOf(client, options.team),
+        teamId: (await resolveTeam(client, options.team)).id,
         description: options.description,
       });
       context.print(
@@ -216,16 +170,19 @@ export function addAppsCommands(program: Command, context: Context): void {
       ]),
       {
         required: false,
-        description: "the team, by id or slug, to name the application by its name",
+        description:
+          "the application's team, by id, slug or name (default: look in all your teams)",
       },
     )
       .description("Delete an application; it must have no instances (owners)")
-      .argument("<application>", "the application's id, or its name with --team"),
+      .argument("<application>", "the application's id or name"),
   ).action(async (application: string, options: { team?: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const applicationId = await applicationIdOf(client, application, options.team);
-    const result = await client.applications.delete.mutate({ applicationId });
-    context.print(options.json ? json(result) : `Deleted application ${application}.\n`);
+    const found = await resolveApplication(client, application, options.team);
+    const result = await client.applications.delete.mutate({ applicationId: found.id });
+    context.print(
+      options.json ? json(result) : `Deleted application ${found.name} (id ${found.id}).\n`,
+    );
   });
 }
 
@@ -245,7 +202,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
     ),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const [list, status] = await Promise.all([
       client.applications.ofTeam.query({ teamId }),
       client.applications.statusOfTeam.query({ teamId }),
@@ -285,14 +242,15 @@ export function addInstancesCommands(program: Command, context: Context): void {
           "<name>",
           "letters, digits and '-', starting with a letter; unique on the platform",
         )
-        .requiredOption("--app <application>", "the application's id, or its name with --team")
+        .requiredOption("--app <application>", "the application's id or name")
         .option("--stack <stackId>", "the stack (the Node-RED version)")
         .option("--type <instanceTypeId>", "the instance type")
         .option("--template <templateId>", "the template of default settings")
         .option("--wait", "return once the instance runs"),
       {
         required: false,
-        description: "the team, by id or slug, to name the application by its name",
+        description:
+          "the application's team, by id, slug or name (default: look in all your teams)",
       },
     ),
   ).action(
@@ -311,7 +269,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
       const { client } = await context.connect();
       let created = await client.instances.create.mutate({
         name,
-        applicationId: await applicationIdOf(client, options.app, options.team),
+        applicationId: (await resolveApplication(client, options.app, options.team)).id,
         stack: options.stack,
         projectType: options.type,
         template: options.template,
@@ -345,7 +303,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
   ).action(async (instance: string, options: InstanceOptions) => {
     const { client } = await context.connect();
     const found = await client.instances.get.query({
-      instanceId: await instanceIdOf(client, instance, options.team),
+      instanceId: (await resolveInstance(client, instance, options.team)).id,
     });
     context.print(options.json ? json(found) : describe(found));
   });
@@ -384,7 +342,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
   ).action(async (instance: string, options: InstanceOptions & { expiresIn?: number }) => {
     const { client } = await context.connect();
     const created = await client.instances.editorToken.mutate({
-      instanceId: await instanceIdOf(client, instance, options.team),
+      instanceId: (await resolveInstance(client, instance, options.team)).id,
       expiresIn: options.expiresIn,
     });
     if (options.json) return context.print(json(created));
@@ -402,9 +360,9 @@ export function addInstancesCommands(program: Command, context: Context): void {
       ]).description(`${ACTIONS[action].summary}; returns once it is done`),
     ).action(async (instance: string, options: InstanceOptions) => {
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance, options.team);
-      const result = await client.instances[action].mutate({ instanceId });
-      context.print(options.json ? json(result) : `${instance} ${ACTIONS[action].done}.\n`);
+      const found = await resolveInstance(client, instance, options.team);
+      const result = await client.instances[action].mutate({ instanceId: found.id });
+      context.print(options.json ? json(result) : `${found.name} ${ACTIONS[action].done}.\n`);
     });
   }
 
@@ -438,7 +396,11 @@ export function addInstancesCommands(program: Command, context: Context): void {
         );
       }
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance, options.team);
+      const { id: instanceId, name: instanceName } = await resolveInstance(
+        client,
+        instance,
+        options.team,
+      );
       if (!options.yes) {
         const found = await client.instances.get.query({ instanceId });
         const sure = await context.confirm(
@@ -448,7 +410,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
         if (!sure) throw new CliError(`${found.name} was not deleted`, "not_confirmed");
       }
       const result = await client.instances.delete.mutate({ instanceId });
-      context.print(options.json ? json(result) : `Deleted instance ${instance}.\n`);
+      context.print(options.json ? json(result) : `Deleted instance ${instanceName}.\n`);
     },
   );
 
@@ -476,13 +438,13 @@ export function addInstancesCommands(program: Command, context: Context): void {
       },
     ) => {
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance, options.team);
+      const instanceId = (await resolveInstance(client, instance, options.team)).id;
       const print = (entries: { ts: number; level: string; msg: string }[]) => {
         for (const entry of entries) {
           context.print(
             options.json
               ? `${JSON.stringify(entry)}\n`
-              : `${new Date(entry.ts).toISOString().replace("T", " ").slice(0, 23)}  ${entry.level.padEnd(6)} ${entry.msg}\n`,
+              : `${when(entry.ts)}  ${entry.level.padEnd(6)} ${entry.msg}\n`,
           );
         }
       };
@@ -514,7 +476,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
   ).action(async (instance: string, options: InstanceOptions) => {
     const { client } = await context.connect();
     const found = await client.instances.get.query({
-      instanceId: await instanceIdOf(client, instance, options.team),
+      instanceId: (await resolveInstance(client, instance, options.team)).id,
     });
     if (options.json) return context.print(json(found.settings.env));
     context.print(
@@ -555,7 +517,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
       options: InstanceOptions & { hidden?: boolean },
     ) => {
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance, options.team);
+      const { id: instanceId } = await resolveInstance(client, instance, options.team);
       const found = await client.instances.get.query({ instanceId });
       const env: EnvVar[] = found.settings.env.filter((v) => !v.name.startsWith("FF_"));
       for (const { name, value } of assignments) {
@@ -569,7 +531,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
       context.print(
         options.json
           ? json(updated.settings.env)
-          : `Set ${assignments.map((a) => a.name).join(", ")} on ${instance}; restart it for Node-RED to see them.\n`,
+          : `Set ${assignments.map((a) => a.name).join(", ")} on ${found.name}; restart it for Node-RED to see them.\n`,
       );
     },
   );
@@ -582,11 +544,11 @@ export function addInstancesCommands(program: Command, context: Context): void {
       .argument("<names...>", "the variables' names"),
   ).action(async (instance: string, names: string[], options: InstanceOptions) => {
     const { client } = await context.connect();
-    const instanceId = await instanceIdOf(client, instance, options.team);
+    const { id: instanceId } = await resolveInstance(client, instance, options.team);
     const found = await client.instances.get.query({ instanceId });
     const missing = names.filter((name) => !found.settings.env.some((v) => v.name === name));
     if (missing.length > 0) {
-      throw new CliError(`${instance} has no variable ${missing.join(", ")}`, "not_found");
+      throw new CliError(`${found.name} has no variable ${missing.join(", ")}`, "not_found");
     }
     const env = found.settings.env.filter(
       (v) => !v.name.startsWith("FF_") && !names.includes(v.name),
@@ -595,7 +557,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
     context.print(
       options.json
         ? json(updated.settings.env)
-        : `Removed ${names.join(", ")} from ${instance}; restart it for Node-RED to see it.\n`,
+        : `Removed ${names.join(", ")} from ${found.name}; restart it for Node-RED to see it.\n`,
     );
   });
 }

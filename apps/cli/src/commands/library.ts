@@ -8,7 +8,7 @@ import { CliError } from "../errors";
 import { type Column, json, table, when } from "../output";
 import { withExamples } from "./examples";
 import { withJson, withTeam, withYes } from "./options";
-import { teamIdOf } from "./teams/members";
+import { resolveTeam } from "../resolve";
 
 const COLUMNS: Column<LibraryEntrySummary>[] = [
   { header: "TYPE", value: (entry) => entry.type },
@@ -43,7 +43,7 @@ export function addLibraryCommands(program: Command, context: Context): void {
     ),
   ).action(async (options: Options & { type?: string; path?: string }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const all: LibraryEntrySummary[] = [];
     let cursor: string | undefined;
     do {
@@ -79,7 +79,7 @@ export function addLibraryCommands(program: Command, context: Context): void {
     ),
   ).action(async (type: string, path: string, options: Options) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const entry = await client.library.get.query({ teamId, type, path });
     context.print(
       options.json ? json(entry) : entry.body.endsWith("\n") ? entry.body : `${entry.body}\n`,
@@ -129,7 +129,7 @@ export function addLibraryCommands(program: Command, context: Context): void {
         );
       });
       const { client } = await context.connect();
-      const teamId = await teamIdOf(client, options.team);
+      const teamId = (await resolveTeam(client, options.team)).id;
       const saved = await client.library.save.mutate({ teamId, type, path, body, meta });
       context.print(
         options.json ? json(saved) : `Saved ${type} ${saved.path} in the team library.\n`,
@@ -169,7 +169,7 @@ export function addLibraryCommands(program: Command, context: Context): void {
         );
       }
       const { client } = await context.connect();
-      const teamId = await teamIdOf(client, options.team);
+      const teamId = (await resolveTeam(client, options.team)).id;
       if (!options.yes) {
         const sure = await context.confirm(
           `Delete ${type} ${path} (and all in it, if it is a folder) from the team library?`,

@@ -10,14 +10,14 @@ export function withJson(command: Command): Command {
 const teamOptions = new WeakSet<Option>();
 
 /**
- * `--team <team>`: the team a command acts in, by id or slug. A group of commands that acts in a
+ * `--team <team>`: the team a command acts in, by id, slug or name. A group of commands that acts in a
  * team (`instances`, `members`, `invitations`, `broker clients`) takes it on every command, so that
  * a user who gives it to one can give it to the next: the tests walk every command of the program
  * to hold each group to that. Required where nothing else names the team.
  */
 export function withTeam(
   command: Command,
-  { required = true, description = "the team's id or slug" } = {},
+  { required = true, description = "the team's id, slug or name" } = {},
 ): Command {
   const option = new Option("--team <team>", description);
   if (required) option.makeOptionMandatory();

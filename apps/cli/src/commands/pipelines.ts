@@ -1,5 +1,7 @@
 // `flowplane pipelines`: an application's delivery pipelines, their stages (each a hosted instance,
-// in order), and deploying a stage to the next one — with `--wait`, until the deploy is done.
+// in order), and deploying a stage to the next one — with `--wait`, until the deploy is done. A
+// pipeline, an application or an instance is named by id or name in --team or else in all the
+// caller's teams; a stage by id or name in its pipeline; a snapshot by id or name (resolve.ts).
 import type { Operation, Pipeline, PipelineStage, StageAction } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -8,9 +10,16 @@ import type { Context } from "../context";
 import { CliError } from "../errors";
 import { type Column, fields, json, table } from "../output";
 import { withExamples } from "./examples";
-import { instanceIdOf } from "./instances";
 import { withJson, withTeam, withYes } from "./options";
-import { teamIdOf } from "./teams/members";
+import {
+  resolveApplication,
+  resolveInstance,
+  resolvePipeline,
+  resolveSnapshot,
+  resolveStage,
+  resolveTeam,
+} from "../resolve";
+import { targetSet } from "./targets";
 
 const ACTIONS: readonly StageAction[] = [
   "create_snapshot",
@@ -25,6 +34,21 @@ function action(value: string): StageAction {
     throw new InvalidArgumentError(`Not an action: give one of ${ACTIONS.join(", ")}.`);
   }
   return value as StageAction;
+}
+
+/** Whose target snapshot a deploy to this stage sets, if any, and who deploys it. */
+function targetOf(
+  stage?: PipelineStage,
+): [string, "the device" | "each of its devices"] | undefined {
+  const [device] = stage?.devices ?? [];
+  const [group] = stage?.deviceGroups ?? [];
+  const [instance] = stage?.instances ?? [];
+  if (device) return [`device ${device.name}'s`, "the device"];
+  if (group) return [`device group ${group.name}'s`, "each of its devices"];
+  if (instance && stage?.deployToDevices) {
+    return [`instance ${instance.name}'s devices'`, "each of its devices"];
+  }
+  return undefined;
 }
 
 const stageInstance = (stage: PipelineStage) => stage.instances[0]?.name ?? "(none)";
@@ -75,7 +99,7 @@ export function addPipelinesCommands(program: Command, context: Context): void {
     .description("Delivery pipelines: stages of an application's instances, and deploying them");
   const optionalTeam = {
     required: false,
-    description: "the team's id or slug (finds instances by name)",
+    description: "the team, by id, slug or name (default: look in all your teams)",
   };
 
   withJson(
@@ -84,13 +108,17 @@ export function addPipelinesCommands(program: Command, context: Context): void {
         { does: "The team's pipelines and their stages", run: "pipelines list --team night" },
       ])
         .description("The team's pipelines, or one application's (viewers and up)")
-        .option("--application <applicationId>", "only this application's"),
+        .option("--application <application>", "only this application's (id or name)"),
     ),
   ).action(async (options: Options & { application?: string }) => {
     const { client } = await context.connect();
     const list = options.application
-      ? await client.pipelines.ofApplication.query({ applicationId: options.application })
-      : await client.pipelines.ofTeam.query({ teamId: await teamIdOf(client, options.team!) });
+      ? await client.pipelines.ofApplication.query({
+          applicationId: (await resolveApplication(client, options.application, options.team)).id,
+        })
+      : await client.pipelines.ofTeam.query({
+          teamId: (await resolveTeam(client, options.team!)).id,
+        });
     context.print(
       options.json
         ? json(list)
@@ -106,11 +134,12 @@ export function addPipelinesCommands(program: Command, context: Context): void {
         { does: "A pipeline's stages in order", run: "pipelines show P1a2b3c4d5e6" },
       ])
         .description("A pipeline and its stages in order (viewers and up)")
-        .argument("<pipelineId>", "the pipeline's id"),
+        .argument("<pipeline>", "the pipeline's id or name"),
       optionalTeam,
     ),
-  ).action(async (pipelineId: string, options: Options) => {
+  ).action(async (given: string, options: Options) => {
     const { client } = await context.connect();
+    const { id: pipelineId } = await resolvePipeline(client, given, options.team);
     const pipeline = await client.pipelines.get.query({ pipelineId });
     if (options.json) return context.print(json(pipeline));
     context.print(
@@ -132,15 +161,15 @@ export function addPipelinesCommands(program: Command, context: Context): void {
         .description("Create a pipeline in an application (owners)")
         .argument("<name>", "its name")
         .requiredOption(
-          "--application <applicationId>",
-          "the application whose instances it deploys",
+          "--application <application>",
+          "the application whose instances it deploys (id or name)",
         ),
       optionalTeam,
     ),
   ).action(async (name: string, options: Options & { application: string }) => {
     const { client } = await context.connect();
     const created = await client.pipelines.create.mutate({
-      applicationId: options.application,
+      applicationId: (await resolveApplication(client, options.application, options.team)).id,
       name,
     });
     context.print(
@@ -154,15 +183,21 @@ export function addPipelinesCommands(program: Command, context: Context): void {
         { does: "Rename a pipeline", run: "pipelines rename P1a2b3c4d5e6 Ship" },
       ])
         .description("Rename a pipeline (owners)")
-        .argument("<pipelineId>", "the pipeline's id")
+        .argument("<pipeline>", "the pipeline's id or name")
         .argument("<name>", "its new name"),
       optionalTeam,
     ),
-  ).action(async (pipelineId: string, name: string, options: Options) => {
+  ).action(async (given: string, name: string, options: Options) => {
     const { client } = await context.connect();
-    const renamed = await client.pipelines.update.mutate({ pipelineId, pipeline: { name } });
+    const found = await resolvePipeline(client, given, options.team);
+    const renamed = await client.pipelines.update.mutate({
+      pipelineId: found.id,
+      pipeline: { name },
+    });
     context.print(
-      options.json ? json(renamed) : `Renamed pipeline ${pipelineId} to ${renamed.name}.\n`,
+      options.json
+        ? json(renamed)
+        : `Renamed pipeline ${found.name} (id ${found.id}) to ${renamed.name}.\n`,
     );
   });
 
@@ -178,12 +213,12 @@ export function addPipelinesCommands(program: Command, context: Context): void {
           .description(
             "Delete a pipeline and its stages (owners); its instances and snapshots stay. Asked at the terminal first; without one, only with --yes.",
           )
-          .argument("<pipelineId>", "the pipeline's id"),
+          .argument("<pipeline>", "the pipeline's id or name"),
         optionalTeam,
       ),
       "delete",
     ),
-  ).action(async (pipelineId: string, options: Options & { yes?: boolean }, command: Command) => {
+  ).action(async (given: string, options: Options & { yes?: boolean }, command: Command) => {
     if (!options.yes && !context.canAsk()) {
       command.error(
         "error: pipelines delete asks before it deletes, and no terminal is there to answer: give --yes to delete without asking",
@@ -191,11 +226,13 @@ export function addPipelinesCommands(program: Command, context: Context): void {
       );
     }
     const { client } = await context.connect();
-    if (!options.yes && !(await context.confirm(`Delete pipeline ${pipelineId} and its stages?`))) {
-      throw new CliError(`${pipelineId} was not deleted`, "not_confirmed");
+    const found = await resolvePipeline(client, given, options.team);
+    const named = `pipeline ${found.name} (id ${found.id})`;
+    if (!options.yes && !(await context.confirm(`Delete ${named} and its stages?`))) {
+      throw new CliError(`${found.name} was not deleted`, "not_confirmed");
     }
-    const result = await client.pipelines.delete.mutate({ pipelineId });
-    context.print(options.json ? json(result) : `Deleted pipeline ${pipelineId}.\n`);
+    const result = await client.pipelines.delete.mutate({ pipelineId: found.id });
+    context.print(options.json ? json(result) : `Deleted ${named}.\n`);
   });
 
   const stages = pipelines
@@ -217,10 +254,10 @@ export function addPipelinesCommands(program: Command, context: Context): void {
         .description(
           "Add a stage after another (owners); without --after, the first of an empty pipeline",
         )
-        .argument("<pipelineId>", "the pipeline's id")
+        .argument("<pipeline>", "the pipeline's id or name")
         .argument("<name>", "the stage's name")
-        .requiredOption("--instance <instance>", "its instance, by id or name (with --team)")
-        .option("--after <stageId>", "the stage it follows")
+        .requiredOption("--instance <instance>", "its instance, by id or name")
+        .option("--after <stage>", "the stage it follows (id or name)")
         .option("--action <action>", `what a deploy from it sends: ${ACTIONS.join(", ")}`, action)
         .option(
           "--deploy-to-devices",
@@ -230,7 +267,7 @@ export function addPipelinesCommands(program: Command, context: Context): void {
     ),
   ).action(
     async (
-      pipelineId: string,
+      given: string,
       name: string,
       options: Options & {
         instance: string;
@@ -240,11 +277,12 @@ export function addPipelinesCommands(program: Command, context: Context): void {
       },
     ) => {
       const { client } = await context.connect();
+      const pipeline = await resolvePipeline(client, given, options.team);
       const stage = await client.pipelines.addStage.mutate({
-        pipelineId,
+        pipelineId: pipeline.id,
         name,
-        instanceId: await instanceIdOf(client, options.instance, options.team),
-        source: options.after,
+        instanceId: (await resolveInstance(client, options.instance, options.team)).id,
+        source: options.after && (await resolveStage(pipeline, options.after)).id,
         action: options.action,
         deployToDevices: options.deployToDevices,
       });
@@ -261,10 +299,10 @@ export function addPipelinesCommands(program: Command, context: Context): void {
         },
       ])
         .description("Change a stage's name, instance or action (owners)")
-        .argument("<pipelineId>", "the pipeline's id")
-        .argument("<stageId>", "the stage's id")
+        .argument("<pipeline>", "the pipeline's id or name")
+        .argument("<stage>", "the stage's id or name")
         .option("--name <name>", "a new name")
-        .option("--instance <instance>", "another instance, by id or name (with --team)")
+        .option("--instance <instance>", "another instance, by id or name")
         .option("--action <action>", `what a deploy from it sends: ${ACTIONS.join(", ")}`, action)
         .option("--deploy-to-devices", "a snapshot deployed here also becomes its devices' target")
         .option("--no-deploy-to-devices", "it does not"),
@@ -272,8 +310,8 @@ export function addPipelinesCommands(program: Command, context: Context): void {
     ),
   ).action(
     async (
-      pipelineId: string,
-      stageId: string,
+      given: string,
+      givenStage: string,
       options: Options & {
         name?: string;
         instance?: string;
@@ -282,12 +320,13 @@ export function addPipelinesCommands(program: Command, context: Context): void {
       },
     ) => {
       const { client } = await context.connect();
+      const pipeline = await resolvePipeline(client, given, options.team);
       const stage = await client.pipelines.updateStage.mutate({
-        pipelineId,
-        stageId,
+        pipelineId: pipeline.id,
+        stageId: (await resolveStage(pipeline, givenStage)).id,
         name: options.name,
         instanceId:
-          options.instance && (await instanceIdOf(client, options.instance, options.team)),
+          options.instance && (await resolveInstance(client, options.instance, options.team)).id,
         action: options.action,
         deployToDevices: options.deployToDevices,
       });
@@ -307,16 +346,16 @@ export function addPipelinesCommands(program: Command, context: Context): void {
           .description(
             "Delete a stage (owners). Asked at the terminal first; without one, only with --yes.",
           )
-          .argument("<pipelineId>", "the pipeline's id")
-          .argument("<stageId>", "the stage's id"),
+          .argument("<pipeline>", "the pipeline's id or name")
+          .argument("<stage>", "the stage's id or name"),
         optionalTeam,
       ),
       "delete",
     ),
   ).action(
     async (
-      pipelineId: string,
-      stageId: string,
+      given: string,
+      givenStage: string,
       options: Options & { yes?: boolean },
       command: Command,
     ) => {
@@ -327,11 +366,17 @@ export function addPipelinesCommands(program: Command, context: Context): void {
         );
       }
       const { client } = await context.connect();
-      if (!options.yes && !(await context.confirm(`Delete stage ${stageId}?`))) {
-        throw new CliError(`${stageId} was not deleted`, "not_confirmed");
+      const pipeline = await resolvePipeline(client, given, options.team);
+      const stage = await resolveStage(pipeline, givenStage);
+      const named = `stage ${stage.name} (id ${stage.id}) of pipeline ${pipeline.name}`;
+      if (!options.yes && !(await context.confirm(`Delete ${named}?`))) {
+        throw new CliError(`${stage.name} was not deleted`, "not_confirmed");
       }
-      const result = await client.pipelines.deleteStage.mutate({ pipelineId, stageId });
-      context.print(options.json ? json(result) : `Deleted stage ${stageId}.\n`);
+      const result = await client.pipelines.deleteStage.mutate({
+        pipelineId: pipeline.id,
+        stageId: stage.id,
+      });
+      context.print(options.json ? json(result) : `Deleted ${named}.\n`);
     },
   );
 
@@ -350,26 +395,33 @@ export function addPipelinesCommands(program: Command, context: Context): void {
         .description(
           "Deploy a stage's snapshot to the next stage's instance (owners). Without --wait it returns once the deploy has started, printing the operation to follow; with --wait it returns when the deploy is done, and fails (exit 1) when the deploy did.",
         )
-        .argument("<pipelineId>", "the pipeline's id")
-        .argument("<stageId>", "the stage to deploy from")
+        .argument("<pipeline>", "the pipeline's id or name")
+        .argument("<stage>", "the stage to deploy from (id or name)")
         .option(
-          "--snapshot <snapshotId>",
-          "the snapshot to deploy (required when the stage's action is prompt)",
+          "--snapshot <snapshot>",
+          "the snapshot to deploy, by id or name (required when the stage's action is prompt)",
         )
         .option("--wait", "wait until the deploy is done"),
       optionalTeam,
     ),
   ).action(
     async (
-      pipelineId: string,
-      stageId: string,
+      given: string,
+      givenStage: string,
       options: Options & { snapshot?: string; wait?: boolean },
     ) => {
       const { client } = await context.connect();
+      const pipeline = await resolvePipeline(client, given, options.team);
+      const source = await resolveStage(pipeline, givenStage);
+      const snapshot =
+        options.snapshot === undefined || !pipeline.application
+          ? options.snapshot
+          : (await resolveSnapshot(client, { application: pipeline.application }, options.snapshot))
+              .id;
       const started = await client.pipelines.deploy.mutate({
-        pipelineId,
-        stageId,
-        sourceSnapshotId: options.snapshot,
+        pipelineId: pipeline.id,
+        stageId: source.id,
+        sourceSnapshotId: snapshot,
       });
       if (!started.operation) {
         context.print(
@@ -398,6 +450,8 @@ export function addPipelinesCommands(program: Command, context: Context): void {
         context.print(
           `Deployed ${done.snapshot?.name ?? "the snapshot"} from ${done.sourceStage.name} to ${done.targetStage.name}.\n`,
         );
+        const target = targetOf(pipeline.stages.find((s) => s.id === source.NextStageId));
+        if (target && done.snapshot) context.print(targetSet(...target, done.snapshot));
       }
     },
   );

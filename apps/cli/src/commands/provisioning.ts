@@ -5,15 +5,18 @@
 import type { ProvisioningTokenSummary } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
 import type { z } from "zod";
-import type { Client } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { json, table, when } from "../output";
 import { type Example, withExamples } from "./examples";
-import { applicationIdOf, instanceIdOf } from "./instances";
 import { withJson, withTeam, withYes } from "./options";
 import { writePrivate } from "./private-file";
-import { teamIdOf } from "./teams/members";
+import {
+  resolveApplication,
+  resolveInstance,
+  resolveProvisioningToken,
+  resolveTeam,
+} from "../resolve";
 
 type Summary = z.infer<typeof ProvisioningTokenSummary>;
 
@@ -29,16 +32,6 @@ function time(value: string): string {
     throw new InvalidArgumentError("Not a time: give ISO-8601, e.g. 2027-01-31T18:00Z.");
   }
   return new Date(parsed).toISOString();
-}
-
-/** The id of the token named by id or by its name in the team. */
-async function tokenIdOf(client: Client, teamId: string, token: string): Promise<string> {
-  const { tokens } = await client.provisioningTokens.list.query({ teamId });
-  const found =
-    tokens.find((t) => t.id === token) ??
-    tokens.find((t) => t.name.toLowerCase() === token.toLowerCase());
-  if (!found) throw new CliError(`The team has no provisioning token ${token}`, "not_found");
-  return found.id;
 }
 
 const assigned = (t: Summary) =>
@@ -73,7 +66,7 @@ export function addProvisioningCommands(devices: Command, context: Context): voi
   ).action(async (options: Options) => {
     const { client } = await context.connect();
     const list = await client.provisioningTokens.list.query({
-      teamId: await teamIdOf(client, options.team),
+      teamId: (await resolveTeam(client, options.team)).id,
     });
     if (options.json) return context.print(json(list));
     context.print(
@@ -124,18 +117,18 @@ export function addProvisioningCommands(devices: Command, context: Context): voi
         command.error("error: give --application or --instance, not both", { exitCode: 2 });
       }
       const { client, url } = await context.connect();
-      const teamId = await teamIdOf(client, options.team);
+      const teamId = (await resolveTeam(client, options.team)).id;
       const created = await client.provisioningTokens.create.mutate({
         teamId,
         name,
         application:
           options.application === undefined
             ? undefined
-            : await applicationIdOf(client, options.application, options.team),
+            : (await resolveApplication(client, options.application, options.team)).id,
         instance:
           options.instance === undefined
             ? undefined
-            : await instanceIdOf(client, options.instance, options.team),
+            : (await resolveInstance(client, options.instance, options.team)).id,
         expiresAt: options.expires,
       });
       const yml = provisioningYml(created.name, teamId, created.token, url);
@@ -206,17 +199,18 @@ export function addProvisioningCommands(devices: Command, context: Context): voi
         );
       }
       const { client } = await context.connect();
-      const teamId = await teamIdOf(client, options.team);
-      const tokenId = await tokenIdOf(client, teamId, token);
+      const team = await resolveTeam(client, options.team);
+      const teamId = team.id;
+      const tokenId = (await resolveProvisioningToken(client, team, token)).id;
       const updated = await client.provisioningTokens.update.mutate({
         teamId,
         tokenId,
         ...(options.application !== undefined && {
-          application: await applicationIdOf(client, options.application, options.team),
+          application: (await resolveApplication(client, options.application, options.team)).id,
           instance: null,
         }),
         ...(options.instance !== undefined && {
-          instance: await instanceIdOf(client, options.instance, options.team),
+          instance: (await resolveInstance(client, options.instance, options.team)).id,
           application: null,
         }),
         ...(options.unassign && { application: null, instance: null }),
@@ -227,7 +221,7 @@ export function addProvisioningCommands(devices: Command, context: Context): voi
         options.json
           ? json(updated)
           : `Provisioning token ${updated.name} (id ${updated.id}) assigns to ${assigned(updated)}, ` +
-              `${updated.expiresAt ? `expires ${updated.expiresAt}` : "never expires"}.\n`,
+              `${updated.expiresAt ? `expires ${when(updated.expiresAt)}` : "never expires"}.\n`,
       );
     },
   );
@@ -256,15 +250,20 @@ export function addProvisioningCommands(devices: Command, context: Context): voi
       );
     }
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
-    const tokenId = await tokenIdOf(client, teamId, token);
+    const team = await resolveTeam(client, options.team);
+    const found = await resolveProvisioningToken(client, team, token);
     if (
       !options.yes &&
-      !(await context.confirm(`Revoke provisioning token ${token} (id ${tokenId})?`))
+      !(await context.confirm(`Revoke provisioning token ${found.name} (id ${found.id})?`))
     ) {
-      throw new CliError(`${token} was not revoked`, "not_confirmed");
+      throw new CliError(`${found.name} was not revoked`, "not_confirmed");
     }
-    const result = await client.provisioningTokens.delete.mutate({ teamId, tokenId });
-    context.print(options.json ? json(result) : `Revoked provisioning token ${tokenId}.\n`);
+    const result = await client.provisioningTokens.delete.mutate({
+      teamId: team.id,
+      tokenId: found.id,
+    });
+    context.print(
+      options.json ? json(result) : `Revoked provisioning token ${found.name} (id ${found.id}).\n`,
+    );
   });
 }

@@ -2,15 +2,17 @@
 // first), exported to a file with credentials encrypted under a secret the user types, imported
 // from such a file, rolled back to, and set as the snapshot the instance's devices run. Every
 // command names the instance (by id or name, looked up in --team or in all the caller's teams);
-// a snapshot is named by its id.
+// a snapshot by its id or its name among the instance's (resolve.ts).
 import type { Snapshot } from "@flowplane/contract";
 import type { Command } from "commander";
 import { readFile, writeFile } from "node:fs/promises";
 import type { Context } from "../context";
 import { CliError } from "../errors";
-import { fields, json, table } from "../output";
-import { instanceCommand, instanceIdOf } from "./instances";
+import { fields, json, table, when } from "../output";
+import { instanceCommand } from "./instances";
 import { positiveInteger, withJson, withYes } from "./options";
+import { resolveInstance, resolveSnapshot } from "../resolve";
+import { targetCleared, targetSet } from "./targets";
 
 interface Options {
   team?: string;
@@ -23,7 +25,7 @@ function describe(snapshot: Snapshot): string {
     ["Name", snapshot.name],
     ["Description", snapshot.description || "-"],
     ["Instance", snapshot.project ? `${snapshot.project.name} (${snapshot.project.id})` : "-"],
-    ["Taken", `${snapshot.createdAt} by ${snapshot.user?.username ?? "a deleted user"}`],
+    ["Taken", `${when(snapshot.createdAt)} by ${snapshot.user?.username ?? "a deleted user"}`],
     [
       "Modules",
       Object.entries(snapshot.modules)
@@ -34,6 +36,14 @@ function describe(snapshot: Snapshot): string {
 }
 
 export function addSnapshotsCommands(program: Command, context: Context): void {
+  /** The instance, and the snapshot of it, that a command line names. */
+  async function named(instance: string, snapshot: string, options: Options) {
+    const { client } = await context.connect();
+    const found = await resolveInstance(client, instance, options.team);
+    const taken = await resolveSnapshot(client, { instance: found }, snapshot);
+    return { instance: found, snapshot: taken, instanceId: found.id, snapshotId: taken.id };
+  }
+
   const snapshots = program
     .command("snapshots")
     .description(
@@ -49,7 +59,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
       .option("--cursor <id>", "the page after this snapshot (the previous page's last)"),
   ).action(async (instance: string, options: Options & { limit?: number; cursor?: string }) => {
     const { client } = await context.connect();
-    const instanceId = await instanceIdOf(client, instance, options.team);
+    const instanceId = (await resolveInstance(client, instance, options.team)).id;
     const list = await client.snapshots.ofInstance.query({
       instanceId,
       limit: options.limit,
@@ -62,7 +72,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
         : table(list.snapshots, [
             { header: "ID", value: (s) => s.id },
             { header: "NAME", value: (s) => s.name },
-            { header: "TAKEN", value: (s) => s.createdAt },
+            { header: "TAKEN", value: (s) => when(s.createdAt) },
             { header: "BY", value: (s) => s.user?.username ?? "-" },
             { header: "DESCRIPTION", value: (s) => s.description },
           ]) + (list.meta.next_cursor ? `More: --cursor ${list.meta.next_cursor}\n` : ""),
@@ -76,7 +86,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
         run: 'snapshots create line-one "Before the upgrade"',
       },
       {
-        does: "Also make it the snapshot the instance's devices run",
+        does: "Also make it the target its devices deploy at their next check-in",
         run: "snapshots create line-one Release-3 --set-as-target",
       },
     ])
@@ -85,7 +95,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
       )
       .argument("<name>", "the snapshot's name")
       .option("--description <text>", "what it is")
-      .option("--set-as-target", "also make it the snapshot the instance's devices run"),
+      .option("--set-as-target", "also make it the target snapshot of the instance's devices"),
   ).action(
     async (
       instance: string,
@@ -93,26 +103,30 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
       options: Options & { description?: string; setAsTarget?: boolean },
     ) => {
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance, options.team);
+      const owner = await resolveInstance(client, instance, options.team);
       const taken = await client.snapshots.create.mutate({
-        instanceId,
+        instanceId: owner.id,
         name,
         description: options.description,
         setAsTarget: options.setAsTarget,
       });
-      context.print(options.json ? json(taken) : `Took snapshot ${taken.name} (id ${taken.id}).\n`);
+      if (options.json) return context.print(json(taken));
+      context.print(`Took snapshot ${taken.name} (id ${taken.id}).\n`);
+      if (options.setAsTarget) {
+        context.print(targetSet(`instance ${owner.name}'s devices'`, "each of its devices", taken));
+      }
     },
   );
 
   withJson(
     instanceCommand(snapshots, "show", [
-      { does: "One of an instance's snapshots", run: "snapshots show line-one <snapshotId>" },
+      { does: "One of an instance's snapshots", run: "snapshots show line-one Release-3" },
     ])
       .description("One of an instance's snapshots (viewers and up)")
-      .argument("<snapshot>", "the snapshot's id"),
-  ).action(async (instance: string, snapshotId: string, options: Options) => {
+      .argument("<snapshot>", "the snapshot's id or name"),
+  ).action(async (instance: string, snapshot: string, options: Options) => {
     const { client } = await context.connect();
-    const instanceId = await instanceIdOf(client, instance, options.team);
+    const { instanceId, snapshotId } = await named(instance, snapshot, options);
     const found = await client.snapshots.ofInstanceById.query({ instanceId, snapshotId });
     context.print(options.json ? json(found) : describe(found));
   });
@@ -121,52 +135,55 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
     instanceCommand(snapshots, "rename", [
       {
         does: "Rename a snapshot and change its description",
-        run: 'snapshots rename line-one <snapshotId> "Release 3" --description "as shipped"',
+        run: 'snapshots rename line-one Release-3 "Release 3" --description "as shipped"',
       },
     ])
       .description(
         "Rename a snapshot or change its description; its content never changes (owners)",
       )
-      .argument("<snapshot>", "the snapshot's id")
+      .argument("<snapshot>", "the snapshot's id or name")
       .argument("<name>", "its new name")
       .option("--description <text>", "its new description"),
   ).action(
     async (
       instance: string,
-      snapshotId: string,
+      snapshot: string,
       name: string,
       options: Options & { description?: string },
     ) => {
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance, options.team);
-      // The snapshot must be the instance's: another's is not found, as with an unknown id.
-      await client.snapshots.ofInstanceById.query({ instanceId, snapshotId });
+      // The snapshot must be the instance's: another's is not found, as an unknown one.
+      const found = (await named(instance, snapshot, options)).snapshot;
       const renamed = await client.snapshots.update.mutate({
-        snapshotId,
+        snapshotId: found.id,
         name,
         description: options.description,
       });
-      context.print(options.json ? json(renamed) : `Renamed snapshot ${snapshotId} to ${name}.\n`);
+      context.print(
+        options.json
+          ? json(renamed)
+          : `Renamed snapshot ${found.name} (id ${found.id}) to ${name}.\n`,
+      );
     },
   );
 
   withJson(
     withYes(
       instanceCommand(snapshots, "delete", [
-        { does: "Delete a snapshot (asks first)", run: "snapshots delete line-one <snapshotId>" },
+        { does: "Delete a snapshot (asks first)", run: "snapshots delete line-one Release-3" },
         {
           does: "From a script, which has no terminal to answer",
-          run: "snapshots delete line-one <snapshotId> --yes",
+          run: "snapshots delete line-one Release-3 --yes",
         },
       ])
         .description("Delete one of an instance's snapshots (owners), asking first")
-        .argument("<snapshot>", "the snapshot's id"),
+        .argument("<snapshot>", "the snapshot's id or name"),
       "delete",
     ),
   ).action(
     async (
       instance: string,
-      snapshotId: string,
+      snapshot: string,
       options: Options & { yes?: boolean },
       command: Command,
     ) => {
@@ -178,15 +195,20 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
         );
       }
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance, options.team);
-      if (!options.yes) {
-        const found = await client.snapshots.ofInstanceById.query({ instanceId, snapshotId });
-        if (!(await context.confirm(`Delete snapshot ${found.name} (id ${found.id}) for good?`))) {
-          throw new CliError(`${found.name} was not deleted`, "not_confirmed");
-        }
+      const { instanceId, snapshot: found } = await named(instance, snapshot, options);
+      if (
+        !options.yes &&
+        !(await context.confirm(`Delete snapshot ${found.name} (id ${found.id}) for good?`))
+      ) {
+        throw new CliError(`${found.name} was not deleted`, "not_confirmed");
       }
-      const result = await client.snapshots.deleteOfInstance.mutate({ instanceId, snapshotId });
-      context.print(options.json ? json(result) : `Deleted snapshot ${snapshotId}.\n`);
+      const result = await client.snapshots.deleteOfInstance.mutate({
+        instanceId,
+        snapshotId: found.id,
+      });
+      context.print(
+        options.json ? json(result) : `Deleted snapshot ${found.name} (id ${found.id}).\n`,
+      );
     },
   );
 
@@ -194,7 +216,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
     instanceCommand(snapshots, "export", [
       {
         does: "Export a snapshot to a file; its credentials are encrypted with a secret you type",
-        run: "snapshots export line-one <snapshotId> --output release-3.json",
+        run: "snapshots export line-one Release-3 --output release-3.json",
       },
     ])
       .summary("Export a snapshot to a file, its credentials encrypted with your secret")
@@ -204,11 +226,11 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
           "for at the terminal, or read from stdin's first line. Keep the secret apart from the " +
           "file: `snapshots import` needs it.",
       )
-      .argument("<snapshot>", "the snapshot's id")
+      .argument("<snapshot>", "the snapshot's id or name")
       .requiredOption("--output <file>", "the file to write (created; readable by you alone)"),
-  ).action(async (instance: string, snapshotId: string, options: Options & { output: string }) => {
+  ).action(async (instance: string, snapshot: string, options: Options & { output: string }) => {
     const { client } = await context.connect();
-    const instanceId = await instanceIdOf(client, instance, options.team);
+    const { instanceId, snapshotId } = await named(instance, snapshot, options);
     const credentialSecret = await context.readSecret("Secret to encrypt the credentials with: ", {
       confirm: "The same secret again: ",
     });
@@ -264,7 +286,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
       );
     }
     const { client } = await context.connect();
-    const instanceId = await instanceIdOf(client, instance, options.team);
+    const instanceId = (await resolveInstance(client, instance, options.team)).id;
     const settings = exported.settings ?? {};
     const secret =
       exported.flows?.credentials !== undefined || settings.secretEnv !== undefined
@@ -297,7 +319,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
     instanceCommand(snapshots, "rollback", [
       {
         does: "Roll an instance back to one of its snapshots; it restarts on it",
-        run: "snapshots rollback line-one <snapshotId>",
+        run: "snapshots rollback line-one Release-3",
       },
     ])
       .description(
@@ -305,29 +327,35 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
           "modules; a running instance restarts on them, and keeps what it had if it cannot " +
           "(members and up)",
       )
-      .argument("<snapshot>", "the snapshot's id"),
+      .argument("<snapshot>", "the snapshot's id or name"),
   ).action(async (instance: string, snapshot: string, options: Options) => {
     const { client } = await context.connect();
-    const instanceId = await instanceIdOf(client, instance, options.team);
-    const result = await client.snapshots.rollback.mutate({ instanceId, snapshot });
+    const { instance: found, snapshot: target } = await named(instance, snapshot, options);
+    const result = await client.snapshots.rollback.mutate({
+      instanceId: found.id,
+      snapshot: target.id,
+    });
     context.print(
-      options.json ? json(result) : `${instance} rolled back to snapshot ${snapshot}.\n`,
+      options.json
+        ? json(result)
+        : `${found.name} rolled back to snapshot ${target.name} (id ${target.id}).\n`,
     );
   });
 
   withJson(
     instanceCommand(snapshots, "target", [
-      { does: "The snapshot an instance's devices run", run: "snapshots target line-one" },
+      { does: "The target snapshot of an instance's devices", run: "snapshots target line-one" },
       {
         does: "Set it (a snapshot of the instance's application)",
-        run: "snapshots target line-one <snapshotId>",
+        run: "snapshots target line-one Release-3",
       },
       { does: "Clear it", run: "snapshots target line-one --clear" },
     ])
       .description(
-        "Show or set the snapshot an instance's devices run (read: viewers; set: members and up)",
+        "Show or set the target snapshot of an instance's devices, which each deploys at its next " +
+          "check-in (read: viewers; set: members and up)",
       )
-      .argument("[snapshot]", "the snapshot's id, to set it")
+      .argument("[snapshot]", "the snapshot's id or name, to set it")
       .option("--clear", "clear it"),
   ).action(
     async (
@@ -340,23 +368,28 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
         command.error("error: give a snapshot or --clear, not both", { exitCode: 2 });
       }
       const { client } = await context.connect();
-      const instanceId = await instanceIdOf(client, instance, options.team);
+      const found = await resolveInstance(client, instance, options.team);
+      const instanceId = found.id;
       if (snapshot === undefined && !options.clear) {
         const settings = await client.snapshots.deviceSettings.query({ instanceId });
         return context.print(
           options.json ? json(settings) : `${settings.targetSnapshot ?? "No target snapshot"}\n`,
         );
       }
+      const target =
+        snapshot === undefined
+          ? undefined
+          : await resolveSnapshot(client, { instance: found }, snapshot);
       const result = await client.snapshots.setDeviceTarget.mutate({
         instanceId,
-        targetSnapshot: snapshot ?? null,
+        targetSnapshot: target?.id ?? null,
       });
+      if (options.json) return context.print(json(result));
+      const owner = `instance ${found.name}'s devices'`;
       context.print(
-        options.json
-          ? json(result)
-          : snapshot
-            ? `${instance}'s devices run snapshot ${snapshot}.\n`
-            : `${instance} has no target snapshot now.\n`,
+        target
+          ? targetSet(owner, "each of its devices", target)
+          : targetCleared(owner, "each of its devices"),
       );
     },
   );

@@ -14,7 +14,7 @@ import type { Context } from "../context";
 import { type Column, json, table, when } from "../output";
 import { type TokenRequest, tokenBySignIn } from "../session";
 import { withExamples } from "./examples";
-import { teamIdOf } from "./teams/members";
+import { resolveTeam, resolveToken } from "../resolve";
 import { collect, expiry, withJson } from "./options";
 
 const TOKEN_COLUMNS: Column<TokenSummary>[] = [
@@ -93,7 +93,11 @@ export function addTokensCommands(program: Command, context: Context): void {
       .argument("<name>", "what the token is for")
       .option("--read-only", "refuse every write")
       .option("--expires-at <time>", "when it stops working: ISO-8601 or epoch ms", expiry)
-      .option("--team <team>", "restrict it to this team, by id or slug (repeat for more)", collect)
+      .option(
+        "--team <team>",
+        "restrict it to this team, by id, slug or name (repeat for more)",
+        collect,
+      )
       .option("--admin-opt-in", "carry your administrator rights (administrators only)")
       .option("--sign-in", "sign in with your password to create it, whatever token is in use")
       .option("--no-sign-in", "create it with the token in use, which revokes it when revoked"),
@@ -103,7 +107,9 @@ export function addTokensCommands(program: Command, context: Context): void {
       name,
       readOnly: options.readOnly,
       expiresAt: options.expiresAt,
-      teamIds: options.team && (await Promise.all(options.team.map((t) => teamIdOf(client, t)))),
+      teamIds:
+        options.team &&
+        (await Promise.all(options.team.map(async (t) => (await resolveTeam(client, t)).id))),
       adminOptIn: options.adminOptIn,
     };
     const cliToken = source.kind === "login" ? login?.tokenId : undefined;
@@ -157,14 +163,19 @@ export function addTokensCommands(program: Command, context: Context): void {
 
   withJson(
     withExamples(tokens.command("revoke"), [
-      { does: "Revoke a token and every token created with it", run: "tokens revoke <tokenId>" },
+      { does: "Revoke a token and every token created with it", run: "tokens revoke ci" },
     ])
       .description("Revoke a token, and every token created with it")
-      .argument("<id>", "the token's id (see `flowplane tokens list`)"),
-  ).action(async (id: string, options: { json?: boolean }) => {
+      .argument("<token>", "the token's id or name (see `flowplane tokens list`)"),
+  ).action(async (given: string, options: { json?: boolean }) => {
     const { client } = await context.connect();
-    await client.token.delete.mutate({ id });
+    const token = await resolveToken(client, given);
+    await client.token.delete.mutate({ id: token.id });
     // The API answers 204, so a script has only the exit status to go by.
-    if (!options.json) context.print(`Revoked token ${id} and any tokens created with it.\n`);
+    if (!options.json) {
+      context.print(
+        `Revoked token ${token.name} (id ${token.id}) and any tokens created with it.\n`,
+      );
+    }
   });
 }

@@ -1,7 +1,7 @@
 // `flowplane users`: the platform's users, as administrators manage them (an administrator's token
 // with admin opt-in). A user is named by username or id. A new user's password is asked for (or
 // read from stdin), never taken as an argument, and never printed.
-import { isId, type User, type UserList } from "@flowplane/contract";
+import { type User, type UserList } from "@flowplane/contract";
 import type { Command } from "commander";
 import { apiFailure, type Client } from "../../client";
 import type { Context } from "../../context";
@@ -9,6 +9,7 @@ import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
 import { withExamples } from "../examples";
 import { positiveInteger, withJson } from "../options";
+import { pick } from "../../resolve";
 
 const USER_COLUMNS: Column<User>[] = [
   { header: "USERNAME", value: (user) => user.username },
@@ -196,25 +197,36 @@ function printList(context: Context, page: UserList, asJson: boolean | undefined
 }
 
 /**
- * The user a command line names: the one with that username (found through the list's `query`,
- * compared exactly), else the user with that id.
+ * The user a command line names (resolve.ts's rule): by id, or by username, found through the
+ * list's `query` and compared exactly (usernames are unique, so no name is ambiguous).
  */
 async function findUser(client: Client, name: string): Promise<User> {
   const username = name.toLowerCase();
+  const users: User[] = [];
   let cursor: string | undefined;
   do {
     const page = await asAdministrator(client.users.all.query({ query: name, cursor }));
-    const found = page.users.find((user) => user.username === username);
-    if (found) return found;
+    users.push(...page.users);
     cursor = page.meta.next_cursor;
   } while (cursor);
-  const missing = new CliError(`no user has the username or id ${name}`, "not_found");
-  if (!isId(name)) throw missing;
-  try {
-    return await asAdministrator(client.users.byId.query({ userId: name }));
-  } catch (error) {
-    throw error instanceof CliError && error.status === 404 ? missing : error;
-  }
+  const named = (user: User) => ({ id: user.id, name: user.username, where: user.email ?? "-" });
+  const found = await pick({
+    kind: "user",
+    given: name,
+    scope: "",
+    candidates: users.filter((user) => user.username === username || user.id === name).map(named),
+    byId: async (userId) => {
+      try {
+        const user = await asAdministrator(client.users.byId.query({ userId }));
+        users.push(user);
+        return named(user);
+      } catch (error) {
+        if (error instanceof CliError && error.status === 404) return undefined;
+        throw error;
+      }
+    },
+  });
+  return users.find((user) => user.id === found.id)!;
 }
 
 /** The API says only `unauthorized`, which tells nobody what is missing. */

@@ -9,8 +9,9 @@ import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
 import { withExamples } from "../examples";
-import { teamIdOf, teamRole } from "./members";
+import { teamRole } from "./members";
 import { withJson, withTeam } from "../options";
+import { pick, resolveTeam } from "../../resolve";
 
 const role = (invitation: Invitation) => roleName(invitation.role) ?? String(invitation.role);
 
@@ -40,37 +41,50 @@ async function teamInvitation(
   invitation: string,
 ): Promise<Invitation> {
   const { invitations } = await client.invitation.list.query({ teamId });
-  const name = invitation.toLowerCase();
-  const found =
-    invitations.find((candidate) => candidate.id === invitation) ??
-    invitations.find((candidate) => invitee(candidate).toLowerCase() === name);
-  if (!found) {
-    throw new CliError(`the team has no pending invitation ${invitation}`, "not_found");
-  }
-  return found;
+  return pick({
+    kind: "pending invitation",
+    given: invitation,
+    scope: "of the team",
+    candidates: invitations.map((i) => ({
+      ...i,
+      name: invitee(i),
+      where: `sent ${when(i.sentAt)}`,
+    })),
+  });
 }
 
 /**
- * The id of the invitation sent to you that the command line names: by its id, or by the team
- * that sent it (--team, its id or slug), or both (then they must agree).
+ * The invitation sent to you that the command line names: by its id, or by the team that sent it
+ * (--team, its id, slug or name), or both (then they must agree).
  */
-async function myInvitationId(
+async function myInvitation(
   client: Client,
   invitation: string | undefined,
   team: string | undefined,
-): Promise<string> {
-  if (team === undefined) return invitation!;
+): Promise<{ id: string; team: { name: string } }> {
   const { invitations } = await client.invitation.mine.query();
+  const candidates = invitations.map((i) => ({
+    ...i,
+    name: i.team.name,
+    where: `from team ${i.team.name}`,
+  }));
+  if (team === undefined) {
+    return pick({ kind: "invitation", given: invitation!, scope: "of yours", candidates });
+  }
+  const from = await pick({
+    kind: "team",
+    given: team,
+    scope: "among those that invited you",
+    candidates: invitations.map((i) => ({ ...i.team, where: `slug ${i.team.slug}` })),
+  });
   const found = invitations.find(
     (candidate) =>
-      (candidate.team.id === team || candidate.team.slug === team) &&
-      (invitation === undefined || candidate.id === invitation),
+      candidate.team.id === from.id && (invitation === undefined || candidate.id === invitation),
   );
   if (!found) {
-    const which = invitation === undefined ? "no invitation" : `no invitation ${invitation}`;
-    throw new CliError(`you have ${which} from team ${team}`, "not_found");
+    throw new CliError(`you have no invitation ${invitation} from team ${from.name}`, "not_found");
   }
-  return found.id;
+  return found;
 }
 
 export function addInvitationsCommands(program: Command, context: Context): void {
@@ -87,14 +101,19 @@ export function addInvitationsCommands(program: Command, context: Context): void
           run: "invitations list --team night",
         },
       ]),
-      { required: false, description: "a team's invitations (owners), by the team's id or slug" },
+      {
+        required: false,
+        description: "a team's invitations (owners), by the team's id, slug or name",
+      },
     ).description("Your pending invitations, or with --team a team's (owners)"),
   ).action(async (options: { team?: string; json?: boolean }) => {
     const { client } = await context.connect();
     const list =
       options.team === undefined
         ? await client.invitation.mine.query()
-        : await client.invitation.list.query({ teamId: await teamIdOf(client, options.team) });
+        : await client.invitation.list.query({
+            teamId: (await resolveTeam(client, options.team)).id,
+          });
     if (options.json) return context.print(json(list));
     if (list.invitations.length === 0) return context.print("No pending invitations.\n");
     context.print(table(list.invitations, options.team === undefined ? MY_COLUMNS : TEAM_COLUMNS));
@@ -119,7 +138,7 @@ export function addInvitationsCommands(program: Command, context: Context): void
   ).action(async (users: string[], options: { team: string; role?: number; json?: boolean }) => {
     const { client } = await context.connect();
     const result = await client.invitation.create.mutate({
-      teamId: await teamIdOf(client, options.team),
+      teamId: (await resolveTeam(client, options.team)).id,
       user: users.join(","),
       role: options.role,
     });
@@ -156,7 +175,7 @@ export function addInvitationsCommands(program: Command, context: Context): void
     ),
   ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const found = await teamInvitation(client, teamId, invitation);
     const sent = await client.invitation.resend.mutate({ teamId, invitationId: found.id });
     context.print(
@@ -183,7 +202,7 @@ export function addInvitationsCommands(program: Command, context: Context): void
     ),
   ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
+    const teamId = (await resolveTeam(client, options.team)).id;
     const found = await teamInvitation(client, teamId, invitation);
     const result = await client.invitation.revoke.mutate({ teamId, invitationId: found.id });
     context.print(
@@ -214,8 +233,8 @@ export function addInvitationsCommands(program: Command, context: Context): void
               ? "Accept an invitation sent to you: you join the team with its role"
               : "Reject an invitation sent to you",
           )
-          .argument("[invitation]", "the invitation's id (see `invitations list`)"),
-        { required: false, description: "the team that sent it, by id or slug" },
+          .argument("[invitation]", "the invitation's id, or the name of the team that sent it"),
+        { required: false, description: "the team that sent it, by id, slug or name" },
       ),
     ).action(
       async (
@@ -229,12 +248,13 @@ export function addInvitationsCommands(program: Command, context: Context): void
           });
         }
         const { client } = await context.connect();
-        const invitationId = await myInvitationId(client, invitation, options.team);
-        const result = await client.invitation[answer].mutate({ invitationId });
+        const found = await myInvitation(client, invitation, options.team);
+        const result = await client.invitation[answer].mutate({ invitationId: found.id });
         context.print(
           options.json
             ? json(result)
-            : `${accept ? "Accepted" : "Rejected"} invitation ${invitationId}.\n`,
+            : `${accept ? "Accepted" : "Rejected"} the invitation from team ${found.team.name} ` +
+                `(id ${found.id}).\n`,
         );
       },
     );

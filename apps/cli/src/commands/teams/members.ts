@@ -1,12 +1,12 @@
 // `flowplane members`: who is in a team, changing a member's role, and removing a member (or
-// leaving). The team is named by id or slug; a member by id or username.
+// leaving). The team is named by id, slug or name; a member by id or username (resolve.ts).
 import { Role, roleName, type TeamMember } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
-import type { Client } from "../../client";
 import type { Context } from "../../context";
 import { type Column, json, table } from "../../output";
 import { withExamples } from "../examples";
 import { withJson, withTeam } from "../options";
+import { resolveMember, resolveTeam } from "../../resolve";
 
 const MEMBER_COLUMNS: Column<TeamMember>[] = [
   { header: "ID", value: (member) => member.id },
@@ -31,31 +31,6 @@ export function teamRole(value: string): number {
   return level;
 }
 
-/**
- * The id of the team named by id or slug among the caller's teams; anything else is passed on as
- * an id (an administrator's team they are not in), and the API answers for it.
- */
-export async function teamIdOf(client: Client, team: string): Promise<string> {
-  const mine = await client.user.teams.query();
-  return (
-    (mine.teams.find((t) => t.id === team) ?? mine.teams.find((t) => t.slug === team))?.id ?? team
-  );
-}
-
-/**
- * The id of the member named by id or username; anything else is passed on as an id. Yourself
- * without listing the members, which a dashboard user may not do but may still leave.
- */
-async function memberIdOf(client: Client, teamId: string, user: string): Promise<string> {
-  const me = await client.user.me.query();
-  if (user === me.id || user.toLowerCase() === me.username) return me.id;
-  const { members } = await client.member.list.query({ teamId });
-  return (
-    (members.find((m) => m.id === user) ?? members.find((m) => m.username === user.toLowerCase()))
-      ?.id ?? user
-  );
-}
-
 export function addMembersCommands(program: Command, context: Context): void {
   const members = program
     .command("members")
@@ -69,7 +44,9 @@ export function addMembersCommands(program: Command, context: Context): void {
     ),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const list = await client.member.list.query({ teamId: await teamIdOf(client, options.team) });
+    const list = await client.member.list.query({
+      teamId: (await resolveTeam(client, options.team)).id,
+    });
     if (options.json) context.print(json(list));
     else context.print(table(list.members, MEMBER_COLUMNS));
   });
@@ -92,10 +69,14 @@ export function addMembersCommands(program: Command, context: Context): void {
     ),
   ).action(async (user: string, role: number, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
-    const userId = await memberIdOf(client, teamId, user);
-    const result = await client.member.setRole.mutate({ teamId, userId, role });
-    context.print(options.json ? json(result) : `${user} is now ${roleName(role)} of the team.\n`);
+    const team = await resolveTeam(client, options.team);
+    const member = await resolveMember(client, team, user);
+    const result = await client.member.setRole.mutate({ teamId: team.id, userId: member.id, role });
+    context.print(
+      options.json
+        ? json(result)
+        : `${member.name} is now ${roleName(role)} of team ${team.name}.\n`,
+    );
   });
 
   withJson(
@@ -109,9 +90,9 @@ export function addMembersCommands(program: Command, context: Context): void {
     ),
   ).action(async (user: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const teamId = await teamIdOf(client, options.team);
-    const userId = await memberIdOf(client, teamId, user);
-    const result = await client.member.remove.mutate({ teamId, userId });
-    context.print(options.json ? json(result) : `Removed ${user} from the team.\n`);
+    const team = await resolveTeam(client, options.team);
+    const member = await resolveMember(client, team, user);
+    const result = await client.member.remove.mutate({ teamId: team.id, userId: member.id });
+    context.print(options.json ? json(result) : `Removed ${member.name} from team ${team.name}.\n`);
   });
 }

@@ -3,12 +3,13 @@
 // change and delete them. A type is named by its id or its name (unique without regard to case).
 import type { TeamType, TeamTypeList, TeamTypeProperties } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { apiFailure, type Client } from "../../client";
+import { apiFailure } from "../../client";
 import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, fields, json, table, when } from "../../output";
 import { withExamples } from "../examples";
 import { collect, positiveInteger, withJson } from "../options";
+import { resolveTeamType } from "../../resolve";
 
 /** The limits a type sets, each a command-line option, and where it lives in `properties`. */
 const LIMITS = [
@@ -250,7 +251,7 @@ export function addTeamTypesCommands(program: Command, context: Context): void {
       .argument("<type>", "the type's name or id"),
   ).action(async (name: string, options: { json?: boolean }) => {
     const { client } = await context.connect();
-    const type = await findType(client, name);
+    const type = await resolveTeamType(client, name);
     context.print(options.json ? json(type) : describe(type));
   });
 
@@ -304,7 +305,7 @@ export function addTeamTypesCommands(program: Command, context: Context): void {
     ),
   ).action(async (name: string, options: ChangeOptions & { name?: string }, command: Command) => {
     const { client } = await context.connect();
-    const type = await findType(client, name);
+    const type = await resolveTeamType(client, name);
     const change = {
       ...changes(options, type.properties),
       ...(options.name !== undefined && { name: options.name }),
@@ -330,26 +331,12 @@ export function addTeamTypesCommands(program: Command, context: Context): void {
       .argument("<type>", "the type's name or id"),
   ).action(async (name: string, options: { json?: boolean }) => {
     const { client } = await context.connect();
-    const type = await findType(client, name);
+    const type = await resolveTeamType(client, name);
     const result = await asAdministrator(client.teamTypes.delete.mutate({ teamTypeId: type.id }));
     context.print(
       options.json ? json(result) : `Deleted team type ${type.name} (id ${type.id}).\n`,
     );
   });
-}
-
-/** The type with this name (any case), among all types, active or not; else the type with this id. */
-export async function findType(client: Client, name: string): Promise<TeamType> {
-  let cursor: string | undefined;
-  do {
-    const page = await client.teamTypes.all.query({ filter: "all", limit: 1000, cursor });
-    const found =
-      page.types.find((type) => type.id === name) ??
-      page.types.find((type) => type.name.toLowerCase() === name.toLowerCase());
-    if (found) return found;
-    cursor = page.meta.next_cursor;
-  } while (cursor);
-  throw new CliError(`no team type has the name or id ${name}`, "not_found");
 }
 
 /** The API says only `unauthorized`, which tells nobody what is missing. */

@@ -6,7 +6,7 @@ import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
 import { withExamples } from "../examples";
-import { findType } from "./team-types";
+import { resolveTeam, resolveTeamType } from "../../resolve";
 import { positiveInteger, withJson } from "../options";
 
 const MY_TEAM_COLUMNS: Column<UserTeam>[] = [
@@ -78,7 +78,8 @@ export function addTeamsCommands(program: Command, context: Context): void {
       ),
   ).action(async (name: string, options: { slug?: string; type?: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const type = options.type === undefined ? undefined : (await findType(client, options.type)).id;
+    const type =
+      options.type === undefined ? undefined : (await resolveTeamType(client, options.type)).id;
     const team = await client.team.create.mutate({ name, slug: options.slug, type });
     context.print(
       options.json ? json(team) : `Created team ${team.name} (slug ${team.slug}, id ${team.id}).\n`,
@@ -87,17 +88,20 @@ export function addTeamsCommands(program: Command, context: Context): void {
 
   withJson(
     withExamples(teams.command("rename"), [
-      { does: "Rename a team, keeping its slug", run: 'teams rename <teamId> "Late Shift"' },
+      { does: "Rename a team, keeping its slug", run: 'teams rename night "Late Shift"' },
     ])
       .description("Rename a team (owners)")
-      .argument("<teamId>", "the team's id")
+      .argument("<team>", "the team's id, slug or name")
       .argument("<name>", "its new name")
       .option("--slug <slug>", "a new URL-safe name as well"),
-  ).action(async (teamId: string, name: string, options: { slug?: string; json?: boolean }) => {
+  ).action(async (given: string, name: string, options: { slug?: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const team = await client.team.update.mutate({ teamId, name, slug: options.slug });
+    const found = await resolveTeam(client, given);
+    const team = await client.team.update.mutate({ teamId: found.id, name, slug: options.slug });
     context.print(
-      options.json ? json(team) : `Renamed team ${team.id} to ${team.name} (slug ${team.slug}).\n`,
+      options.json
+        ? json(team)
+        : `Renamed team ${found.name} to ${team.name} (slug ${team.slug}, id ${team.id}).\n`,
     );
   });
 }
