@@ -4,9 +4,9 @@ import type { SearchResult } from "@flowplane/contract";
 import type { Command } from "commander";
 import type { Context } from "../context";
 import { type Column, json, table } from "../output";
+import { resolveTeam } from "../resolve";
 import { withExamples } from "./examples";
 import { withJson, withTeam } from "./options";
-import { teamIdOf } from "./teams/members";
 
 const COLUMNS: Column<SearchResult>[] = [
   { header: "KIND", value: (result) => result.object },
@@ -32,7 +32,7 @@ export function addSearchCommand(program: Command, context: Context): void {
     ),
   ).action(async (query: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
-    const team = await teamIdOf(client, options.team);
+    const team = (await resolveTeam(client, options.team)).id;
     const found = await client.search.team.query({ team, query });
     context.print(
       options.json
