@@ -3,6 +3,7 @@
 // its own; the deletions are idempotent.
 import {
   type Db,
+  deleteExpiredDeviceRegistrations,
   deleteExpiredEditorCodes,
   deleteExpiredInvitations,
   deleteExpiredTokens,
@@ -33,6 +34,7 @@ export const housekeepingPlugin = fp(
         if (stale > 0) app.log.info({ count: stale }, "deleted ended sessions");
         await deleteExpiredInvitations(db);
         await deleteExpiredEditorCodes(db);
+        await deleteExpiredDeviceRegistrations(db);
       } catch (error) {
         app.log.error({ err: error }, "token housekeeping failed");
       }
