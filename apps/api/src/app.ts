@@ -172,6 +172,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const sessionCookie = accounts.sessionCookie;
   await app.register(authenticationPlugin, { authenticator, sessionCookie, checkedByTheirRoutes });
   await app.register(csrfPlugin, { baseUrl });
+  await app.register(devices.provisioningProbe, { authenticator });
   await app.register(shutdownPlugin);
 
   const signInLimits = limits.signIn;

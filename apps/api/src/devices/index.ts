@@ -13,6 +13,7 @@ import { deviceListProcedures } from "./lists";
 import { registrationPages } from "./pages/register";
 import { deviceProcedures } from "./procedures";
 import { provisioningRouter } from "./provisioning";
+import { provisioningProbe } from "./provisioning-probe";
 import {
   DEVICE_REGISTRATION_DOCS,
   DEVICE_REGISTRATION_OPEN,
@@ -45,6 +46,8 @@ export const devices = {
   docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS],
   /** The paths whose routes guard themselves (the live routes) or take anyone (registration's). */
   ownPaths: [DEVICE_LIVE, DEVICE_REGISTRATION_OPEN],
+  /** The agent's check of the base URL with its provisioning token, before it provisions. */
+  provisioningProbe,
   /** The registration's page, where a signed-in person completes it. */
   pages: registrationPages,
 };
