@@ -23,6 +23,8 @@ export interface RouteResponse {
 }
 
 export interface RouteDoc {
+  /** The operation's id (`deviceAgent-checkIn`). */
+  id: string;
   method: "GET" | "POST";
   /** As the document writes it: `/api/v1/devices/{deviceId}/live/state`. */
   path: string;
@@ -103,7 +105,7 @@ export function documentRoutes(
     const params = doc.params ? schemaOf(document, doc.params, "input") : undefined;
     const properties = (params?.properties ?? {}) as Record<string, Record<string, unknown>>;
     const operation: Record<string, unknown> = {
-      operationId: `${doc.method.toLowerCase()}${doc.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c?: string) => (c ?? "").toUpperCase())}`,
+      operationId: doc.id,
       summary: doc.summary,
       description: doc.description,
       tags: doc.tags,

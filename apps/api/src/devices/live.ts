@@ -15,7 +15,7 @@ import {
   findSnapshot,
   recordAudit,
 } from "@flowplane/db";
-import { ErrorBody, freeForm, Text } from "@flowplane/contract";
+import { ErrorBody, freeForm, isId, Text } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { toErrorResponse, unauthorized, validationError } from "../core/errors";
@@ -153,6 +153,7 @@ const agentRoute = (
 });
 
 const CHECK_IN = agentRoute({
+  id: "deviceAgent-checkIn",
   method: "POST",
   path: "/api/v1/devices/{deviceId}/live/state",
   summary: "The agent's check-in: its state, and whether it runs what it should",
@@ -169,6 +170,7 @@ const CHECK_IN = agentRoute({
 });
 
 const STATE = agentRoute({
+  id: "deviceAgent-state",
   method: "GET",
   path: "/api/v1/devices/{deviceId}/live/state",
   summary: "What the device should run",
@@ -178,6 +180,7 @@ const STATE = agentRoute({
 });
 
 const SNAPSHOT = agentRoute({
+  id: "deviceAgent-snapshot",
   method: "GET",
   path: "/api/v1/devices/{deviceId}/live/snapshot",
   summary: "The device's target snapshot, to run",
@@ -187,6 +190,7 @@ const SNAPSHOT = agentRoute({
 });
 
 const SETTINGS = agentRoute({
+  id: "deviceAgent-settings",
   method: "GET",
   path: "/api/v1/devices/{deviceId}/live/settings",
   summary: "The device's settings: its variables and their hash",
@@ -244,6 +248,9 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
   app.addHook("onRequest", async (request, reply) => {
     const token = bearerToken(request.headers.authorization);
     if (!token || parseToken(token) !== "device") return refuse(request, reply);
+    // No device has an id that is not one (a NUL would fail the statement): not this device's.
+    const { deviceId } = request.params as { deviceId?: string };
+    if (deviceId !== undefined && !isId(deviceId)) return refuse(request, reply);
     digests.set(request, tokenDigest(opts.tokenSecret, token));
   });
 

@@ -42,6 +42,7 @@ const error500: RouteResponse = {
 };
 
 const START: RouteDoc = {
+  id: "deviceAgent-register",
   method: "POST",
   path: "/api/v1/devices/_/register",
   tags: [AGENT_TAG],
@@ -66,6 +67,7 @@ const START: RouteDoc = {
 };
 
 const STATUS: RouteDoc = {
+  id: "deviceAgent-registrationStatus",
   method: "GET",
   path: "/api/v1/devices/_/register/status/{sessionToken}",
   tags: [AGENT_TAG],
@@ -86,6 +88,7 @@ const STATUS: RouteDoc = {
 };
 
 const DONE: RouteDoc = {
+  id: "deviceAgent-registrationDone",
   method: "GET",
   path: "/api/v1/devices/_/register/done/{doneToken}",
   tags: [AGENT_TAG],
