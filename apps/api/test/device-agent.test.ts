@@ -6,7 +6,8 @@
 // a second snapshot of the instance (its flow changed) replaces it and the device reports it; a
 // snapshot taken of the running device holds what it runs; a provisioning-token start does the
 // same; and so does a one-time-code setup (`--otc`), which writes the device.yml the agent then
-// runs. The agent installs node-red with npm on its first snapshot (~20 s): slow, so CI runs it
+// runs. An application's device starts Node-RED once per target (agent 4.2 took the `project` key
+// of its first target's 409 for an instance, and restarted for the application next). The agent installs node-red with npm on its first snapshot (~20 s): slow, so CI runs it
 // and a machine without the agent's package skips it (CI fails instead).
 import { decryptCredentials } from "@flowplane/auth";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
@@ -330,6 +331,53 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
     expect(
       decryptCredentials("the operator's secret", exported.body.flows.credentials),
     ).toMatchObject({ cfg1: { map: { SECRET: "secret-of-two" } } });
+    await stopAgent(agent);
+  }, 300_000);
+
+  test("an application's device starts Node-RED once on its first target, and once on the next", async () => {
+    const instance = await server.request("GET", `/api/v1/projects/${instanceId}`, {
+      token: owner.token,
+    });
+    const applicationId = instance.body.application.id as string;
+    const created = await server.request("POST", "/api/v1/devices", {
+      token: owner.token,
+      body: { name: "line-app", type: "Raspberry Pi", team: team.id, application: applicationId },
+    });
+    expect(created.status, created.text).toBe(200);
+    const device = created.body;
+    const agent = await startAgent({
+      deviceId: device.id,
+      token: device.credentials.token,
+      credentialSecret: device.credentials.credentialSecret,
+      forgeURL: server.url,
+      intervalJitter: 1,
+    });
+    const starts = () => agent.output.join("").split("Starting Node-RED").length - 1;
+
+    const first = await snapshotOfRunning("for the application's device", "five");
+    const set = await server.request("PUT", `/api/v1/devices/${device.id}`, {
+      token: owner.token,
+      body: { targetSnapshot: first },
+    });
+    expect(set.status, set.text).toBe(200);
+    expect(await helloOf(agent, "five")).toMatchObject({ device: "line-app", snapshot: first });
+    // Several check-ins later (every second or two), it still runs the one it started.
+    await new Promise((done) => setTimeout(done, 8_000));
+    expect(starts(), agent.output.join("").slice(-3000)).toBe(1);
+    const seen = await server.request("GET", `/api/v1/devices/${device.id}`, {
+      token: owner.token,
+    });
+    expect(seen.body).toMatchObject({ status: "running", activeSnapshot: { id: first } });
+
+    // A new target: one update, one start.
+    const second = await snapshotOfRunning("next for the application's device", "six");
+    await server.request("PUT", `/api/v1/devices/${device.id}`, {
+      token: owner.token,
+      body: { targetSnapshot: second },
+    });
+    expect(await helloOf(agent, "six", 90_000)).toMatchObject({ snapshot: second });
+    await new Promise((done) => setTimeout(done, 8_000));
+    expect(starts(), agent.output.join("").slice(-3000)).toBe(2);
     await stopAgent(agent);
   }, 300_000);
 

@@ -1,6 +1,6 @@
 // Housekeeping on a timer (and at close): the tokens' lastUsedAt written in one batch, expired
-// tokens, ended sessions and expired invitations deleted. Every process sharing the database runs
-// its own; the deletions are idempotent.
+// tokens, ended sessions, expired invitations, editor codes and device registrations deleted.
+// Every process sharing the database runs its own; the deletions are idempotent.
 import {
   type Db,
   deleteExpiredDeviceRegistrations,
