@@ -4,8 +4,8 @@
 // page, picks a team (and application) and confirms; the poll then answers the new device and a
 // one-time code, once, and the code sets the device up as the agent's --otc does. Tokens are kept
 // only as digests, expire after 30 minutes, and are used once; starts are limited per address.
-// (The agent drives this flow only through its interactive prompts, so it is exercised here over
-// HTTP as the agent sends it; the agent's --otc setup with a code is in device-agent.test.ts.)
+// (Here over HTTP as the agent sends it; the real agent's interactive setup drives the same flow
+// in device-agent.test.ts.)
 import { addMember, auditEntries } from "@flowplane/db";
 import { Role } from "@flowplane/contract";
 import { sql } from "kysely";
@@ -146,6 +146,10 @@ describe("a device's registration from its own terminal", () => {
       server.db,
     );
     const stored = JSON.stringify(rows.rows);
+    // As agent 4.2 posts it: no body at all.
+    const bare = await fetch(`${server.url}/api/v1/devices/_/register`, { method: "POST" });
+    expect(bare.status).toBe(200);
+    expect(await bare.json()).toMatchObject({ doneUrl: expect.stringContaining("/done/fpw_") });
     expect(stored).not.toContain(sessionToken);
     expect(stored).not.toContain(doneToken);
 
