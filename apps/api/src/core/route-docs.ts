@@ -92,14 +92,9 @@ export function documentRoutes(
     ...document.components.securitySchemes,
     ...ROUTE_SECURITY_SCHEMES,
   };
-  const tags = new Set((document.tags ?? []).map((tag) => tag.name));
+  // Tags are named by the operations alone, as the procedures' are (a document's `tags` list
+  // would put those it names first in a viewer).
   for (const doc of docs) {
-    for (const tag of doc.tags) {
-      if (!tags.has(tag)) {
-        document.tags = [...(document.tags ?? []), { name: tag }];
-        tags.add(tag);
-      }
-    }
     const limited = doc.rateLimit === "always" || (doc.rateLimit === "global" && globalLimit);
     const responses = limited ? { ...doc.responses, 429: tooManyRequests } : doc.responses;
     const params = doc.params ? schemaOf(document, doc.params, "input") : undefined;
