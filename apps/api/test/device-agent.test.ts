@@ -412,6 +412,13 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
     );
     expect(provisioned).toMatchObject({ ownerType: "instance", instance: { id: instanceId } });
     expect(answer.device).toBe(provisioned.name);
+    // Its check of the base URL with the token, before it provisioned: 204, not the sign-in page.
+    const probes = server.logs
+      .flatMap((line) => line.split("\n"))
+      .filter((line) => line.includes('"msg":"request"') && line.includes('"url":"/"'))
+      .map((line) => JSON.parse(line).status);
+    expect(probes).toContain(204);
+    expect(probes).not.toContain(303);
     await stopAgent(agent);
   }, 300_000);
 
