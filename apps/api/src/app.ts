@@ -165,13 +165,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     broker.ownPaths,
     instances.ownPaths,
     library.ownPaths,
-    devices.ownPaths,
+    ...devices.ownPaths,
   ];
   await app.register(requestLogPlugin);
   await app.register(requestParsingPlugin, { checkedByTheirRoutes });
   const sessionCookie = accounts.sessionCookie;
   await app.register(authenticationPlugin, { authenticator, sessionCookie, checkedByTheirRoutes });
   await app.register(csrfPlugin, { baseUrl });
+  await app.register(devices.provisioningProbe, { authenticator });
   await app.register(shutdownPlugin);
 
   const signInLimits = limits.signIn;
@@ -183,13 +184,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const editorSignIn = { db, tokenSecret, authenticator, editorSessionMaxAgeMs, hosts };
   await app.register(instances.routes, editorSignIn);
   await app.register(instances.authorize, editorSignIn);
-  await app.register(devices.routes, { db, tokenSecret });
+  await app.register(devices.routes, {
+    db,
+    tokenSecret,
+    registrationLimit: limits.deviceRegistration,
+  });
   await app.register(library.routes, { db, tokenSecret, authenticator, baseUrl, sessionCookie });
   await app.register(pipelines.routes, { db, deploys });
-  const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse);
+  const document = openApiDocument(appRouter, VERSION, baseUrl, limits.mayRefuse, {
+    docs: devices.docs,
+    globalLimit: limits.globalLimit,
+  });
   await app.register(docsPlugin, { document, baseUrl });
   await app.register(accounts.routes, account);
-  const pages = [accounts.pages({ account, editorHosts: hosts }), teams.pages, applications.pages];
+  const pages = [
+    accounts.pages({ account, editorHosts: hosts }),
+    teams.pages,
+    applications.pages,
+    devices.pages,
+  ];
   await app.register(pagesPlugin, {
     authenticator,
     baseUrl,

@@ -117,6 +117,10 @@ const Env = z.object({
     "100/60",
     "Failed device setups with a one-time code from all addresses together; past it, every setup is 429; always on",
   ),
+  DEVICE_REGISTRATION_RATE_LIMIT: rateLimit(
+    "5/30",
+    "Devices' registrations from their own terminal (POST /api/v1/devices/_/register, anonymous) per client address; always on",
+  ),
   REDIS_URL: z
     .url({ protocol: /^rediss?$/ })
     .optional()

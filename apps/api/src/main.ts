@@ -269,6 +269,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
       passwordChange: config.PASSWORD_RATE_LIMIT,
       otc: config.OTC_RATE_LIMIT,
       otcGlobal: config.OTC_GLOBAL_RATE_LIMIT,
+      deviceRegistration: config.DEVICE_REGISTRATION_RATE_LIMIT,
       redisUrl: config.REDIS_URL,
     },
     broker: brokerOptions(config),

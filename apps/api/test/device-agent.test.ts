@@ -6,8 +6,12 @@
 // a second snapshot of the instance (its flow changed) replaces it and the device reports it; a
 // snapshot taken of the running device holds what it runs; a provisioning-token start does the
 // same; and so does a one-time-code setup (`--otc`), which writes the device.yml the agent then
-// runs. The agent installs node-red with npm on its first snapshot (~20 s): slow, so CI runs it
-// and a machine without the agent's package skips it (CI fails instead).
+// runs; and a registration from the agent's own terminal (its interactive prompts, in a terminal
+// that `script` gives it), completed by a person on the page it prints. An application's device
+// starts Node-RED once per target (agent 4.2 took the `project` key of its first target's 409 for
+// an instance, and restarted for the application next). The agent installs node-red with npm on
+// its first snapshot (~20 s): slow, so CI runs it and a machine without the agent's package skips
+// it (CI fails instead).
 import { decryptCredentials } from "@flowplane/auth";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -333,6 +337,53 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
     await stopAgent(agent);
   }, 300_000);
 
+  test("an application's device starts Node-RED once on its first target, and once on the next", async () => {
+    const instance = await server.request("GET", `/api/v1/projects/${instanceId}`, {
+      token: owner.token,
+    });
+    const applicationId = instance.body.application.id as string;
+    const created = await server.request("POST", "/api/v1/devices", {
+      token: owner.token,
+      body: { name: "line-app", type: "Raspberry Pi", team: team.id, application: applicationId },
+    });
+    expect(created.status, created.text).toBe(200);
+    const device = created.body;
+    const agent = await startAgent({
+      deviceId: device.id,
+      token: device.credentials.token,
+      credentialSecret: device.credentials.credentialSecret,
+      forgeURL: server.url,
+      intervalJitter: 1,
+    });
+    const starts = () => agent.output.join("").split("Starting Node-RED").length - 1;
+
+    const first = await snapshotOfRunning("for the application's device", "five");
+    const set = await server.request("PUT", `/api/v1/devices/${device.id}`, {
+      token: owner.token,
+      body: { targetSnapshot: first },
+    });
+    expect(set.status, set.text).toBe(200);
+    expect(await helloOf(agent, "five")).toMatchObject({ device: "line-app", snapshot: first });
+    // Several check-ins later (every second or two), it still runs the one it started.
+    await new Promise((done) => setTimeout(done, 8_000));
+    expect(starts(), agent.output.join("").slice(-3000)).toBe(1);
+    const seen = await server.request("GET", `/api/v1/devices/${device.id}`, {
+      token: owner.token,
+    });
+    expect(seen.body).toMatchObject({ status: "running", activeSnapshot: { id: first } });
+
+    // A new target: one update, one start.
+    const second = await snapshotOfRunning("next for the application's device", "six");
+    await server.request("PUT", `/api/v1/devices/${device.id}`, {
+      token: owner.token,
+      body: { targetSnapshot: second },
+    });
+    expect(await helloOf(agent, "six", 90_000)).toMatchObject({ snapshot: second });
+    await new Promise((done) => setTimeout(done, 8_000));
+    expect(starts(), agent.output.join("").slice(-3000)).toBe(2);
+    await stopAgent(agent);
+  }, 300_000);
+
   test("a provisioning token starts a device that registers itself and runs the instance's device target", async () => {
     const target = await snapshotOfRunning("for provisioned", "three");
     await server.request("POST", `/api/v1/projects/${instanceId}/devices/settings`, {
@@ -361,8 +412,94 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
     );
     expect(provisioned).toMatchObject({ ownerType: "instance", instance: { id: instanceId } });
     expect(answer.device).toBe(provisioned.name);
+    // Its check of the base URL with the token, before it provisioned: 204, not the sign-in page.
+    const probes = server.logs
+      .flatMap((line) => line.split("\n"))
+      .filter((line) => line.includes('"msg":"request"') && line.includes('"url":"/"'))
+      .map((line) => JSON.parse(line).status);
+    expect(probes).toContain(204);
+    expect(probes).not.toContain(303);
     await stopAgent(agent);
   }, 300_000);
+
+  test.skipIf(!existsSync("/usr/bin/script"))(
+    "registers from its own terminal (its interactive setup): a person completes the page, and the agent sets itself up with the code it is handed",
+    async () => {
+      const person = await server.userWithPassword();
+      const sid = await server.signIn(person.username, person.password);
+      const ownTeam = await server.asSession(sid, "POST", "/api/v1/teams", {
+        body: { name: `Terminal ${Math.random().toString(36).slice(2, 7)}` },
+      });
+      expect(ownTeam.status, ownTeam.text).toBe(200);
+      const dir = await deviceDir();
+      // The prompts need a terminal: util-linux's `script` gives the agent one, fed from a pipe.
+      const command = [
+        process.execPath,
+        agentEntry(),
+        "--dir",
+        dir,
+        "--port",
+        String(await freePort()),
+        "--otc-no-import",
+        "--otc-no-start",
+      ]
+        .map((arg) => `'${arg.replace(/'/g, "'\\''")}'`)
+        .join(" ");
+      const child = spawn("script", ["-qfec", command, "/dev/null"], {
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+        env: { ...agentEnv(), TERM: "xterm", COLUMNS: "200" },
+      });
+      const agent: Agent = { process: child, port: 0, dir, output: [] };
+      agents.push(agent);
+      child.stdout!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
+      child.stderr!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
+      // eslint-disable-next-line no-control-regex
+      const screen = () => agent.output.join("").replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "");
+      const shown = (text: string | RegExp) =>
+        until(
+          `the agent to show ${text}`,
+          async () => {
+            const found = typeof text === "string" ? screen().includes(text) : text.exec(screen());
+            return found ? found : undefined;
+          },
+          60_000,
+        );
+
+      await shown("Enter the URL of your FlowFuse platform");
+      child.stdin!.write(`${server.url}\r`);
+      await shown("Are you registering a new instance");
+      child.stdin!.write("\r"); // the first choice: register as a new instance
+      await shown("press ENTER to open your browser");
+      child.stdin!.write("\r");
+      const link = (await shown(/\/register\/remote-instance\/fpr_\w+/)) as RegExpExecArray;
+
+      // The person opens the link, signed in, and confirms.
+      const done = await server.page("POST", link[0], {
+        sid,
+        form: { owner: ownTeam.body.id, name: "from-the-terminal" },
+      });
+      expect(done.status, done.html).toBe(200);
+
+      await shown("Successfully registered as from-the-terminal");
+      const exited = await new Promise<number | null>((resolve) => {
+        if (child.exitCode !== null) resolve(child.exitCode);
+        else child.once("exit", (code) => resolve(code));
+      });
+      expect(exited, screen().slice(-2000)).toBe(0);
+      const yml = await readFile(join(dir, "device.yml"), "utf8");
+      expect(yml).toMatch(/^token: fpd_/m);
+      expect(yml).toContain(`forgeURL: ${server.url}`);
+      const devices = await server.asSession(
+        sid,
+        "GET",
+        `/api/v1/teams/${ownTeam.body.id}/devices`,
+      );
+      expect(devices.body.devices).toMatchObject([{ name: "from-the-terminal" }]);
+      expect(yml).toContain(`deviceId: ${devices.body.devices[0].id}`);
+    },
+    180_000,
+  );
 
   test("a one-time code sets a device up (--otc): the agent writes its device.yml and runs the device", async () => {
     const created = await server.request("POST", "/api/v1/devices", {

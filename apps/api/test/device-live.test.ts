@@ -67,7 +67,7 @@ async function device(body: Record<string, unknown> = { instance: instanceId }) 
   };
 }
 
-/** A request as the agent sends it: raw, not checked against the document (these are not in it). */
+/** A request as the agent sends it, raw (its reply held to the document as every reply is). */
 async function live(method: string, path: string, token: string | undefined, body?: unknown) {
   const response = await fetch(server.url + path, {
     method,
@@ -234,6 +234,31 @@ describe("the check-in", () => {
       FF_APPLICATION_ID: applicationId,
       FF_APPLICATION_NAME: expect.any(String),
     });
+
+    // Agent 4.2, given its first target, takes the 409's `project` key for an instance and so
+    // runs the target reporting neither owner: in step (FlowFuse's incorrect-application here
+    // made it restart Node-RED). Not while it runs anything else.
+    const settings = await live(
+      "GET",
+      `/api/v1/devices/${d.id}/live/settings`,
+      d.credentials.token,
+    );
+    const running = { ownerType: "none", snapshot: target, settings: settings.body.hash };
+    const inStep = await live(
+      "POST",
+      `/api/v1/devices/${d.id}/live/state`,
+      d.credentials.token,
+      state({ ...running, state: "running" }),
+    );
+    expect(inStep).toEqual({ status: 200, body: {} });
+    const other = await live(
+      "POST",
+      `/api/v1/devices/${d.id}/live/state`,
+      d.credentials.token,
+      state({ ...running, snapshot: await snapshot("not the target") }),
+    );
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ code: "incorrect-application", application: applicationId });
 
     // Another application's snapshot (same team) and another team's: 400 naming the field.
     const otherApp = await createApplication(server, owner, team.id);

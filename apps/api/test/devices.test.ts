@@ -432,6 +432,36 @@ describe("provisioning tokens", () => {
     expect(after.status).toBe(401);
   });
 
+  test("the agent's check of the base URL with its provisioning token is 204, not the sign-in page; it reaches nothing more", async () => {
+    const created = await server.request("POST", `/api/v1/teams/${team.id}/devices/provisioning`, {
+      token: owner.token,
+      body: { name: "probe" },
+    });
+    const token = created.body.token as string;
+    // As the agent asks (got, following redirects): the base URL with the token.
+    const probe = (bearer: string, path = "/", method = "GET") =>
+      fetch(server.url + path, {
+        method,
+        headers: { authorization: `Bearer ${bearer}`, accept: "text/html" },
+        redirect: "manual",
+      });
+    const answered = await probe(token);
+    expect(answered.status).toBe(204);
+    expect(await answered.text()).toBe("");
+    expect((await probe(token, "/", "HEAD")).status).toBe(204);
+    // Anything else with it is what it always was: the front page's redirect, or the API's 401.
+    expect((await probe(token, "/teams")).status).toBe(303);
+    expect((await server.request("GET", "/api/v1/user", { token })).status).toBe(401);
+    // Not a live provisioning token: the front page, as for anyone.
+    expect((await probe(owner.token)).status).toBe(303);
+    await server.request(
+      "DELETE",
+      `/api/v1/teams/${team.id}/devices/provisioning/${created.body.id}`,
+      { token: owner.token },
+    );
+    expect((await probe(token)).status).toBe(303);
+  });
+
   test("an expired provisioning token creates nothing; owners change expiry and assignment", async () => {
     const created = await server.request("POST", `/api/v1/teams/${team.id}/devices/provisioning`, {
       token: owner.token,

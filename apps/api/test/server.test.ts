@@ -1,8 +1,10 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { restRoutes } from "../src/core/rest";
+import { devices } from "../src/devices/index";
 import { appRouter } from "../src/router";
 import { startServer, type TestServer } from "./harness";
+import { isAgentOperation } from "./walk";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -133,26 +135,48 @@ describe("the OpenAPI document", () => {
       for (const [method, operation] of Object.entries(methods) as [string, any][]) {
         const where = `${method} ${path}`;
         expect(operation.tags?.length, where).toBeGreaterThan(0);
-        expect(operation.security, where).toEqual([{ bearerAuth: [] }]);
-        expect(operation.responses["401"], where).toBeDefined();
+        // The device agent's own: the device's token, a person's (the registration's status) or
+        // none (anonymous: starting a registration and polling it).
+        if (isAgentOperation(operation)) {
+          expect([[{ deviceToken: [] }], [{ bearerAuth: [] }], []], where).toContainEqual(
+            operation.security,
+          );
+          expect(operation["x-permission"], where).toBeUndefined();
+        } else {
+          expect(operation.security, where).toEqual([{ bearerAuth: [] }]);
+          expect(operation.responses["401"], where).toBeDefined();
+        }
         for (const [status, response] of Object.entries(operation.responses) as [string, any][]) {
           if (Number(status) >= 400) {
-            expect(response.content["application/json"].schema, `${where} ${status}`).toEqual({
+            const schema = response.content["application/json"].schema;
+            // The check-in's 409 is the envelope with what the device should run.
+            if (where === "post /api/v1/devices/{deviceId}/live/state" && status === "409") {
+              expect(schema.required, `${where} ${status}`).toEqual(
+                expect.arrayContaining(["code", "error", "requestId", "project", "application"]),
+              );
+              continue;
+            }
+            expect(schema, `${where} ${status}`).toEqual({
               $ref: "#/components/schemas/APIError",
             });
           }
         }
       }
     }
+    expect((server.document as any).components.securitySchemes.deviceToken).toMatchObject({
+      type: "http",
+      scheme: "bearer",
+    });
   });
 
   test("the document and the served routes agree, route for route", () => {
     const documented = Object.entries(server.document.paths)
       .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
-    const served = restRoutes(appRouter)
-      .map((r) => `${r.method} ${r.path}`)
-      .sort();
+    const served = [
+      ...restRoutes(appRouter).map((r) => `${r.method} ${r.path}`),
+      ...devices.docs.map((doc) => `${doc.method} ${doc.path}`),
+    ].sort();
     expect(documented).toEqual(served);
     // And Fastify really has each of them.
     for (const route of served) {

@@ -102,9 +102,11 @@ describe.skipIf(browserMissing)("the API viewer in Chromium", () => {
       .getByRole("button", { name: /authorize/i })
       .first()
       .click();
-    await page.locator("#auth-bearer-value").fill(server.adminToken);
-    await page.getByRole("button", { name: "Apply credentials" }).click();
-    await page.locator(".modal-ux").getByRole("button", { name: "Close" }).click();
+    // A person's token (the device agent's scheme, `deviceToken`, has a form of its own).
+    const person = page.locator(".modal-ux form").filter({ hasText: "bearerAuth" });
+    await person.locator("#auth-bearer-value").fill(server.adminToken);
+    await person.getByRole("button", { name: "Apply credentials" }).click();
+    await person.getByRole("button", { name: "Close" }).click();
 
     const operation = page.locator("#operations-User-user-me");
     await operation.locator(".opblock-summary").click();

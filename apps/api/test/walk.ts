@@ -27,6 +27,8 @@ export type Operation = {
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, { schema?: Schema }> };
   "x-permission"?: string;
+  tags?: string[];
+  security?: Record<string, string[]>[];
 };
 
 export interface DocumentOperation {
@@ -39,8 +41,28 @@ export interface DocumentOperation {
   pathParams: string[];
 }
 
-/** Every operation of the document. */
+/**
+ * The device agent's own operations (tag "Device agent", outside tRPC): the device's token or
+ * none, no `x-permission`. The walks of people's operations leave them out (`operationsOf`) and
+ * check them by themselves (`agentOperationsOf`).
+ */
+export const AGENT_TAG = "Device agent";
+export const isAgentOperation = (operation: Operation) =>
+  operation.tags?.includes(AGENT_TAG) ?? false;
+
+/** Every operation of the document for people (with `x-permission`): not the agent's. */
 export function operationsOf(document: { paths: Record<string, unknown> }): DocumentOperation[] {
+  return allOperationsOf(document).filter((o) => !isAgentOperation(o.operation));
+}
+
+/** The device agent's own operations. */
+export function agentOperationsOf(document: {
+  paths: Record<string, unknown>;
+}): DocumentOperation[] {
+  return allOperationsOf(document).filter((o) => isAgentOperation(o.operation));
+}
+
+function allOperationsOf(document: { paths: Record<string, unknown> }): DocumentOperation[] {
   return Object.entries(document.paths).flatMap(([template, methods]) =>
     Object.entries(methods as Record<string, Operation>).map(([method, operation]) => ({
       name: `${method.toUpperCase()} ${template}`,

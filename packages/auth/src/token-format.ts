@@ -25,6 +25,13 @@ export const TOKEN_PREFIX = {
   device: "fpd",
   /** A team's provisioning token: creates devices in its team (POST /api/v1/devices) and no more. */
   provisioning: "fpv",
+  /**
+   * A device's registration from its own terminal: the page a signed-in person opens to complete
+   * it (/register/remote-instance/<token>). Reaches that page and its status only.
+   */
+  deviceRegistration: "fpr",
+  /** The same registration's poll token: the agent reads the finished registration with it, once. */
+  deviceRegistrationPoll: "fpw",
 } as const;
 export type TokenKind = keyof typeof TOKEN_PREFIX;
 

@@ -27,3 +27,4 @@ export {
 export * from "./device-check-in";
 export * from "./devices";
 export * from "./device-groups";
+export * from "./device-registrations";

@@ -368,6 +368,20 @@ export interface OperationsTable {
 }
 
 /** A one-time code the platform's sign-in page hands an editor (instances/editor-sign-in.ts). */
+export interface DeviceRegistrationsTable {
+  /** HMAC-SHA-256 digests of the registration page's token and of the agent's poll token. */
+  session_digest: string;
+  done_digest: string;
+  status: ColumnType<
+    "pending" | "claimed" | "done",
+    "pending" | undefined,
+    "pending" | "claimed" | "done"
+  >;
+  device_id: string | null;
+  expires_at: Date;
+  created_at: CreatedAt;
+}
+
 export interface EditorAuthorizationCodesTable {
   /** HMAC-SHA-256 of the code, keyed by the server secret. */
   digest: string;
@@ -387,6 +401,7 @@ export interface PlatformSettingsTable {
 export interface Database {
   platform_settings: PlatformSettingsTable;
   editor_authorization_codes: EditorAuthorizationCodesTable;
+  device_registrations: DeviceRegistrationsTable;
   users: UsersTable;
   teams: TeamsTable;
   team_members: TeamMembersTable;

@@ -11,6 +11,7 @@ import {
 import type { z } from "zod";
 import { describePermission, PERMISSIONS } from "@flowplane/auth";
 import { restRoutes } from "./rest";
+import { documentRoutes, type RouteDoc } from "./route-docs";
 import type { Meta } from "./trpc";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -78,11 +79,13 @@ export function openApiDocument(
   baseUrl: string,
   /** Whether a procedure's operation can be rate limited (429), as configured. */
   rateLimited: (procedurePath: string) => boolean = () => false,
+  /** The routes under /api/v1 outside tRPC (the device agent's), and whether the global limit is on. */
+  routes: { docs: RouteDoc[]; globalLimit: boolean } = { docs: [], globalLimit: false },
 ): OpenAPIObject {
   const options: GenerateOpenApiDocumentOptions = {
     title: "Flowplane Platform API",
     description:
-      "Build, deploy and operate flow-based applications. Every operation needs a caller: a personal access token (`Authorization: Bearer <token>`), or the session of a browser signed in at `/sign-in` (so this viewer's \"Try it out\" works signed in, with no token; a script may sign in with `POST /account/login` too). Paths, fields, envelopes and error codes follow FlowFuse's API where it has them.",
+      "Build, deploy and operate flow-based applications. Every operation needs a caller: a personal access token (`Authorization: Bearer <token>`), or the session of a browser signed in at `/sign-in` (so this viewer's \"Try it out\" works signed in, with no token; a script may sign in with `POST /account/login` too). Paths, fields, envelopes and error codes follow FlowFuse's API where it has them. The FlowFuse device agent's own operations (tag \"Device agent\") take the device's own token (`deviceToken`), or none where they say so.",
     version,
     openApiVersion: "3.0.3",
     baseUrl,
@@ -150,5 +153,6 @@ export function openApiDocument(
       .filter(Boolean)
       .join("\n\n");
   }
+  documentRoutes(document, routes.docs, routes.globalLimit);
   return document;
 }

@@ -2,21 +2,24 @@
 // (`POST /api/v1/devices/<id>/live/state`: 200 `{}` in step, else 409 naming what it should run),
 // the snapshot and settings it then downloads, and the audit events it and its Node-RED post
 // (`POST /logging/device/<id>/audit`). Every call needs the device's own token (`fpd_…`), which
-// reaches these routes of this device and nothing else; no other token reaches them. Not in the
-// OpenAPI document: not for people.
+// reaches these routes of this device and nothing else; no other token reaches them. The routes
+// under /api/v1 are in the OpenAPI document (tag "Device agent", scheme `deviceToken`), each
+// declared once below with the schemas its handler uses (core/route-docs.ts).
 import { bearerToken, encryptCredentials, parseToken, tokenDigest } from "@flowplane/auth";
 import {
   checkInDevice,
   type Db,
   type DeviceDetail,
+  type DeviceTarget,
   findDeviceByToken,
   findSnapshot,
   recordAudit,
 } from "@flowplane/db";
-import { freeForm, Text } from "@flowplane/contract";
+import { ErrorBody, freeForm, isId, Text } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { toErrorResponse, unauthorized, validationError } from "../core/errors";
+import { type RouteDoc, type RouteResponse, routeUrl } from "../core/route-docs";
 import { contentOf, envOf } from "../snapshots/content";
 import { deviceEnv } from "./settings";
 
@@ -80,6 +83,148 @@ const AuditBody = freeForm().pipe(
   z.object({ event: z.enum(DEVICE_AUDIT_EVENTS) }).catchall(z.unknown()),
 );
 
+export const AGENT_TAG = "Device agent";
+
+const DeviceParams = z.object({ deviceId: z.string().describe("The device's id") });
+const Owner = z.string().nullable();
+
+/** What the device should run: the check-in's 409 and `GET …/live/state` name it alike. */
+const Wanted = {
+  project: Owner.describe("The instance the device belongs to, or null"),
+  application: Owner.describe("The application the device belongs to, or null"),
+  snapshot: Owner.describe("The snapshot it should run (its target), or null"),
+  settings: Owner.describe("The hash of the settings it should have, or null"),
+};
+
+const CheckInMismatch = ErrorBody.extend({
+  code: z.enum([
+    "incorrect-project",
+    "incorrect-application",
+    "incorrect-snapshot",
+    "incorrect-settings",
+  ]),
+  ...Wanted,
+});
+
+const LiveState = z.object({
+  ...Wanted,
+  mode: z.literal("autonomous"),
+  licensed: z.literal(false),
+});
+
+const LiveSnapshot = z.union([
+  z.object({}).strict().describe("No target: nothing to run"),
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    settings: z.record(z.string(), z.unknown()),
+    flows: z.array(z.unknown()),
+    credentials: z
+      .object({ $: z.string() })
+      .describe("Encrypted with the device's credentialSecret"),
+    modules: z.record(z.string(), z.string()),
+    env: z.record(z.string(), z.string()),
+  }),
+]);
+
+const LiveSettings = z.object({
+  hash: Owner,
+  env: z.record(z.string(), z.string()),
+  features: z.record(z.string(), z.boolean()),
+  assistant: z.object({ enabled: z.boolean() }),
+});
+
+const refused: Record<number, RouteResponse> = {
+  401: { description: "Not this device's own token, or the device is gone (`unauthorized`)" },
+  500: { description: "Unexpected error (`unexpected_error`); quote the requestId" },
+};
+
+const agentRoute = (
+  doc: Omit<RouteDoc, "tags" | "security" | "params" | "responses"> & {
+    responses: Record<number, RouteResponse>;
+  },
+): RouteDoc => ({
+  ...doc,
+  tags: [AGENT_TAG],
+  security: "deviceToken",
+  params: DeviceParams,
+  responses: { ...doc.responses, ...refused },
+});
+
+const CHECK_IN = agentRoute({
+  id: "deviceAgent-checkIn",
+  method: "POST",
+  path: "/api/v1/devices/{deviceId}/live/state",
+  summary: "The agent's check-in: its state, and whether it runs what it should",
+  description:
+    "What the device agent posts every interval (HTTP mode). 200 `{}` when the device runs its target snapshot with its settings; else 409 naming what it should run, whose `code` says what differs (FlowFuse's `incorrect-*`). A null body is the agent updating.",
+  body: CheckInBody,
+  responses: {
+    200: { description: "In step", schema: z.object({}).strict() },
+    400: { description: "A field is not storable text, or too long (`invalid_request`)" },
+    409: { description: "Not what it should run: what it should", schema: CheckInMismatch },
+    413: { description: "The body is larger than the limit (`payload_too_large`)" },
+    415: { description: "The body is not `application/json` (`unsupported_media_type`)" },
+  },
+});
+
+const STATE = agentRoute({
+  id: "deviceAgent-state",
+  method: "GET",
+  path: "/api/v1/devices/{deviceId}/live/state",
+  summary: "What the device should run",
+  description:
+    "The device's owner, target snapshot and settings hash, as the check-in's 409 names them.",
+  responses: { 200: { description: "What it should run", schema: LiveState } },
+});
+
+const SNAPSHOT = agentRoute({
+  id: "deviceAgent-snapshot",
+  method: "GET",
+  path: "/api/v1/devices/{deviceId}/live/snapshot",
+  summary: "The device's target snapshot, to run",
+  description:
+    "Flows, their credentials encrypted with the device's `credentialSecret`, Node-RED settings, modules (`node-red` included) and variables (the snapshot's, and FlowFuse's `FF_*`). `{}` when the device has no target.",
+  responses: { 200: { description: "The snapshot, or `{}`", schema: LiveSnapshot } },
+});
+
+const SETTINGS = agentRoute({
+  id: "deviceAgent-settings",
+  method: "GET",
+  path: "/api/v1/devices/{deviceId}/live/settings",
+  summary: "The device's settings: its variables and their hash",
+  description:
+    "The variables it is given (its group's, its own over them; hidden values opened) with the hash the check-in compares.",
+  responses: { 200: { description: "The settings", schema: LiveSettings } },
+});
+
+/** The agent's live routes under /api/v1, for the OpenAPI document. */
+export const DEVICE_LIVE_DOCS: RouteDoc[] = [CHECK_IN, STATE, SNAPSHOT, SETTINGS];
+
+/**
+ * An application's device whose agent, given its first target, took it as an instance's (the
+ * agent 4.2's `setState` reads the `project` key every 409 carries as "new instance assigned"
+ * while it holds no snapshot, and forgets its application): it runs its target with its
+ * settings, reporting neither owner. In step, so that it does not stop and start Node-RED again
+ * for an application it runs already (FlowFuse's `incorrect-application` here restarts it); its
+ * next target's 409 names the application, which the agent then takes, in the same one update.
+ */
+function ranFirstTarget(
+  body: NonNullable<z.infer<typeof CheckInBody>>,
+  snapshot: string | null,
+  target: DeviceTarget,
+): boolean {
+  return (
+    target.application_id !== null &&
+    (body.application ?? null) === null &&
+    (body.project ?? null) === null &&
+    target.target !== null &&
+    snapshot === target.target &&
+    (body.settings ?? null) === target.settings_hash
+  );
+}
+
 /** FlowFuse's '0' is its starter flows: a device reporting it runs no snapshot of ours. */
 const snapshotOf = (value: string | null | undefined) =>
   value === undefined || value === null || value === "0" ? null : value;
@@ -103,6 +248,9 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
   app.addHook("onRequest", async (request, reply) => {
     const token = bearerToken(request.headers.authorization);
     if (!token || parseToken(token) !== "device") return refuse(request, reply);
+    // No device has an id that is not one (a NUL would fail the statement): not this device's.
+    const { deviceId } = request.params as { deviceId?: string };
+    if (deviceId !== undefined && !isId(deviceId)) return refuse(request, reply);
     digests.set(request, tokenDigest(opts.tokenSecret, token));
   });
 
@@ -110,7 +258,7 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
   const config = { rateLimit: false as const };
 
   // The hot path: one statement records the check-in and reads the target.
-  app.post("/api/v1/devices/:deviceId/live/state", { config }, async (request, reply) => {
+  app.post(routeUrl(CHECK_IN), { config }, async (request, reply) => {
     const digest = digests.get(request)!;
     const parsed = CheckInBody.safeParse(request.body);
     if (!parsed.success) throw validationError(parsed.error);
@@ -133,12 +281,15 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       snapshot: target.target,
       settings: target.settings_hash,
     };
+    const snapshot = snapshotOf(body.snapshot);
     const error =
       "project" in body && (body.project ?? null) !== target.project_id
         ? "incorrect-project"
-        : "application" in body && (body.application ?? null) !== target.application_id
+        : "application" in body &&
+            (body.application ?? null) !== target.application_id &&
+            !ranFirstTarget(body, snapshot, target)
           ? "incorrect-application"
-          : snapshotOf(body.snapshot) !== target.target
+          : snapshot !== target.target
             ? "incorrect-snapshot"
             : // Settings matter only with a snapshot to run (the agent fetches none without one).
               target.target !== null && (body.settings ?? null) !== target.settings_hash
@@ -161,7 +312,7 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       devices.set(request, device);
     });
 
-    lookedUp.get("/api/v1/devices/:deviceId/live/state", { config }, async (request, reply) => {
+    lookedUp.get(routeUrl(STATE), { config }, async (request, reply) => {
       const device = devices.get(request)!;
       return reply.send({
         project: device.project_id,
@@ -173,7 +324,7 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       });
     });
 
-    lookedUp.get("/api/v1/devices/:deviceId/live/snapshot", { config }, async (request, reply) => {
+    lookedUp.get(routeUrl(SNAPSHOT), { config }, async (request, reply) => {
       const device = devices.get(request)!;
       const row = device.target_id ? await findSnapshot(db, device.target_id) : undefined;
       // Nothing to run: the agent reads `{}` as "no snapshot".
@@ -197,7 +348,7 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       });
     });
 
-    lookedUp.get("/api/v1/devices/:deviceId/live/settings", { config }, async (request, reply) => {
+    lookedUp.get(routeUrl(SETTINGS), { config }, async (request, reply) => {
       const device = devices.get(request)!;
       const env = deviceEnv(device);
       return reply.send({

@@ -1,8 +1,9 @@
 // Housekeeping on a timer (and at close): the tokens' lastUsedAt written in one batch, expired
-// tokens, ended sessions and expired invitations deleted. Every process sharing the database runs
-// its own; the deletions are idempotent.
+// tokens, ended sessions, expired invitations, editor codes and device registrations deleted.
+// Every process sharing the database runs its own; the deletions are idempotent.
 import {
   type Db,
+  deleteExpiredDeviceRegistrations,
   deleteExpiredEditorCodes,
   deleteExpiredInvitations,
   deleteExpiredTokens,
@@ -33,6 +34,7 @@ export const housekeepingPlugin = fp(
         if (stale > 0) app.log.info({ count: stale }, "deleted ended sessions");
         await deleteExpiredInvitations(db);
         await deleteExpiredEditorCodes(db);
+        await deleteExpiredDeviceRegistrations(db);
       } catch (error) {
         app.log.error({ err: error }, "token housekeeping failed");
       }

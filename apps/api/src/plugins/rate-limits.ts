@@ -4,7 +4,8 @@
 // per client address (the cost of scrypt), password changes with a wrong current password per
 // user, and failed setups with a device's one-time code per client address and overall (past
 // either, every setup is 429 without a check of its code: a guess past the limit learns nothing,
-// however spread out over addresses). FlowFuse's other
+// however spread out over addresses), and devices' registrations from their own terminal per
+// client address (anonymous: each makes a row). FlowFuse's other
 // limits are off by default (automation legitimately hammers the API) and on with RATE_LIMITS=on:
 // a global limit per token, session or (anonymous) client address, and 5 per 30 s on PUT /user
 // and POST /user/tokens.
@@ -50,6 +51,11 @@ export interface RateLimitOptions {
   otc?: Limit;
   /** Failed device setups with a one-time code from all addresses together (default 100 per 60 s). */
   otcGlobal?: Limit;
+  /**
+   * Devices' registrations from their own terminal (POST /api/v1/devices/_/register, anonymous)
+   * per client address; always on (default 5 per 30 s, FlowFuse's figure).
+   */
+  deviceRegistration?: Limit;
   /** Counts kept in this Redis, shared by every server using it; none: in this process. */
   redisUrl?: string;
   /** Prefix of the Redis keys (default `flowplane-rate-limit-`). */
@@ -65,6 +71,7 @@ export const RATE_LIMIT_DEFAULTS = {
   passwordChange: { max: 5, windowMs: 30_000 },
   otc: { max: 10, windowMs: 60_000 },
   otcGlobal: { max: 100, windowMs: 60_000 },
+  deviceRegistration: { max: 5, windowMs: 30_000 },
 } satisfies Record<string, Limit>;
 
 /**
@@ -95,6 +102,7 @@ const MESSAGES = {
   signInSource: "Too many sign-in attempts to this editor",
   otc: "Too many failed one-time codes from this address",
   otcGlobal: "Too many failed one-time codes",
+  deviceRegistration: "Too many device registrations from this address",
 };
 
 /**
@@ -111,7 +119,11 @@ export interface RateLimits {
   procedure<T>(request: FastifyRequest, procedurePath: string, run: () => Promise<T>): Promise<T>;
   /** Whether a procedure's operation can be refused with 429 (for the OpenAPI document). */
   mayRefuse(procedurePath: string): boolean;
+  /** Whether the global limit is on (RATE_LIMITS=on): routes outside tRPC may then answer 429. */
+  globalLimit: boolean;
   signIn: SignInLimits;
+  /** The route limit of a device's registration (a route's `config.rateLimit`), per address. */
+  deviceRegistration: RouteRateLimit;
 }
 
 /** The refusal, for a count whose window ends in `ttlMs`; Retry-After in whole seconds. */
@@ -176,6 +188,7 @@ export async function registerRateLimits(
     passwordChange: options.passwordChange ?? RATE_LIMIT_DEFAULTS.passwordChange,
     otc: options.otc ?? RATE_LIMIT_DEFAULTS.otc,
     otcGlobal: options.otcGlobal ?? RATE_LIMIT_DEFAULTS.otcGlobal,
+    deviceRegistration: options.deviceRegistration ?? RATE_LIMIT_DEFAULTS.deviceRegistration,
   };
   const enabled = options.enabled ?? false;
 
@@ -335,6 +348,16 @@ export async function registerRateLimits(
       if (count.isExceeded) throw tooManyRequests(count.ttl, MESSAGES.routes);
       return run();
     },
+
+    deviceRegistration: {
+      max: limits.deviceRegistration.max,
+      timeWindow: limits.deviceRegistration.windowMs,
+      keyGenerator: (request) => `registration:${addressKey(request)}`,
+      errorResponseBuilder: (_request, context) =>
+        tooManyRequests(context.ttl, MESSAGES.deviceRegistration),
+    },
+
+    globalLimit: enabled,
 
     mayRefuse: (procedurePath) =>
       enabled || procedurePath === DEVICE_SETUP || activeLimit(procedurePath) !== undefined,
