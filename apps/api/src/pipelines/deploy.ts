@@ -42,9 +42,8 @@ import {
   contentOfInstance,
   deployedState,
   type InstanceState,
-  readInstanceState,
+  writeOntoInstance,
   type SnapshotContent,
-  writeInstanceState,
 } from "../snapshots/content";
 import { storeInstanceSnapshot } from "../snapshots/records";
 import { type DeploySubject, operationView } from "./views";
@@ -345,14 +344,6 @@ async function run(ctx: Context, operationId: string, deploy: Plan): Promise<voi
     }),
   );
 
-  const write = async () =>
-    db.transaction().execute(async (trx) => {
-      const before = await readInstanceState(trx, targetInstance.id);
-      await writeInstanceState(trx, targetInstance.id, pipelineState(before, content));
-      if (target.deploy_to_devices) await setProjectDeviceTarget(trx, targetInstance.id, copy.id);
-      return () =>
-        db.transaction().execute((undo) => writeInstanceState(undo, targetInstance.id, before));
-    });
   const record = async (trx: Db) => {
     await recordAudit(trx, deployed);
     if (target.deploy_to_devices) {
@@ -368,13 +359,15 @@ async function run(ctx: Context, operationId: string, deploy: Plan): Promise<voi
       });
     }
   };
-  if (ctx.instances) {
-    await ctx.instances.replace(targetInstance.id, write, record);
-  } else {
-    // No runtime here: the content changes, and Node-RED runs it when it next starts.
-    await write();
-    await db.transaction().execute(record);
-  }
+  await writeOntoInstance(
+    ctx,
+    targetInstance.id,
+    async (before, trx) => {
+      if (target.deploy_to_devices) await setProjectDeviceTarget(trx, targetInstance.id, copy.id);
+      return pipelineState(before, content);
+    },
+    record,
+  );
 }
 
 /** Deploying a stage, and the operation a client awaits. */

@@ -19,6 +19,7 @@ import {
 import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
 import { ApiError } from "../core/errors";
+import type { Context } from "../core/trpc";
 
 /** The secret part of a snapshot: the flows' credentials by node id, hidden variables' values. */
 export interface SnapshotSecrets {
@@ -174,6 +175,33 @@ export async function readInstanceState(db: Db, projectId: string): Promise<Inst
   };
 }
 
+/**
+ * Writes new content onto an instance with its audit entries (`record`). A running instance
+ * restarts on it, and gets back what it had (its entries unwritten) if it does not start; without
+ * a runtime, the content changes and Node-RED runs it when it next starts. `next` makes the new
+ * state from the old, in the write's transaction.
+ */
+export async function writeOntoInstance(
+  ctx: Pick<Context, "db" | "instances">,
+  projectId: string,
+  next: (before: InstanceState, trx: Db) => InstanceState | Promise<InstanceState>,
+  record: (trx: Db) => Promise<void>,
+): Promise<void> {
+  const write = async () =>
+    ctx.db.transaction().execute(async (trx) => {
+      const before = await readInstanceState(trx, projectId);
+      await writeInstanceState(trx, projectId, await next(before, trx));
+      return () =>
+        ctx.db.transaction().execute((undo) => writeInstanceState(undo, projectId, before));
+    });
+  if (ctx.instances) {
+    await ctx.instances.replace(projectId, write, record);
+  } else {
+    await write();
+    await ctx.db.transaction().execute(record);
+  }
+}
+
 /** Writes an instance's state; the caller gives the transaction it belongs to. */
 export async function writeInstanceState(
   trx: Db,
@@ -197,11 +225,6 @@ export async function writeInstanceState(
     .execute();
 }
 
-/**
- * The instance's state once a snapshot is deployed on it: the snapshot's flows, its credentials
- * encrypted with the instance's own Node-RED secret (one is made if it has none yet), its
- * variables and its modules. The instance's other settings stay.
- */
 /** Node-RED's runtime settings with the secret its credentials are encrypted with (made if none). */
 export function withCredentialSecret(runtimeSettings: unknown): Record<string, unknown> {
   const settings = { ...(runtimeSettings as Record<string, unknown>) };
@@ -216,6 +239,11 @@ export function withCredentialSecret(runtimeSettings: unknown): Record<string, u
 export const credentialSecretOf = (runtimeSettings: Record<string, unknown>): string =>
   runtimeSettings[NODE_RED_SECRET] as string;
 
+/**
+ * The instance's state once a snapshot is deployed on it: the snapshot's flows, its credentials
+ * encrypted with the instance's own Node-RED secret (one is made if it has none yet), its
+ * variables and its modules. The instance's other settings stay.
+ */
 export function deployedState(before: InstanceState, content: SnapshotContent): InstanceState {
   const runtimeSettings = withCredentialSecret(before.runtimeSettings);
   const { "node-red": _nodeRed, ...modules } = content.settings.modules;

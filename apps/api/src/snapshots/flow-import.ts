@@ -10,7 +10,7 @@ import {
   PlainCredentials,
   Status,
 } from "@flowplane/contract";
-import { type Db, recordAudit } from "@flowplane/db";
+import { recordAudit } from "@flowplane/db";
 import type { z } from "zod";
 import { ApiError, invalidRequest } from "../core/errors";
 import { actorOf, procedure } from "../core/trpc";
@@ -18,9 +18,8 @@ import {
   credentialSecretOf,
   encryptWith,
   openCredentials,
-  readInstanceState,
+  writeOntoInstance,
   withCredentialSecret,
-  writeInstanceState,
 } from "./content";
 import { projectOf } from "./records";
 
@@ -86,11 +85,12 @@ export const flowImportProcedures = {
         input.credentials === undefined
           ? undefined
           : importedCredentials(input.credentials, input.credsSecret);
-      const write = async () =>
-        ctx.db.transaction().execute(async (trx) => {
-          const before = await readInstanceState(trx, project.id);
+      await writeOntoInstance(
+        ctx,
+        project.id,
+        (before) => {
           const runtimeSettings = withCredentialSecret(before.runtimeSettings);
-          await writeInstanceState(trx, project.id, {
+          return {
             ...before,
             runtimeSettings,
             flows: flows ?? before.flows,
@@ -100,24 +100,17 @@ export const flowImportProcedures = {
                 : Object.keys(credentials).length === 0
                   ? {}
                   : encryptWith(credentialSecretOf(runtimeSettings), credentials),
-          });
-          return () =>
-            ctx.db.transaction().execute((undo) => writeInstanceState(undo, project.id, before));
-        });
-      const record = (trx: Db) =>
-        recordAudit(trx, {
-          event: "project.flow-imported",
-          entity: { type: "project", id: project.id },
-          teamId: project.team_id,
-          actor: actorOf(ctx),
-          body: { project: { id: project.id, name: project.name } },
-        });
-      if (ctx.instances) {
-        await ctx.instances.replace(project.id, write, record);
-      } else {
-        await write();
-        await ctx.db.transaction().execute(record);
-      }
+          };
+        },
+        (trx) =>
+          recordAudit(trx, {
+            event: "project.flow-imported",
+            entity: { type: "project", id: project.id },
+            teamId: project.team_id,
+            actor: actorOf(ctx),
+            body: { project: { id: project.id, name: project.name } },
+          }),
+      );
       return { status: "okay" as const };
     }),
 };

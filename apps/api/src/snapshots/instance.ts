@@ -14,7 +14,6 @@ import {
   Status,
 } from "@flowplane/contract";
 import {
-  type Db,
   findSnapshot,
   findSnapshotSummary,
   listSnapshots,
@@ -29,8 +28,7 @@ import {
   deployedState,
   givenEnv,
   openCredentials,
-  readInstanceState,
-  writeInstanceState,
+  writeOntoInstance,
 } from "./content";
 import { snapshotView } from "./views";
 import {
@@ -189,31 +187,22 @@ export const instanceSnapshotProcedures = {
       const row = await findSnapshot(ctx.db, summary.id);
       if (!row) throw invalidSnapshot("snapshot", "Not one of the instance's snapshots");
       const content = contentOf(ctx.tokenSecret, row);
-      const write = async () =>
-        ctx.db.transaction().execute(async (trx) => {
-          const before = await readInstanceState(trx, project.id);
-          await writeInstanceState(trx, project.id, deployedState(before, content));
-          return () =>
-            ctx.db.transaction().execute((undo) => writeInstanceState(undo, project.id, before));
-        });
-      const record = (trx: Db) =>
-        recordAudit(trx, {
-          event: "project.snapshot.rolled-back",
-          entity: { type: "project", id: project.id },
-          teamId: project.team_id,
-          actor: actorOf(ctx),
-          body: {
-            project: { id: project.id, name: project.name },
-            snapshot: { id: summary.id, name: summary.name },
-          },
-        });
-      if (ctx.instances) {
-        await ctx.instances.replace(project.id, write, record);
-      } else {
-        // No runtime here: the content changes, and Node-RED runs it when it next starts.
-        await write();
-        await ctx.db.transaction().execute(record);
-      }
+      await writeOntoInstance(
+        ctx,
+        project.id,
+        (before) => deployedState(before, content),
+        (trx) =>
+          recordAudit(trx, {
+            event: "project.snapshot.rolled-back",
+            entity: { type: "project", id: project.id },
+            teamId: project.team_id,
+            actor: actorOf(ctx),
+            body: {
+              project: { id: project.id, name: project.name },
+              snapshot: { id: summary.id, name: summary.name },
+            },
+          }),
+      );
       return { status: "okay" as const };
     }),
 
