@@ -48,7 +48,7 @@ describe("pnpm flowplane from a clone", () => {
     expect(help.status).toBe(0);
     expect(help.stdout).toContain("Usage: flowplane [options] [command]");
     expect(help.stdout).toContain("\nExamples:\n");
-    expect(help.stdout).toContain("  flowplane tokens revoke <tokenId>\n");
+    expect(help.stdout).toContain("  flowplane tokens revoke ci\n");
   });
 
   it("passes the arguments and the environment through, and returns the CLI's exit status", async () => {
