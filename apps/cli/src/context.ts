@@ -5,6 +5,7 @@ import { type Client, createClient, type TokenSource } from "./client";
 import { DEFAULT_URL, type Login, loginFile, readLogin } from "./config";
 import { type Env, parseEnv } from "./env";
 import { CliError } from "./errors";
+import { checkFlowplane } from "./identify";
 import { canAsk, confirm, type Input, readSecret, type SecretOptions } from "./prompt";
 
 export interface Writer {
@@ -77,6 +78,11 @@ export function createContext(io: Io): Context {
         );
       }
       const url = FLOWPLANE_URL ?? stored?.url ?? DEFAULT_URL;
+      // `login` identified the stored URL before its token went there; a token or a URL from
+      // the environment is another pair, asked about first (a token never goes unidentified).
+      if (token !== stored?.token || url !== stored?.url) {
+        await checkFlowplane(url, FLOWPLANE_URL ? "FLOWPLANE_URL" : "flowplane login --url");
+      }
       const source: TokenSource = FLOWPLANE_TOKEN
         ? { kind: "environment" }
         : { kind: "login", file: context.loginFile(), expiresAt: stored?.expiresAt };

@@ -5,7 +5,8 @@
 import { TIMEOUT_MS, unreachable } from "./client";
 import { CliError } from "./errors";
 
-export async function checkFlowplane(url: string): Promise<void> {
+/** `setting`: where the person gives the platform's URL instead. */
+export async function checkFlowplane(url: string, setting = "--url"): Promise<void> {
   let response: Response;
   try {
     response = await fetch(`${url}/healthz`, {
@@ -26,7 +27,7 @@ export async function checkFlowplane(url: string): Promise<void> {
         `${platform === undefined ? " without naming a platform" : `, naming ${JSON.stringify(platform)}`})`,
       "not_flowplane",
       [
-        "nothing was sent to it: give the platform's URL with --url (its log says it, and " +
+        `nothing was sent to it: give the platform's URL with ${setting} (its log says it, and ` +
           "the file base-url in its data directory holds it)",
       ],
     );

@@ -246,6 +246,21 @@ describe("a URL where something other than Flowplane answers", () => {
       }
     }
   });
+
+  it("gets no token from FLOWPLANE_TOKEN either: a command asks /healthz first, with no credential", async () => {
+    const fake = await impostor('{"status":"ok"}');
+    try {
+      const user = await newUser({ FLOWPLANE_TOKEN: server.adminToken, FLOWPLANE_URL: fake.url });
+      const whoami = await user.flowplane("whoami");
+      expect(whoami.status).toBe(1);
+      expect(whoami.stderr).toContain(`error: ${fake.url} is not a Flowplane server`);
+      expect(whoami.stderr).toContain("give the platform's URL with FLOWPLANE_URL");
+      expect(fake.seen.map((request) => request.url)).toEqual(["/healthz"]);
+      expect(fake.seen[0]!.headers.authorization).toBeUndefined();
+    } finally {
+      await fake.close();
+    }
+  });
 });
 
 describe("FLOWPLANE_TOKEN and FLOWPLANE_URL", () => {
