@@ -9,9 +9,9 @@ export type {
   RuntimeStatus,
 } from "./driver";
 export { ModuleInstallError } from "./driver";
+export { LocalDriver } from "./local/driver";
 export {
   DEFAULT_INSTANCE_USER_IDS,
-  LocalDriver,
   type LocalDriverOptions,
   NODE_RED_VERSION,
-} from "./local/driver";
+} from "./local/options";

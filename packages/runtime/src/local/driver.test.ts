@@ -25,7 +25,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InstanceSpec, RuntimeStatus } from "../driver";
-import { DEFAULT_INSTANCE_USER_IDS, LocalDriver, NODE_RED_VERSION } from "./driver";
+import { LocalDriver } from "./driver";
+import { DEFAULT_INSTANCE_USER_IDS, NODE_RED_VERSION } from "./options";
 import { netnsName } from "./network";
 import { startSandboxed } from "./sandbox";
 
