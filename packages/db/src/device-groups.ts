@@ -1,7 +1,8 @@
 // Device groups of an application: their rows with their member counts, and membership.
 import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
-import type { Database, DeviceGroupRow, EnvVar } from "./schema";
+import type { Database, DeviceGroupRow } from "./schema";
+import type { EnvVar } from "./schema-instances";
 
 type Db = Kysely<Database>;
 

@@ -1,9 +1,10 @@
 // Remote devices: their rows, the one query that loads a device with what its view shows, lists by
-// team or application with FlowFuse's search, sort and paging, credentials, and the team's
-// provisioning tokens.
+// team or application with FlowFuse's search, sort and paging, credentials, and the live
+// protocol's look-up by token. The team's provisioning tokens are device-provisioning-tokens.ts.
 import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
-import type { Database, DeviceRow, EnvVar, ProvisioningTokenRow } from "./schema";
+import type { Database, DeviceRow } from "./schema";
+import type { EnvVar } from "./schema-instances";
 
 type Db = Kysely<Database>;
 
@@ -331,108 +332,6 @@ export async function listDevices(
   const more = found.length > request.limit;
   const page = (more ? found.slice(0, request.limit) : found) as DeviceDetail[];
   return { rows: page, total: total.n, nextCursor: more ? page.at(-1)!.id : undefined };
-}
-
-// ---- Provisioning tokens ----
-
-export interface NewProvisioningToken {
-  teamId: string;
-  name: string;
-  digest: string;
-  applicationId: string | null;
-  projectId: string | null;
-  expiresAt: Date | null;
-}
-
-export async function insertProvisioningToken(
-  db: Db,
-  values: NewProvisioningToken,
-): Promise<ProvisioningTokenRow> {
-  return db
-    .insertInto("device_provisioning_tokens")
-    .values({
-      id: newId(),
-      team_id: values.teamId,
-      name: values.name,
-      digest: values.digest,
-      application_id: values.applicationId,
-      project_id: values.projectId,
-      expires_at: values.expiresAt,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
-export async function listProvisioningTokens(
-  db: Db,
-  teamId: string,
-): Promise<ProvisioningTokenRow[]> {
-  return db
-    .selectFrom("device_provisioning_tokens")
-    .selectAll()
-    .where("team_id", "=", teamId)
-    .orderBy("created_at")
-    .orderBy("id")
-    .execute();
-}
-
-export async function findProvisioningToken(
-  db: Db,
-  teamId: string,
-  id: string,
-): Promise<ProvisioningTokenRow | undefined> {
-  return db
-    .selectFrom("device_provisioning_tokens")
-    .selectAll()
-    .where("team_id", "=", teamId)
-    .where("id", "=", id)
-    .executeTakeFirst();
-}
-
-export async function findProvisioningTokenByDigest(
-  db: Db,
-  digest: string,
-): Promise<ProvisioningTokenRow | undefined> {
-  return db
-    .selectFrom("device_provisioning_tokens")
-    .selectAll()
-    .where("digest", "=", digest)
-    .executeTakeFirst();
-}
-
-export async function updateProvisioningToken(
-  db: Db,
-  teamId: string,
-  id: string,
-  change: { applicationId?: string | null; projectId?: string | null; expiresAt?: Date | null },
-): Promise<ProvisioningTokenRow | undefined> {
-  if (Object.values(change).every((value) => value === undefined)) {
-    return findProvisioningToken(db, teamId, id);
-  }
-  return db
-    .updateTable("device_provisioning_tokens")
-    .set({
-      ...(change.applicationId !== undefined && { application_id: change.applicationId }),
-      ...(change.projectId !== undefined && { project_id: change.projectId }),
-      ...(change.expiresAt !== undefined && { expires_at: change.expiresAt }),
-    })
-    .where("team_id", "=", teamId)
-    .where("id", "=", id)
-    .returningAll()
-    .executeTakeFirst();
-}
-
-export async function deleteProvisioningToken(
-  db: Db,
-  teamId: string,
-  id: string,
-): Promise<ProvisioningTokenRow | undefined> {
-  return db
-    .deleteFrom("device_provisioning_tokens")
-    .where("team_id", "=", teamId)
-    .where("id", "=", id)
-    .returningAll()
-    .executeTakeFirst();
 }
 
 // ---- The live protocol ----

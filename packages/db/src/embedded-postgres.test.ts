@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { embeddedPostgresUnavailable, startEmbeddedPostgres } from "./embedded-postgres";
+import { startEmbeddedPostgres } from "./embedded-postgres";
+import { embeddedPostgresUnavailable } from "./embedded-postgres-programs";
 import { testInCI } from "./testing/env";
 
 let root: string;

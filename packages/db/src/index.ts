@@ -7,6 +7,11 @@ export * from "./broker";
 export * from "./catalogue/index";
 export * from "./create-db";
 export * from "./embedded-postgres";
+export {
+  EmbeddedPostgresError,
+  embeddedPostgresBinaries,
+  embeddedPostgresUnavailable,
+} from "./embedded-postgres-programs";
 export * from "./errors";
 export * from "./ids";
 export * from "./instances";
@@ -15,6 +20,8 @@ export * from "./pipelines";
 export * from "./platform";
 export * from "./search";
 export * from "./schema";
+export type * from "./schema-accounts";
+export type * from "./schema-instances";
 export * from "./snapshots";
 export * from "./teams/index";
 export * from "./tokens";
@@ -26,5 +33,6 @@ export {
 } from "./migrations/2026-11-24T1300-instances";
 export * from "./device-check-in";
 export * from "./devices";
+export * from "./device-provisioning-tokens";
 export * from "./device-groups";
 export * from "./device-registrations";

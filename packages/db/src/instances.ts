@@ -3,7 +3,8 @@
 // stores through the storage routes.
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
-import type { Database, EnvVar, ProjectRow } from "./schema";
+import type { Database, ProjectRow } from "./schema";
+import type { EnvVar } from "./schema-instances";
 
 /** Whether the user owns at least one team (FlowFuse's condition for checking instance names). */
 export async function userOwnsATeam(db: Kysely<Database>, userId: string): Promise<boolean> {

@@ -4,13 +4,8 @@
 // so concurrent edits cannot break the list.
 import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
-import type {
-  Database,
-  OperationRow,
-  PipelineRow,
-  PipelineStageRow,
-  StageActionValue,
-} from "./schema";
+import type { Database, OperationRow, PipelineRow, PipelineStageRow } from "./schema";
+import type { StageActionValue } from "./schema-instances";
 
 export async function teamOfPipeline(
   db: Kysely<Database>,

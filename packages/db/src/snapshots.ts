@@ -2,7 +2,8 @@
 // deleted; listed newest first per owner (instance or device) or per application.
 import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
-import type { Database, SnapshotRow, SnapshotSettings } from "./schema";
+import type { Database, SnapshotRow } from "./schema";
+import type { SnapshotSettings } from "./schema-instances";
 
 /** The team a snapshot belongs to (for the permission check). */
 export async function teamOfSnapshot(

@@ -2,7 +2,8 @@
 // exists exactly when its change does.
 import type { Insertable, Kysely } from "kysely";
 import { newId } from "../ids";
-import type { AuditLogTable, Database } from "../schema";
+import type { Database } from "../schema";
+import type { AuditLogTable } from "../schema-accounts";
 
 export interface AuditEntry {
   event: string;

@@ -22,7 +22,8 @@ import {
   type LocalDriverOptions,
   runtimeRequire,
 } from "./options";
-import { type IsolationSetting, probeSandbox } from "./sandbox";
+import type { IsolationSetting } from "./sandbox";
+import { probeSandbox } from "./sandbox-probe";
 
 /** The isolation of a driver's instances, and what it needs of the host. */
 export class InstanceHost {

@@ -14,9 +14,12 @@
 //     no home directories, no sockets under /run;
 //   - no capabilities, no set-uid programs (every bind is nosuid), a session of its own, and no
 //     life beyond the platform's (it is killed when the platform dies).
+// How bubblewrap reaches the directories it binds when it runs as an instance's own user is
+// staging.ts; whether a sandbox can be made here at all, sandbox-probe.ts.
 // docs/drivers.md explains the choices.
 import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
-import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { stagedSources } from "./staging";
 
 /** What INSTANCE_ISOLATION asks for. */
 export type IsolationSetting = "auto" | "required" | "off";
@@ -303,69 +306,6 @@ function inNetwork(
   ];
 }
 
-/**
- * Where bubblewrap, run as an instance's user id, finds the host directories it binds. It could
- * not reach them at their paths: a directory above them may be closed to other users (a checkout
- * under /root, a CI runner's private temporary directory, DATA_DIR at 0700), and bubblewrap 0.8
- * resolves even `--bind-fd`'s descriptor back to its path (realpath) before it mounts. So the
- * platform (root) makes a mount namespace of the sandbox's own, mounts a small tmpfs on /run
- * there (in that namespace only) and binds each directory into it as /run/<n>, then drops to the
- * instance's ids (setpriv: user, group, no supplementary groups) and runs bubblewrap on those.
- * Nothing of the host changes: no mode, no owner, no mount outside that namespace.
- */
-function stagedSources() {
-  const paths: string[] = [];
-  return {
-    add(path: string): string {
-      paths.push(path);
-      return `${STAGE}/${paths.length - 1}`;
-    },
-    command(bwrap: string, args: readonly string[], uid: number, gid: number): string[] {
-      return [
-        UNSHARE,
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "/bin/sh",
-        "-c",
-        STAGE_SCRIPT,
-        "sh",
-        ...paths,
-        "--",
-        SETPRIV,
-        `--reuid=${uid}`,
-        `--regid=${gid}`,
-        "--clear-groups",
-        "--",
-        bwrap,
-        ...args,
-      ];
-    },
-  };
-}
-
-/** The staging's own directory, and the programs it runs (util-linux, at their usual paths). */
-const STAGE = "/run";
-const UNSHARE = firstExisting(["/usr/bin/unshare", "/bin/unshare"]);
-const SETPRIV = firstExisting(["/usr/bin/setpriv", "/bin/setpriv"]);
-/** `sh -c` with the directories to bind as arguments, then `--` and what to run. */
-const STAGE_SCRIPT = `set -e
-/bin/mount -t tmpfs -o mode=0755,size=64k,nosuid,nodev,noexec flowplane ${STAGE}
-i=0
-while [ "$1" != "--" ]; do
-  /bin/mkdir "${STAGE}/$i"
-  /bin/mount --rbind -- "$1" "${STAGE}/$i"
-  i=$((i + 1))
-  shift
-done
-shift
-exec "$@"`;
-
-function firstExisting(paths: readonly string[]): string {
-  return paths.find((path) => existsSync(path)) ?? paths[0]!;
-}
-
 /** Where the programs that start a sandbox are looked for (each is named by its full path). */
 const STARTER_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -409,47 +349,4 @@ function sandboxFiles(hostname: string) {
     group: ["root:x:0:", `${INSIDE_USER}:x:${INSIDE_ID}:`, "nogroup:x:65534:", ""].join("\n"),
     hosts: `${hosts}127.0.1.1\t${hostname}\n`,
   };
-}
-
-/**
- * Whether a sandbox can be made here as it would be for an instance: runs `command` inside one
- * (with `dir` read-only at /data) and returns undefined when it succeeds, else why not.
- */
-export async function probeSandbox(
-  options: Omit<SandboxOptions, "userDir" | "output" | "hostname"> & { dir: string },
-  timeoutMs = 20_000,
-): Promise<string | undefined> {
-  const { child } = startSandboxed({
-    ...options,
-    hostname: "probe",
-    userDir: { path: options.dir, writable: false },
-    output: "pipe",
-  });
-  (child.stdio[0] as NodeJS.WritableStream | null)?.end();
-  (child.stdio[3] as NodeJS.WritableStream | null)?.end();
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk));
-  const result = await new Promise<{ code: number | null; error?: Error }>((resolve) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      resolve({ code: null, error: new Error(`no answer within ${timeoutMs / 1000} s`) });
-    }, timeoutMs);
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      resolve({ code: null, error });
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code });
-    });
-  });
-  if (result.error) {
-    return (result.error as NodeJS.ErrnoException).code === "ENOENT"
-      ? `${options.bwrap} was not found (Debian and Ubuntu: apt-get install bubblewrap)`
-      : `${options.bwrap} could not run: ${result.error.message}`;
-  }
-  if (result.code === 0) return undefined;
-  const said = output.trim().split("\n").slice(-3).join(" ").slice(0, 300);
-  return `${options.bwrap} failed (exit code ${result.code})${said ? `: ${said}` : ""}`;
 }
