@@ -55,7 +55,7 @@ const APPEND_NO_FOLLOW =
   fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | fsConstants.O_NOFOLLOW;
 
 /** What an instance's id may be: it names its directory. */
-export const INSTANCE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const INSTANCE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The instances' records, for the driver built on them. */
 export class InstanceRecords {
