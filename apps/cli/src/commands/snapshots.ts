@@ -9,7 +9,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { fields, json, table, when } from "../output";
-import { instanceCommand } from "./instances";
+import { instanceCommand } from "./instance-command";
 import { positiveInteger, withJson, withYes } from "./options";
 import { resolveInstance, resolveSnapshot } from "../resolve";
 import { targetCleared, targetSet } from "./targets";
