@@ -1,6 +1,6 @@
 // `flowplane apps`: a team's applications — listed with their instances, created, deleted. An
 // application is named by its id or its name, looked up in the team that --team names, else in
-// all the caller's teams (resolve.ts: a name that several share is refused, listing them).
+// all the caller's teams (resolve/: a name that several share is refused, listing them).
 import type { Command } from "commander";
 import type { Context } from "../context";
 import { json, table } from "../output";

@@ -1,5 +1,5 @@
 // What every command on one instance shares (`instances`, `instances env`, `snapshots`): the
-// `<instance>` argument, named by id or name, and `--team` to look it up in (resolve.ts).
+// `<instance>` argument, named by id or name, and `--team` to look it up in (resolve/).
 import type { Command } from "commander";
 import { type Example, withExamples } from "./examples";
 import { withTeam } from "./options";

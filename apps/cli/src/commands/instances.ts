@@ -3,7 +3,7 @@
 // followed, an editor token made; their environment variables are `instances env`
 // (instance-env.ts), the applications `flowplane apps` (apps.ts). An instance or an application
 // is named by its id or its name, looked up in the team that --team names, else in all the
-// caller's teams (resolve.ts: a name that several share is refused, listing them).
+// caller's teams (resolve/: a name that several share is refused, listing them).
 import type { Instance, InstanceSummary } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
