@@ -7,7 +7,7 @@ import type { TeamBroker } from "./broker/index";
 import type { Context } from "./core/trpc";
 import type { EditorHosts, InstanceRuntime } from "./instances/index";
 import type { Deploys } from "./pipelines/index";
-import type { RateLimits } from "./plugins/rate-limits";
+import type { RateLimits } from "./plugins/rate-limit-options";
 
 export interface Services {
   db: Db;

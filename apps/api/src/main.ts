@@ -3,13 +3,9 @@
 // With WORKERS > 1 (PostgreSQL only) a primary process does the start-up work once and forks
 // workers that share the port (node:cluster); each worker is a full server.
 // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
-import {
-  createDb,
-  type Db,
-  embeddedPostgresUnavailable,
-  migrateToLatest,
-  onAuditWritten,
-} from "@flowplane/db";
+// The database's choice and first-start work are in start-database.ts, what a start reports in
+// start-reports.ts.
+import { type Db } from "@flowplane/db";
 import { LocalDriver } from "@flowplane/runtime";
 import cluster from "node:cluster";
 import { access, mkdir } from "node:fs/promises";
@@ -21,9 +17,7 @@ import { type AppOptions, buildApp, createLogger } from "./app";
 import { acceptInstanceConnection } from "./instances/index";
 import {
   checkPortFree,
-  ensureInitialAdmin,
   INITIAL_PASSWORD_FILE,
-  loadTokenSecret,
   lockDataDir,
   makePrivate,
   portRefusal,
@@ -32,86 +26,8 @@ import {
 } from "./bootstrap";
 import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
 import { listeningUrl } from "./plugins/runtime";
-
-type DatabaseKind = "postgres" | "embedded-postgres" | "pglite";
-
-/**
- * The database when DATABASE and DATABASE_URL are both unset: the one DATA_DIR already holds (a
- * DATA_DIR of an earlier version keeps its PGlite data), else the embedded PostgreSQL where it
- * can run here, else PGlite — said in the log. A first start that falls back to PGlite leaves
- * DATA_DIR/pglite, so later starts keep it (and say so) rather than switch engines under the data.
- */
-async function chooseDatabase(config: Config, log: Logger): Promise<DatabaseKind> {
-  if (config.DATABASE !== "default") return config.DATABASE;
-  const holds = (name: string) =>
-    access(join(config.DATA_DIR, name)).then(
-      () => true,
-      () => false,
-    );
-  if (await holds("postgres")) return "embedded-postgres";
-  if (await holds("pglite")) {
-    log.info(
-      { dataDir: config.DATA_DIR },
-      "DATA_DIR holds a PGlite database (an earlier version's default, or this machine's fallback): using it; DATABASE=embedded-postgres starts an empty PostgreSQL instead",
-    );
-    return "pglite";
-  }
-  const unavailable = embeddedPostgresUnavailable();
-  if (unavailable) {
-    log.warn(
-      { reason: unavailable },
-      `the embedded PostgreSQL cannot run here (${unavailable}): using PGlite, in-process (slower, about three times the memory), in DATA_DIR/pglite from now on`,
-    );
-    return "pglite";
-  }
-  return "embedded-postgres";
-}
-
-function openDb(config: Config, kind: DatabaseKind, log: Logger): Promise<Db> {
-  const onIdleError = (err: Error) => log.warn({ err }, "idle database connection failed");
-  switch (kind) {
-    case "postgres":
-      return createDb({
-        kind: "postgres",
-        url: config.DATABASE_URL!,
-        poolSize: config.DATABASE_POOL_SIZE,
-        onIdleError,
-      });
-    case "embedded-postgres": {
-      const dbLog = log.child({ database: "embedded-postgres" });
-      return createDb({
-        kind: "embedded-postgres",
-        dir: join(config.DATA_DIR, "postgres"),
-        poolSize: config.DATABASE_POOL_SIZE,
-        onIdleError,
-        log: (level, message) => dbLog[level](message),
-        env: instanceBaseEnv(),
-      });
-    }
-    case "pglite":
-      return createDb({ kind: "pglite", dataDir: `${config.DATA_DIR}/pglite` });
-  }
-}
-
-/** Migrations, the token secret and the first administrator: once, before anything serves. */
-async function prepare(
-  config: Config,
-  log: Logger,
-  db: Db,
-  database: DatabaseKind,
-): Promise<string> {
-  const applied = await migrateToLatest(db);
-  log.info({ database, migrations: applied }, "database ready");
-  const secret = await loadTokenSecret(config.DATA_DIR, config.FLOWPLANE_TOKEN_SECRET);
-  const tokenFile = await ensureInitialAdmin(db, secret, config.DATA_DIR);
-  if (tokenFile) {
-    log.info(
-      { tokenFile, passwordFile: join(config.DATA_DIR, INITIAL_PASSWORD_FILE) },
-      "created the administrator 'admin'; its token and its first password are in these files",
-    );
-  }
-  return secret;
-}
+import { chooseDatabase, openDb, prepare } from "./start-database";
+import { logActivity, reportIsolation, warnOnSharedSite } from "./start-reports";
 
 function brokerOptions(config: Config): AppOptions["broker"] {
   const failedConnects = {
@@ -135,97 +51,6 @@ function brokerOptions(config: Config): AppOptions["broker"] {
         failedConnects,
       };
   }
-}
-
-/**
- * What people and devices do, a line each at `info` (creations, deploys, device registrations,
- * pipeline runs…): the audit log's entries as they are written, by event name, with what they
- * name (ids, never a value of a secret: entries hold none).
- */
-function logActivity(log: Logger): void {
-  const activity = log.child({ component: "activity" });
-  onAuditWritten((entry) => {
-    activity.info(
-      {
-        entity: entry.entity.id ? `${entry.entity.type}:${entry.entity.id}` : entry.entity.type,
-        ...(entry.teamId && { teamId: entry.teamId }),
-        by: entry.actor === "system" ? "platform" : `user:${entry.actor.userId}`,
-        ...(entry.actor !== "system" && entry.actor.tokenId && { tokenId: entry.actor.tokenId }),
-      },
-      entry.event,
-    );
-  });
-}
-
-/** Says in the log how hosted instances are kept apart, and plainly when they are not. */
-/**
- * Editors on a host under the platform's own domain can set cookies for it (a tenant's page
- * tosses a cookie with `Domain=` the platform's): said at every start, as a misconfiguration.
- */
-function warnOnSharedSite(config: Config, log: Logger): void {
-  const host = new URL(config.BASE_URL).hostname.toLowerCase();
-  const domain = config.EDITOR_DOMAIN.toLowerCase();
-  if (/^[\d.]+$|^\[/.test(host)) return; // An address: no cookie can name it as a domain.
-  const site = (name: string) => name.split(".").slice(-2).join(".");
-  if (domain === host || domain.endsWith(`.${host}`) || site(domain) === site(host)) {
-    log.warn(
-      { baseUrl: config.BASE_URL, editorDomain: config.EDITOR_DOMAIN },
-      "instances' editors are on the platform's own site: a tenant's page could set cookies " +
-        "the platform reads. Give EDITOR_DOMAIN a domain of its own (not under BASE_URL's)",
-    );
-  }
-}
-
-async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> {
-  const isolation = await driver.isolation();
-  if (isolation.mode === "sandbox" && isolation.network === "host") {
-    log.warn(
-      { isolation },
-      "hosted instances share the host's network (no network namespace of their own: " +
-        `${isolation.reason}): their flows reach every service on the host's loopback. Install ` +
-        "passt (pasta) and run the platform as root for a network namespace per instance",
-    );
-  }
-  if (isolation.mode === "sandbox") {
-    if (isolation.user === "per-instance") {
-      log.info(
-        { isolation },
-        `hosted instances run in sandboxes (bubblewrap), each under a user id of its own${isolation.network === "own" ? " and in a network of its own" : ""}`,
-      );
-    } else if (isolation.reason) {
-      log.warn(
-        { isolation },
-        `hosted instances run in sandboxes (bubblewrap) under the platform's user id: ${isolation.reason}`,
-      );
-    } else {
-      log.info(
-        { isolation },
-        "hosted instances run in sandboxes (bubblewrap), under the platform's user id",
-      );
-    }
-    return;
-  }
-  if (isolation.required) {
-    log.error(
-      { isolation },
-      `INSTANCE_ISOLATION=required and no sandbox can be made here (${isolation.reason}): hosted instances will not start`,
-    );
-    return;
-  }
-  if (isolation.user === "platform" && process.getuid?.() === 0) {
-    log.error(
-      { isolation },
-      `the platform runs as root and hosted instances cannot have user ids of their own (${isolation.reason ?? "INSTANCE_USER_IDS is off"}): they will not start, since they would run as root. Run the platform as an ordinary user, or install bubblewrap`,
-    );
-    return;
-  }
-  log.warn(
-    { isolation },
-    `hosted instances are NOT isolated (${isolation.reason}): their flows can read and change ` +
-      "whatever this platform's user can, DATA_DIR included (the database, the tokens' key) and " +
-      "every other instance. Fine for one person on their own machine; otherwise install " +
-      "bubblewrap, or set INSTANCE_ISOLATION=required to refuse instances without a sandbox",
-  );
 }
 
 async function serve(config: Config, log: Logger, db: Db, secret: string) {

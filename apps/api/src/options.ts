@@ -4,7 +4,7 @@ import type { Db } from "@flowplane/db";
 import type { Driver } from "@flowplane/runtime";
 import type { Logger } from "pino";
 import type { BrokerOptions } from "./broker/index";
-import type { RateLimitOptions } from "./plugins/rate-limits";
+import type { RateLimitOptions } from "./plugins/rate-limit-options";
 
 export interface AppOptions {
   db: Db;

@@ -11,7 +11,7 @@ import {
   type UserRow,
 } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Identity } from "../core/authenticator";
+import type { Identity } from "../core/credentials/identity";
 import { ApiError, validationError } from "../core/errors";
 import type { SignInLimits } from "../core/limits";
 import type { InitialPassword } from "./initial-password";

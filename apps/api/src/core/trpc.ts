@@ -19,7 +19,7 @@ import { initTRPC } from "@trpc/server";
 import { z } from "zod";
 import type { FastifyBaseLogger } from "fastify";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import type { Identity, PreloadedTeam } from "./authenticator";
+import type { Identity, PreloadedTeam } from "./credentials/identity";
 import { Id, TeamIdInput, TeamSlugInput, UserIdInput } from "@flowplane/contract";
 import {
   ApiError,

@@ -17,7 +17,7 @@ import { z } from "zod";
 import { notFound } from "../core/errors";
 import { type RouteDoc, type RouteResponse, routeUrl } from "../core/route-docs";
 import { newOtc } from "./credentials";
-import { AGENT_TAG } from "./live";
+import { AGENT_TAG } from "./live-schemas";
 
 /** How long a registration waits for its person and its poll (FlowFuse's 30 minutes). */
 export const DEVICE_REGISTRATION_LIFETIME_MS = 30 * 60_000;

@@ -2,7 +2,7 @@
 // area's pages call the API's own procedures through a tRPC caller of their own, so permissions,
 // validation, rate limits and audit entries are the API's.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Identity } from "../core/authenticator";
+import type { Identity } from "../core/credentials/identity";
 import type { Context } from "../core/trpc";
 import { formError } from "./forms";
 import { withNext } from "./next";

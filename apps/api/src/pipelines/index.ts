@@ -3,7 +3,8 @@
 import type { FastifyInstance } from "fastify";
 import { router } from "../core/trpc";
 import type { Db } from "@flowplane/db";
-import { deployProcedures, Deploys, failAbandonedDeploys } from "./deploy";
+import { Deploys, failAbandonedDeploys } from "./background-deploys";
+import { deployProcedures } from "./deploy";
 import { pipelineProcedures } from "./procedures";
 import { stageProcedures } from "./stages";
 

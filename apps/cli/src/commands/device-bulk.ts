@@ -2,7 +2,7 @@
 // (PUT and DELETE /teams/{teamId}/devices/bulk) — moved to an application, a hosted instance or a
 // device group, unassigned, taken out of their groups, or deleted (asked first). All or nothing:
 // a device or target that is not the team's changes nothing. Devices are named by id or name, in
-// --team or else in all the caller's teams (resolve.ts).
+// --team or else in all the caller's teams (resolve/).
 import type { Command } from "commander";
 import type { Client } from "../client";
 import type { Context } from "../context";

@@ -9,7 +9,7 @@ import type { Context } from "../context";
 import { CliError } from "../errors";
 import { json, table } from "../output";
 import type { Example } from "./examples";
-import { assignment } from "./instances";
+import { assignment } from "./instance-env";
 import { withJson } from "./options";
 
 /** Where the variables live: a device, or a device group. */

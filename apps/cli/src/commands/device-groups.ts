@@ -3,7 +3,7 @@
 // every member deploys at its next check-in set or cleared, deleted (asked first). Every other
 // command names the application (--application, by id or name, in --team or else in all the
 // caller's teams); a group is named by its id or its name in the application, a device by its id
-// or its name (resolve.ts).
+// or its name (resolve/).
 import type { DeviceGroup as DeviceGroupSchema } from "@flowplane/contract";
 import type { z } from "zod";
 import type { Command } from "commander";

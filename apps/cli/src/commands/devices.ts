@@ -5,7 +5,7 @@
 // (device-bulk.ts); snapshots of what a device runs (`devices snapshots list|create|delete`), their
 // variables (`env`, device-env.ts) and the team's provisioning tokens (`provisioning`,
 // provisioning.ts). A device is named by its id or its name, in the team --team names or else in
-// all the caller's teams (resolve.ts).
+// all the caller's teams (resolve/).
 import type { Device } from "@flowplane/contract";
 import type { Command } from "commander";
 import type { Context } from "../context";

@@ -1,15 +1,18 @@
-// `flowplane apps` and `flowplane instances`: a team's applications, and the hosted Node-RED
-// instances in them — created, listed, started, stopped, restarted, suspended, deleted (asked
-// first), their log read or followed, their environment variables set and unset. An instance or
-// an application is named by its id or its name, looked up in the team that --team names, else in
-// all the caller's teams (resolve.ts: a name that several share is refused, listing them).
-import type { EnvVar, Instance, InstanceSummary } from "@flowplane/contract";
+// `flowplane instances`: the hosted Node-RED instances in a team's applications — created,
+// listed, started, stopped, restarted, suspended, deleted (asked first), their log read or
+// followed, an editor token made; their environment variables are `instances env`
+// (instance-env.ts), the applications `flowplane apps` (apps.ts). An instance or an application
+// is named by its id or its name, looked up in the team that --team names, else in all the
+// caller's teams (resolve/: a name that several share is refused, listing them).
+import type { Instance, InstanceSummary } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { type Column, fields, json, table, when } from "../output";
-import { type Example, withExamples } from "./examples";
+import { withExamples } from "./examples";
+import { instanceCommand, type InstanceOptions } from "./instance-command";
+import { addInstanceEnvCommands } from "./instance-env";
 import { positiveInteger, withJson, withTeam, withYes } from "./options";
 import { resolveApplication, resolveInstance, resolveTeam } from "../resolve";
 
@@ -28,33 +31,6 @@ const INSTANCE_COLUMNS: Column<Row>[] = [
   { header: "STATE", value: (row) => row.state },
   { header: "URL", value: (row) => row.instance.url ?? "-" },
 ];
-
-/** A command on one instance: `<instance>`, and `--team` to look it up in. */
-export function instanceCommand(
-  group: Command,
-  name: string,
-  examples: readonly Example[],
-): Command {
-  return withTeam(
-    withExamples(group.command(name), examples).argument("<instance>", "the instance's id or name"),
-    {
-      required: false,
-      description: "the instance's team, by id, slug or name (default: look in all your teams)",
-    },
-  );
-}
-
-/** `NAME=value` (or `NAME` alone: the value is asked for, as a password is). */
-export function assignment(value: string): { name: string; value?: string } {
-  const equals = value.indexOf("=");
-  const name = equals < 0 ? value : value.slice(0, equals);
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-    throw new InvalidArgumentError(
-      "Not a variable: give NAME=value (letters, digits and '_'), or NAME alone to be asked.",
-    );
-  }
-  return equals < 0 ? { name } : { name, value: value.slice(equals + 1) };
-}
 
 function describe(instance: Instance): string {
   const own = instance.settings.env.filter((v) => !v.name.startsWith("FF_"));
@@ -88,12 +64,6 @@ function expiresIn(value: string): number {
   return seconds;
 }
 
-/** What every command on one instance takes. */
-interface InstanceOptions {
-  team?: string;
-  json?: boolean;
-}
-
 type Action = "start" | "stop" | "restart" | "suspend";
 
 const ACTIONS: Record<Action, { summary: string; done: string }> = {
@@ -108,83 +78,6 @@ const ACTIONS: Record<Action, { summary: string; done: string }> = {
     done: "is suspended",
   },
 };
-
-export function addAppsCommands(program: Command, context: Context): void {
-  const apps = program.command("apps").description("A team's applications");
-
-  withJson(
-    withTeam(
-      withExamples(apps.command("list"), [
-        { does: "List a team's applications and their instances", run: "apps list --team night" },
-      ]).description("A team's applications, with their instances (viewers and up)"),
-    ),
-  ).action(async (options: { team: string; json?: boolean }) => {
-    const { client } = await context.connect();
-    const list = await client.applications.ofTeam.query({
-      teamId: (await resolveTeam(client, options.team)).id,
-    });
-    if (options.json) return context.print(json(list));
-    context.print(
-      list.applications.length === 0
-        ? "No applications in this team.\n"
-        : table(list.applications, [
-            { header: "ID", value: (a) => a.id },
-            { header: "NAME", value: (a) => a.name },
-            { header: "INSTANCES", value: (a) => a.instances.map((i) => i.name).join(", ") || "-" },
-            { header: "DESCRIPTION", value: (a) => a.description ?? "" },
-          ]),
-    );
-  });
-
-  withJson(
-    withTeam(
-      withExamples(apps.command("create"), [
-        { does: "Create an application in a team", run: 'apps create "Line 1" --team night' },
-      ])
-        .description("Create an application (owners)")
-        .argument("<name>", "the application's name")
-        .option("--description <text>", "what it is for"),
-    ),
-  ).action(
-    async (name: string, options: { team: string; description?: string; json?: boolean }) => {
-      const { client } = await context.connect();
-      const created = await client.applications.create.mutate({
-        name,
-        teamId: (await resolveTeam(client, options.team)).id,
-        description: options.description,
-      });
-      context.print(
-        options.json ? json(created) : `Created application ${created.name} (id ${created.id}).\n`,
-      );
-    },
-  );
-
-  withJson(
-    withTeam(
-      withExamples(apps.command("delete"), [
-        { does: "Delete an application that has no instances", run: "apps delete <applicationId>" },
-        {
-          does: "The same, naming the application by its name in a team",
-          run: 'apps delete "Line 1" --team night',
-        },
-      ]),
-      {
-        required: false,
-        description:
-          "the application's team, by id, slug or name (default: look in all your teams)",
-      },
-    )
-      .description("Delete an application; it must have no instances (owners)")
-      .argument("<application>", "the application's id or name"),
-  ).action(async (application: string, options: { team?: string; json?: boolean }) => {
-    const { client } = await context.connect();
-    const found = await resolveApplication(client, application, options.team);
-    const result = await client.applications.delete.mutate({ applicationId: found.id });
-    context.print(
-      options.json ? json(result) : `Deleted application ${found.name} (id ${found.id}).\n`,
-    );
-  });
-}
 
 export function addInstancesCommands(program: Command, context: Context): void {
   const instances = program
@@ -462,102 +355,5 @@ export function addInstancesCommands(program: Command, context: Context): void {
     },
   );
 
-  const env = instances
-    .command("env")
-    .description("An instance's environment variables (members and owners change them)");
-
-  withJson(
-    instanceCommand(env, "list", [
-      {
-        does: "List an instance's variables (hidden values blank)",
-        run: "instances env list line-one",
-      },
-    ]).description("An instance's variables, and the platform's FF_* ones (viewers and up)"),
-  ).action(async (instance: string, options: InstanceOptions) => {
-    const { client } = await context.connect();
-    const found = await client.instances.get.query({
-      instanceId: (await resolveInstance(client, instance, options.team)).id,
-    });
-    if (options.json) return context.print(json(found.settings.env));
-    context.print(
-      table(found.settings.env, [
-        { header: "NAME", value: (v) => v.name },
-        { header: "VALUE", value: (v) => (v.hidden ? "(hidden)" : v.value) },
-      ]),
-    );
-  });
-
-  withJson(
-    instanceCommand(env, "set", [
-      {
-        does: "Set variables; restart the instance for Node-RED to see them",
-        run: "instances env set line-one GREETING=hello LEVEL=3",
-      },
-      {
-        does: "Set a hidden variable, its value asked for (or read from stdin)",
-        run: "instances env set line-one API_KEY --hidden",
-      },
-    ])
-      .description(
-        "Set variables (members and owners); they reach Node-RED when it next starts (`instances restart`)",
-      )
-      .argument(
-        "<assignments...>",
-        "NAME=value, or NAME alone to be asked for its value",
-        (value, previous: { name: string; value?: string }[] = []) => [
-          ...previous,
-          assignment(value),
-        ],
-      )
-      .option("--hidden", "never show the values again (the API returns them blank)"),
-  ).action(
-    async (
-      instance: string,
-      assignments: { name: string; value?: string }[],
-      options: InstanceOptions & { hidden?: boolean },
-    ) => {
-      const { client } = await context.connect();
-      const { id: instanceId } = await resolveInstance(client, instance, options.team);
-      const found = await client.instances.get.query({ instanceId });
-      const env: EnvVar[] = found.settings.env.filter((v) => !v.name.startsWith("FF_"));
-      for (const { name, value } of assignments) {
-        const given = value ?? (await context.readSecret(`Value of ${name}: `));
-        const entry = { name, value: given, hidden: options.hidden ?? false };
-        const at = env.findIndex((v) => v.name === name);
-        if (at >= 0) env[at] = entry;
-        else env.push(entry);
-      }
-      const updated = await client.instances.update.mutate({ instanceId, settings: { env } });
-      context.print(
-        options.json
-          ? json(updated.settings.env)
-          : `Set ${assignments.map((a) => a.name).join(", ")} on ${found.name}; restart it for Node-RED to see them.\n`,
-      );
-    },
-  );
-
-  withJson(
-    instanceCommand(env, "unset", [
-      { does: "Remove variables from an instance", run: "instances env unset line-one GREETING" },
-    ])
-      .description("Remove variables (members and owners); Node-RED sees it when it next starts")
-      .argument("<names...>", "the variables' names"),
-  ).action(async (instance: string, names: string[], options: InstanceOptions) => {
-    const { client } = await context.connect();
-    const { id: instanceId } = await resolveInstance(client, instance, options.team);
-    const found = await client.instances.get.query({ instanceId });
-    const missing = names.filter((name) => !found.settings.env.some((v) => v.name === name));
-    if (missing.length > 0) {
-      throw new CliError(`${found.name} has no variable ${missing.join(", ")}`, "not_found");
-    }
-    const env = found.settings.env.filter(
-      (v) => !v.name.startsWith("FF_") && !names.includes(v.name),
-    );
-    const updated = await client.instances.update.mutate({ instanceId, settings: { env } });
-    context.print(
-      options.json
-        ? json(updated.settings.env)
-        : `Removed ${names.join(", ")} from ${found.name}; restart it for Node-RED to see it.\n`,
-    );
-  });
+  addInstanceEnvCommands(instances, context);
 }

@@ -2,14 +2,14 @@
 // first), exported to a file with credentials encrypted under a secret the user types, imported
 // from such a file, rolled back to, and set as the snapshot the instance's devices run. Every
 // command names the instance (by id or name, looked up in --team or in all the caller's teams);
-// a snapshot by its id or its name among the instance's (resolve.ts).
+// a snapshot by its id or its name among the instance's (resolve/).
 import type { Snapshot } from "@flowplane/contract";
 import type { Command } from "commander";
 import { readFile, writeFile } from "node:fs/promises";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { fields, json, table, when } from "../output";
-import { instanceCommand } from "./instances";
+import { instanceCommand } from "./instance-command";
 import { positiveInteger, withJson, withYes } from "./options";
 import { resolveInstance, resolveSnapshot } from "../resolve";
 import { targetCleared, targetSet } from "./targets";

@@ -197,7 +197,7 @@ function printList(context: Context, page: UserList, asJson: boolean | undefined
 }
 
 /**
- * The user a command line names (resolve.ts's rule): by id, or by username, found through the
+ * The user a command line names (resolve/'s rule): by id, or by username, found through the
  * list's `query` and compared exactly (usernames are unique, so no name is ambiguous).
  */
 async function findUser(client: Client, name: string): Promise<User> {

@@ -1,5 +1,5 @@
 // `flowplane members`: who is in a team, changing a member's role, and removing a member (or
-// leaving). The team is named by id, slug or name; a member by id or username (resolve.ts).
+// leaving). The team is named by id, slug or name; a member by id or username (resolve/).
 import { Role, roleName, type TeamMember } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
 import type { Context } from "../../context";

@@ -1,0 +1,20 @@
+// How a command line names a thing, for every command: the one rule (rule.ts) and its look-ups,
+// one module per kind of thing. Commands import from here.
+export { type Named, pick, type Ref } from "./rule";
+export { resolveMember, resolveTeam, resolveTeamType, type TeamRef } from "./teams";
+export {
+  type ApplicationRef,
+  type InstanceRef,
+  resolveApplication,
+  resolveInstance,
+} from "./instances";
+export {
+  type DeviceRef,
+  resolveDevice,
+  resolveDeviceGroup,
+  resolveProvisioningToken,
+  resolveTeamDeviceGroup,
+} from "./devices";
+export { resolveSnapshot } from "./snapshots";
+export { type PipelineRef, resolvePipeline, resolveStage } from "./pipelines";
+export { resolveBrokerClient, resolveBrokerToken, resolveToken } from "./tokens";
