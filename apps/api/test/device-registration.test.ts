@@ -6,11 +6,12 @@
 // only as digests, expire after 30 minutes, and are used once; starts are limited per address.
 // (Here over HTTP as the agent sends it; the real agent's interactive setup drives the same flow
 // in device-agent.test.ts.)
+import { tokenDigest } from "@flowplane/auth";
 import { addMember, auditEntries } from "@flowplane/db";
 import { Role } from "@flowplane/contract";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "./harness";
+import { startServer, type TestServer, TOKEN_SECRET } from "./harness";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -83,6 +84,11 @@ describe("a device's registration from its own terminal", () => {
     expect(form.status, form.html).toBe(200);
     expect(form.html).toContain(`value="${teamId}"`);
     expect(form.html).toContain(`value="${teamId}/${applicationId}"`);
+    // Where and when the agent asked, to hold against the device in front of the person.
+    expect(form.html).toMatch(
+      /asked to be registered here, at <strong>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/strong> from <strong>(::ffff:)?127\.0\.0\.1<\/strong>/,
+    );
+    expect(form.html).toContain("Confirm only a device you started this on yourself");
 
     // A blank name: the API's message on the form, and the registration still waits.
     const blank = await server.page("POST", registerUrl, {
@@ -93,12 +99,20 @@ describe("a device's registration from its own terminal", () => {
     expect(blank.html).toContain("Must not be blank");
     expect((await poll(doneUrl)).status).toBe(202);
 
+    // Confirmed at its last moment: ten seconds left.
+    const digest = tokenDigest(TOKEN_SECRET, sessionToken);
+    await sql`update device_registrations set expires_at = now() + interval '10 seconds'
+      where session_digest = ${digest}`.execute(server.db);
     const done = await server.page("POST", registerUrl, {
       sid: owner.sid,
       form: { owner: `${teamId}/${applicationId}`, name: "press-4", type: "Raspberry Pi" },
     });
     expect(done.status, done.html).toBe(200);
     expect(done.html).toContain("press-4");
+    // The agent's poll still has minutes to take it.
+    const left = await sql<{ ok: boolean }>`select expires_at > now() + interval '4 minutes' as ok
+      from device_registrations where session_digest = ${digest}`.execute(server.db);
+    expect(left.rows).toEqual([{ ok: true }]);
 
     // Completed: the page and its check no longer find it.
     expect((await server.asSession(owner.sid, "GET", status)).status).toBe(404);

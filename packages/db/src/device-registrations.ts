@@ -12,6 +12,13 @@ export interface NewDeviceRegistration {
   sessionDigest: string;
   doneDigest: string;
   expiresAt: Date;
+  requestedFrom: string;
+}
+
+/** What the confirming person is shown of a waiting registration. */
+export interface WaitingDeviceRegistration {
+  requestedFrom: string | null;
+  createdAt: Date;
 }
 
 export async function insertDeviceRegistration(db: Db, row: NewDeviceRegistration): Promise<void> {
@@ -21,20 +28,24 @@ export async function insertDeviceRegistration(db: Db, row: NewDeviceRegistratio
       session_digest: row.sessionDigest,
       done_digest: row.doneDigest,
       expires_at: row.expiresAt,
+      requested_from: row.requestedFrom,
     })
     .execute();
 }
 
-/** Whether the registration of this page token waits for a person (pending, not expired). */
-export async function pendingDeviceRegistration(db: Db, sessionDigest: string): Promise<boolean> {
+/** The registration of this page token when it waits for a person (pending, not expired). */
+export async function pendingDeviceRegistration(
+  db: Db,
+  sessionDigest: string,
+): Promise<WaitingDeviceRegistration | undefined> {
   const row = await db
     .selectFrom("device_registrations")
-    .select("status")
+    .select(["requested_from", "created_at"])
     .where("session_digest", "=", sessionDigest)
     .where("status", "=", "pending")
     .where("expires_at", ">", sql<Date>`now()`)
     .executeTakeFirst();
-  return row !== undefined;
+  return row && { requestedFrom: row.requested_from, createdAt: row.created_at };
 }
 
 /** Takes a pending registration for a person's form: false when it is not (any more) pending. */
@@ -59,7 +70,11 @@ export async function releaseDeviceRegistration(db: Db, sessionDigest: string): 
     .execute();
 }
 
-/** Completes a claimed registration with the device its form created. */
+/**
+ * Completes a claimed registration with the device its form created, giving the agent's poll
+ * at least five more minutes to take it (one confirmed at its last moment is still taken). False
+ * when it is gone (expired and swept while the form created the device).
+ */
 export async function completeDeviceRegistration(
   db: Db,
   sessionDigest: string,
@@ -67,7 +82,11 @@ export async function completeDeviceRegistration(
 ): Promise<boolean> {
   const updated = await db
     .updateTable("device_registrations")
-    .set({ status: "done", device_id: deviceId })
+    .set({
+      status: "done",
+      device_id: deviceId,
+      expires_at: sql<Date>`greatest(expires_at, now() + interval '5 minutes')`,
+    })
     .where("session_digest", "=", sessionDigest)
     .where("status", "=", "claimed")
     .executeTakeFirst();

@@ -235,6 +235,8 @@ export interface DeviceRegistrationsTable {
   >;
   device_id: string | null;
   expires_at: Date;
+  /** The address the agent asked from (shown on the confirming page). */
+  requested_from: string | null;
   created_at: CreatedAt;
 }
 

@@ -127,13 +127,14 @@ export async function deviceRegistrationRoutes(
 ) {
   const { db, tokenSecret } = opts;
 
-  app.post(routeUrl(START), { config: { rateLimit: opts.rateLimit } }, async (_request, reply) => {
+  app.post(routeUrl(START), { config: { rateLimit: opts.rateLimit } }, async (request, reply) => {
     const sessionToken = generateToken("deviceRegistration");
     const doneToken = generateToken("deviceRegistrationPoll");
     await insertDeviceRegistration(db, {
       sessionDigest: tokenDigest(tokenSecret, sessionToken),
       doneDigest: tokenDigest(tokenSecret, doneToken),
       expiresAt: new Date(Date.now() + DEVICE_REGISTRATION_LIFETIME_MS),
+      requestedFrom: request.ip,
     });
     return reply.send({
       registerUrl: registrationPage(sessionToken),

@@ -19,6 +19,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )
     .addColumn("device_id", "text", (c) => c.references("devices.id").onDelete("cascade"))
     .addColumn("expires_at", "timestamptz", (c) => c.notNull())
+    // The address the agent asked from, shown to the person who confirms.
+    .addColumn("requested_from", "text")
     .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
     .addCheckConstraint(
       "device_registrations_done",

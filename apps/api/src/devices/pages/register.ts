@@ -8,6 +8,7 @@ import {
   claimDeviceRegistration,
   completeDeviceRegistration,
   pendingDeviceRegistration,
+  type WaitingDeviceRegistration,
   releaseDeviceRegistration,
 } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -51,14 +52,15 @@ export function registrationPages(app: FastifyInstance, deps: PageDeps) {
       signedIn({ page: pageOf(request as FastifyRequest<{ Params: Params }>) })(request, reply),
   };
 
-  /** The page's registration (its digest) when it waits for a person, else undefined. */
+  /** The page's registration (its digest, where and when it was asked for) when it waits. */
   async function waiting(request: FastifyRequest<{ Params: Params }>) {
     const digest = registrationDigest(
       deps.context(request).tokenSecret,
       request.params.sessionToken,
     );
     if (!digest) return undefined;
-    return (await pendingDeviceRegistration(deps.context(request).db, digest)) ? digest : undefined;
+    const asked = await pendingDeviceRegistration(deps.context(request).db, digest);
+    return asked && { digest, asked };
   }
 
   const gone = (request: FastifyRequest, reply: FastifyReply) =>
@@ -94,6 +96,7 @@ export function registrationPages(app: FastifyInstance, deps: PageDeps) {
   async function renderForm(
     request: FastifyRequest<{ Params: Params }>,
     reply: FastifyReply,
+    asked: WaitingDeviceRegistration,
     sent: Sent = { name: "", type: "", owner: "" },
     error?: FormError,
   ) {
@@ -103,7 +106,15 @@ export function registrationPages(app: FastifyInstance, deps: PageDeps) {
       request,
       reply,
       "devices/pages/register",
-      { title: "Register a remote instance", action: pageOf(request), teams, sent, error },
+      {
+        title: "Register a remote instance",
+        action: pageOf(request),
+        teams,
+        sent,
+        error,
+        askedFrom: asked.requestedFrom ?? "an unknown address",
+        askedAt: `${asked.createdAt.toISOString().slice(0, 19).replace("T", " ")} UTC`,
+      },
       error?.status ?? 200,
     );
   }
@@ -112,8 +123,9 @@ export function registrationPages(app: FastifyInstance, deps: PageDeps) {
     "/register/remote-instance/:sessionToken",
     route,
     async (request, reply) => {
-      if (!(await waiting(request))) return gone(request, reply);
-      return renderForm(request, reply);
+      const found = await waiting(request);
+      if (!found) return gone(request, reply);
+      return renderForm(request, reply, found.asked);
     },
   );
 
@@ -126,7 +138,8 @@ export function registrationPages(app: FastifyInstance, deps: PageDeps) {
         type: field(request.body, "type") ?? "",
         owner: field(request.body, "owner") ?? "",
       };
-      const digest = await waiting(request);
+      const found = await waiting(request);
+      const digest = found?.digest;
       const { db } = deps.context(request);
       // Taken for this form while it creates the device: another person's form, or a second send,
       // finds it taken.
@@ -142,9 +155,13 @@ export function registrationPages(app: FastifyInstance, deps: PageDeps) {
         });
       } catch (error) {
         await releaseDeviceRegistration(db, digest);
-        return renderForm(request, reply, sent, formError(request, reply, error));
+        return renderForm(request, reply, found!.asked, sent, formError(request, reply, error));
       }
-      await completeDeviceRegistration(db, digest, device.id);
+      if (!(await completeDeviceRegistration(db, digest, device.id))) {
+        // Expired and swept while the device was made: no agent can take it, so it is not kept.
+        await callerOf(deps, request).devices.delete({ deviceId: device.id });
+        return gone(request, reply);
+      }
       return sendPage(deps, request, reply, "devices/pages/registered", {
         title: "Remote instance registered",
         device,
