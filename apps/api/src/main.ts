@@ -25,7 +25,7 @@ import {
   StartRefused,
 } from "./bootstrap";
 import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
-import { listeningUrl } from "./plugins/runtime";
+import { listeningUrl } from "./plugins/server";
 import { chooseDatabase, openDb, prepare } from "./start-database";
 import { logActivity, reportIsolation, warnOnSharedSite } from "./start-reports";
 

@@ -38,3 +38,13 @@ declare module "../core/trpc" {
     initialPassword?: InitialPassword;
   }
 }
+
+declare module "../plugins/area" {
+  interface AppOptions {
+    /**
+     * The first administrator's first password file (DATA_DIR/initial-admin-password): the sign-in
+     * page mentions it while it exists, and it is deleted once that password is changed.
+     */
+    initialPasswordFile?: string;
+  }
+}

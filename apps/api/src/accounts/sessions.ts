@@ -12,11 +12,10 @@ import {
 } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Identity } from "../core/credentials/identity";
+import { SESSION_COOKIE } from "../core/credentials/sessions";
 import { ApiError, validationError } from "../core/errors";
 import type { SignInLimits } from "../core/limits";
 import type { InitialPassword } from "./initial-password";
-
-export const SESSION_COOKIE = "sid";
 
 export interface SessionOptions {
   db: Db;
@@ -109,9 +108,9 @@ export async function endSession(
   reply.clearCookie(SESSION_COOKIE, { path: "/" });
 }
 
-/** POST /account/login and /account/logout. */
+/** POST /account/login and /account/logout (registered in the people's /account context). */
 export async function sessionRoutes(app: FastifyInstance, options: SessionOptions) {
-  app.post("/account/login", async (request, reply) => {
+  app.post("/login", async (request, reply) => {
     const parsed = LoginInput.safeParse(request.body ?? {});
     if (!parsed.success) throw validationError(parsed.error);
     const { username, password } = parsed.data;
@@ -120,7 +119,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionOption
     return { status: "okay", ...(user.password_expired ? { password_expired: true } : {}) };
   });
 
-  app.post("/account/logout", async (request, reply) => {
+  app.post("/logout", async (request, reply) => {
     await endSession(reply, options, request.auth);
     return { status: "okay" };
   });

@@ -17,9 +17,6 @@ export interface BrokerCallbackOptions {
   access: BrokerAccess;
 }
 
-/** The paths this plugin guards itself (the /api authentication hook leaves them alone). */
-export const BROKER_CALLBACKS = /^\/api\/comms\//;
-
 const TOUCH_INTERVAL_MS = 60_000;
 
 export async function brokerCallbackRoutes(app: FastifyInstance, opts: BrokerCallbackOptions) {

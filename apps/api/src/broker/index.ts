@@ -1,18 +1,21 @@
 // The broker area: the team broker's MQTT clients (procedures), who may connect and what they may
 // do (access.ts), the embedded broker and the callbacks an external one asks (outside tRPC).
-import { BROKER_CALLBACKS, brokerCallbackRoutes } from "./callbacks";
+import type { Area } from "../plugins/area";
+import { brokerCallbackRoutes } from "./callbacks";
 import { brokerRouter } from "./procedures";
+import { startTeamBroker } from "./team-broker";
 
 export const broker = {
   procedures: { broker: brokerRouter },
-  /** Routes outside tRPC: an external broker's authentication and ACL callbacks. */
-  routes: brokerCallbackRoutes,
-  /** The paths those routes guard themselves. */
-  ownPaths: BROKER_CALLBACKS,
-};
-export {
-  type BrokerOptions,
-  type FailedConnectLimits,
-  startTeamBroker,
-  type TeamBroker,
-} from "./team-broker";
+  /** The team broker, when the platform has one: embedded, or an external one's access. */
+  async start(app, { options, db, tokenSecret }) {
+    if (!options.broker) return;
+    const teamBroker = await startTeamBroker(app, options.broker, { db, tokenSecret });
+    return { broker: teamBroker.access, brokerEndpoint: teamBroker.endpoint };
+  },
+  /** An external broker's authentication and ACL callbacks, with a broker token. */
+  async machines(app, { db, tokenSecret, services }) {
+    if (services.broker) await brokerCallbackRoutes(app, { db, tokenSecret, access: services.broker });
+  },
+} satisfies Area;
+export type { BrokerOptions, FailedConnectLimits } from "./team-broker";

@@ -65,6 +65,13 @@ export async function startTeamBroker(
   return { access, endpoint: { host: new URL(url).hostname, url } };
 }
 
+declare module "../plugins/area" {
+  interface AppOptions {
+    /** The team broker (none: no broker; the client routes still keep credentials). */
+    broker?: BrokerOptions;
+  }
+}
+
 declare module "fastify" {
   interface FastifyInstance {
     /** The embedded broker's MQTT port (BROKER_MODE=embedded only). */

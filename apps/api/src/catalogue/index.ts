@@ -1,6 +1,7 @@
 // The catalogue area: what hosted instances are made from — instance types, stacks (the Node-RED
 // version a driver runs) and templates (default settings). Read by everyone, changed by
 // administrators; each kind is one definition, built into procedures by one builder.
+import type { Area } from "../plugins/area";
 import { instanceTypes } from "./instance-types";
 import { catalogueRouter } from "./procedures";
 import { stacks } from "./stacks";
@@ -12,4 +13,4 @@ export const catalogue = {
     stacks: catalogueRouter(stacks),
     templates: catalogueRouter(templates),
   },
-};
+} satisfies Area;

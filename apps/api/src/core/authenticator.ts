@@ -114,5 +114,10 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** What authentication reads with the token for this REST route (core/rest.ts). */
     preload?: "userTeams";
+    /**
+     * Also open to a device's provisioning token or one-time code (the procedure's meta says
+     * `provisioning` or `deviceSetup`: POST /api/v1/devices).
+     */
+    provisioning?: boolean;
   }
 }

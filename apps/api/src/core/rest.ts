@@ -15,6 +15,15 @@ import type { Context, Meta } from "./trpc";
 
 export const REST_PREFIX = "/api/v1";
 
+/** The prefix of the people's API context (plugins/people.ts), where the REST routes live. */
+export const API_PREFIX = "/api";
+
+/** A route's URL as registered in the people's API context: its path without `/api`. */
+export function underApi(url: string): string {
+  if (!url.startsWith(`${API_PREFIX}/`)) throw new Error(`${url}: not under ${API_PREFIX}/`);
+  return url.slice(API_PREFIX.length);
+}
+
 export interface RestRoute {
   /** Dotted procedure path, e.g. `team.byId`. */
   procedurePath: string;
@@ -29,6 +38,8 @@ export interface RestRoute {
   contentType?: "text/csv";
   /** What authentication reads with the token for this route (the meta's `preload`). */
   preload?: "userTeams";
+  /** Also open to a provisioning token or a one-time code (the meta's `provisioning`, `deviceSetup`). */
+  provisioning: boolean;
   /** A DELETE that takes a JSON body (the meta's `bodyOnDelete`). */
   bodyOnDelete: boolean;
   /**
@@ -58,6 +69,7 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
         ),
         contentType: meta.contentType,
         preload: meta.preload,
+        provisioning: meta.provisioning === true || meta.deviceSetup === true,
         bodyOnDelete: meta.bodyOnDelete === true,
         responseSchema: once(() =>
           meta.contentType || meta.successStatus === 204
@@ -227,8 +239,8 @@ export function registerRestRoutes(
     };
     app.route({
       method: route.method,
-      url: route.path.replace(/\{(\w+)\}/g, ":$1"),
-      config: { preload: route.preload },
+      url: underApi(route.path.replace(/\{(\w+)\}/g, ":$1")),
+      config: { preload: route.preload, provisioning: route.provisioning },
       handler: async (request, reply) => {
         const input = restInput(route, request);
         const { schema, call } = plan();

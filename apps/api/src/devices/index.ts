@@ -1,25 +1,24 @@
 // The devices area: remote devices run by the FlowFuse device agent — their procedures, the
 // team's provisioning tokens, the live routes the agent calls (outside tRPC, device tokens), a
 // device's registration from its own terminal (its routes and the page a person completes it on).
-import type { FastifyInstance } from "fastify";
-import type { RateLimitOptions as RouteRateLimit } from "@fastify/rate-limit";
-import type { Db } from "@flowplane/db";
+import { deleteExpiredDeviceRegistrations } from "@flowplane/db";
 import { router } from "../core/trpc";
-import { deviceGroupsRouter } from "./groups";
-import { DEVICE_LIVE, deviceLiveRoutes } from "./live";
-import { DEVICE_LIVE_DOCS } from "./live-schemas";
+import type { Area } from "../plugins/area";
 import { deviceAuditLogProcedures } from "./audit-log";
 import { deviceBulkProcedures } from "./bulk";
 import { deviceSettingsProcedures } from "./device-settings";
+import { deviceGroupsRouter } from "./groups";
 import { deviceListProcedures } from "./lists";
+import { deviceLiveRoutes } from "./live";
+import { DEVICE_LIVE_DOCS } from "./live-schemas";
 import { registrationPages } from "./pages/register";
 import { deviceProcedures } from "./procedures";
 import { provisioningRouter } from "./provisioning";
-import { provisioningProbe } from "./provisioning-probe";
+import { probeOnFrontPage } from "./provisioning-probe";
 import {
   DEVICE_REGISTRATION_DOCS,
-  DEVICE_REGISTRATION_OPEN,
   deviceRegistrationRoutes,
+  registrationStatusRoute,
 } from "./registration";
 
 export const devices = {
@@ -34,23 +33,27 @@ export const devices = {
     provisioningTokens: provisioningRouter,
     deviceGroups: deviceGroupsRouter,
   },
-  /**
-   * Routes outside tRPC: what the device agent calls, with the device's own token, and a device's
-   * registration from its terminal.
-   */
-  routes: async (
-    app: FastifyInstance,
-    opts: { db: Db; tokenSecret: string; registrationLimit: RouteRateLimit },
-  ) => {
-    await app.register(deviceLiveRoutes, opts);
-    await app.register(deviceRegistrationRoutes, { ...opts, rateLimit: opts.registrationLimit });
-  },
-  /** Those routes under /api/v1, for the OpenAPI document. */
-  docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS],
-  /** The paths whose routes guard themselves (the live routes) or take anyone (registration's). */
-  ownPaths: [DEVICE_LIVE, DEVICE_REGISTRATION_OPEN],
   /** The agent's check of the base URL with its provisioning token, before it provisions. */
-  provisioningProbe,
+  async start(app, { authenticator }) {
+    probeOnFrontPage(app, authenticator);
+  },
+  /**
+   * What the device agent calls, with the device's own token, and a device's registration from
+   * its terminal (anonymous, limited per address).
+   */
+  async machines(app, { db, tokenSecret, limits }) {
+    await app.register(deviceLiveRoutes, { db, tokenSecret });
+    await app.register(deviceRegistrationRoutes, {
+      db,
+      tokenSecret,
+      rateLimit: limits.deviceRegistration,
+    });
+  },
+  /** Whether a registration is still waiting, for the person completing it. */
+  api: async (app, { db, tokenSecret }) => registrationStatusRoute(app, { db, tokenSecret }),
   /** The registration's page, where a signed-in person completes it. */
-  pages: registrationPages,
-};
+  pages: () => registrationPages,
+  /** The routes outside tRPC under /api/v1, for the OpenAPI document. */
+  docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS],
+  sweep: async ({ db }) => deleteExpiredDeviceRegistrations(db),
+} satisfies Area;

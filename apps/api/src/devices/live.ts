@@ -29,9 +29,6 @@ export interface DeviceLiveOptions {
   tokenSecret: string;
 }
 
-/** The paths these routes guard themselves. */
-export const DEVICE_LIVE = /^\/(api\/v1\/devices\/[^/?]+\/live|logging\/device)(\/|\?|$)/;
-
 /** Node-RED 5 needs Node 22.9; agents on Node 20 run 4.x: what a snapshot without one gets. */
 export const DEFAULT_DEVICE_NODE_RED = "4.1.15";
 

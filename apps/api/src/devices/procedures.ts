@@ -30,7 +30,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, forbidden, notFound, unauthorized } from "../core/errors";
 import { actorOf, procedure, teamOf } from "../core/trpc";
-import { VERSION } from "../version";
+import { VERSION } from "../core/version";
 import { applicationOfDevice, deviceView } from "./views";
 import { settingsHash } from "./settings";
 import { newCredentials, newOtc, setUpDevice } from "./credentials";

@@ -16,15 +16,12 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { notFound } from "../core/errors";
 import { type RouteDoc, type RouteResponse, routeUrl } from "../core/route-docs";
+import { underApi } from "../core/rest";
 import { newOtc } from "./credentials";
 import { AGENT_TAG } from "./live-schemas";
 
 /** How long a registration waits for its person and its poll (FlowFuse's 30 minutes). */
 export const DEVICE_REGISTRATION_LIFETIME_MS = 30 * 60_000;
-
-/** The anonymous routes (which authenticate nobody): the start and the agent's poll. */
-export const DEVICE_REGISTRATION_OPEN =
-  /^\/api\/v1\/devices\/_\/register(\/done\/[^/?]*)?\/?(\?|$)/;
 
 /** The registration's page, where a person completes it. */
 export const registrationPage = (sessionToken: string) =>
@@ -121,6 +118,7 @@ const DONE: RouteDoc = {
 /** The registration's routes under /api/v1, for the OpenAPI document. */
 export const DEVICE_REGISTRATION_DOCS: RouteDoc[] = [START, STATUS, DONE];
 
+/** The anonymous routes, which authenticate nobody: the start and the agent's poll. */
 export async function deviceRegistrationRoutes(
   app: FastifyInstance,
   opts: { db: Db; tokenSecret: string; rateLimit: RouteRateLimit },
@@ -142,13 +140,6 @@ export async function deviceRegistrationRoutes(
     });
   });
 
-  // Authenticated by the authentication hook, as any route of people.
-  app.get<{ Params: { sessionToken: string } }>(routeUrl(STATUS), async (request, reply) => {
-    const digest = registrationDigest(tokenSecret, request.params.sessionToken);
-    if (!digest || !(await pendingDeviceRegistration(db, digest))) throw notFound();
-    return reply.code(202).send({});
-  });
-
   app.get<{ Params: { doneToken: string } }>(routeUrl(DONE), async (request, reply) => {
     const { doneToken } = request.params;
     if (parseToken(doneToken) !== "deviceRegistrationPoll") throw notFound();
@@ -158,4 +149,22 @@ export async function deviceRegistrationRoutes(
     if (found === "pending") return reply.header("retry-after", "5").code(202).send({});
     return reply.send({ id: found.deviceId, otc: otc.code });
   });
+}
+
+/**
+ * Whether a registration is still waiting, for its page: a person's route, in the people's /api
+ * context (authenticated as any of theirs).
+ */
+export async function registrationStatusRoute(
+  app: FastifyInstance,
+  { db, tokenSecret }: { db: Db; tokenSecret: string },
+) {
+  app.get<{ Params: { sessionToken: string } }>(
+    underApi(routeUrl(STATUS)),
+    async (request, reply) => {
+      const digest = registrationDigest(tokenSecret, request.params.sessionToken);
+      if (!digest || !(await pendingDeviceRegistration(db, digest))) throw notFound();
+      return reply.code(202).send({});
+    },
+  );
 }

@@ -156,7 +156,7 @@ const AuthorizeQuery = z.object({
  * (no open redirect).
  */
 export async function editorAuthorizeRoute(app: FastifyInstance, opts: EditorSignInOptions) {
-  app.get("/account/authorize", async (request, reply) => {
+  app.get("/authorize", async (request, reply) => {
     const query = parse(AuthorizeQuery, request.query);
     const project = await findProject(opts.db, query.client_id).catch(() => undefined);
     if (!project) throw new ApiError(404, "not_found", "Not Found");

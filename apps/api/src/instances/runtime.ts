@@ -17,7 +17,7 @@ import {
   setProjectToken,
 } from "@flowplane/db";
 import { type Driver, ModuleInstallError, type RuntimeStatus } from "@flowplane/runtime";
-import type { FastifyBaseLogger } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { ApiError, notFound } from "../core/errors";
 import {
   AUDIT_EVENT,
@@ -353,4 +353,33 @@ declare module "../core/trpc" {
     /** Runs hosted instances (none: no driver configured). */
     instances?: InstanceRuntime;
   }
+}
+
+declare module "../plugins/area" {
+  interface AppOptions {
+    /** What runs hosted instances (none: instances can be created but not run: 503). */
+    instances?: { driver: Driver };
+    /**
+     * The domain under which instances' editors have their hosts (`<name>.<domain>`, on BASE_URL's
+     * scheme and port; default `localhost`). Never BASE_URL's own host.
+     */
+    editorDomain?: string;
+  }
+}
+
+/**
+ * Resumes the instances that should run once the server listens (in the background: a start is
+ * not held up by them), and stops every one of them before the server closes.
+ */
+export function runWithServer(app: FastifyInstance, runtime: InstanceRuntime) {
+  let resuming: Promise<void> = Promise.resolve();
+  app.addHook("onListen", async () => {
+    resuming = runtime.resume().catch((error: unknown) => {
+      app.log.error({ err: error }, "resuming instances failed");
+    });
+  });
+  app.addHook("preClose", async () => {
+    await runtime.close();
+    await resuming;
+  });
 }

@@ -26,9 +26,6 @@ export type InstanceStorageOptions = EditorSignInOptions;
 /** The instance whose token a request carries. */
 type CallingInstance = InstanceOfToken;
 
-/** The paths this plugin guards itself. */
-export const INSTANCE_STORAGE = /^\/storage\//;
-
 const KINDS: Record<string, { kind: StorageKind; schema: z.ZodType }> = {
   flows: { kind: "flows", schema: z.array(z.unknown()) },
   credentials: { kind: "credentials", schema: z.record(z.string(), z.unknown()) },

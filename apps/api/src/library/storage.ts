@@ -17,6 +17,7 @@ import { type Db, findLibraryEntry, findProjectByToken, findTeamForUser } from "
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Authenticator } from "../core/authenticator";
+import { sessionCookieOf } from "../core/credentials/sessions";
 import { crossOriginRefusal } from "../core/cross-origin";
 import { ApiError, forbidden, invalidRequest, notFound, validationError } from "../core/errors";
 import { deleteEntries, type LibraryActor, readFolder, saveEntry } from "./entries";
@@ -26,8 +27,6 @@ export interface LibraryStorageOptions {
   tokenSecret: string;
   authenticator: Authenticator;
   baseUrl: string;
-  /** The name of the cookie that holds a signed-in browser's session. */
-  sessionCookie: string;
 }
 
 const PERMISSION: Record<string, Permission> = {
@@ -96,10 +95,7 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
       return { instance: { id: project.id, name: project.name } };
     }
     // Cookies are parsed where a session is read (the authentication plugin parses none here).
-    const cookies = header === undefined ? request.headers.cookie : undefined;
-    const cookie = cookies?.includes(opts.sessionCookie)
-      ? app.parseCookie(cookies)[opts.sessionCookie]
-      : undefined;
+    const cookie = header === undefined ? sessionCookieOf(app, request) : undefined;
     const authenticated = await opts.authenticator.authenticate(header, {
       teamId,
       sessionCookie: cookie,
@@ -197,6 +193,3 @@ export async function libraryStorageRoutes(app: FastifyInstance, opts: LibrarySt
     return reply.send({ status: "okay", deleteCount });
   });
 }
-
-/** The paths these routes guard themselves (inside the instances' /storage/). */
-export const LIBRARY_STORAGE = /^\/storage\/library\//;

@@ -1,29 +1,29 @@
 // The pipelines area: an application's delivery pipelines and their stages, the deploy that moves
 // a snapshot from one stage to the next, and the operations a deploy runs as.
-import type { FastifyInstance } from "fastify";
 import { router } from "../core/trpc";
-import type { Db } from "@flowplane/db";
+import type { Area } from "../plugins/area";
 import { Deploys, failAbandonedDeploys } from "./background-deploys";
 import { deployProcedures } from "./deploy";
 import { pipelineProcedures } from "./procedures";
 import { stageProcedures } from "./stages";
+
+/** How often abandoned deploys are looked for. */
+const SWEEP_INTERVAL_MS = 30_000;
 
 export const pipelines = {
   procedures: {
     pipelines: router({ ...pipelineProcedures, ...stageProcedures, ...deployProcedures }),
   },
   /**
-   * Fails, once the server listens and every `sweepIntervalMs` after, the deploys a process that
-   * is gone left pending; waits, when the server closes, for a sweep under way and for the deploys
-   * still running in the background.
+   * The deploys under way in this process (what the procedures start), and the sweep that fails,
+   * once the server listens and every 30 s after, the deploys a process that is gone
+   * left pending; a close waits for a sweep under way and for the deploys still running.
    */
-  routes: async (
-    app: FastifyInstance,
-    opts: { db: Db; deploys: Deploys; sweepIntervalMs?: number },
-  ) => {
+  async start(app, { db }) {
+    const deploys = new Deploys(db, app.log);
     const sweep = async () => {
       try {
-        const failed = await failAbandonedDeploys(opts.db);
+        const failed = await failAbandonedDeploys(db);
         if (failed > 0) app.log.warn({ count: failed }, "failed deploys a stopped process left");
       } catch (error) {
         app.log.error({ err: error }, "abandoned deploys not checked");
@@ -34,7 +34,7 @@ export const pipelines = {
     const sweepNow = () => {
       sweeping = sweeping.then(sweep);
     };
-    const timer = setInterval(sweepNow, opts.sweepIntervalMs ?? 30_000);
+    const timer = setInterval(sweepNow, SWEEP_INTERVAL_MS);
     timer.unref();
     // In the background once listening, not in onReady: Fastify fails a start whose onReady
     // hooks take longer than its plugin timeout (10 s), and a database busy for that long (its
@@ -44,8 +44,9 @@ export const pipelines = {
     app.addHook("onClose", async () => {
       clearInterval(timer);
       await sweeping;
-      await opts.deploys.drain();
+      await deploys.drain();
     });
+    return { deploys };
   },
-};
+} satisfies Area;
 export { Deploys };

@@ -5,7 +5,7 @@ import { Settings, Status, UpdateSettingsInput } from "@flowplane/contract";
 import { recordAudit, writePlatformSettings } from "@flowplane/db";
 import { z } from "zod";
 import { actorOf, procedure, router } from "../core/trpc";
-import { VERSION } from "../version";
+import { VERSION } from "../core/version";
 import { platformSettings } from "./settings";
 
 export const settingsRouter = router({

@@ -106,15 +106,16 @@ body{margin:0}
   };
 }
 
-export async function docsPlugin(
+/** GET /api/json and /api/ (in the people's /api context). */
+export async function docsRoutes(
   app: FastifyInstance,
   opts: { document: OpenAPIObject; baseUrl: string },
 ) {
   const json = JSON.stringify(opts.document);
   let page: ViewerPage | undefined;
 
-  app.get("/api/json", async (_request, reply) => reply.type("application/json").send(json));
-  app.get("/api/", async (request, reply) => {
+  app.get("/json", async (_request, reply) => reply.type("application/json").send(json));
+  app.get("/", async (request, reply) => {
     const preferred = new Negotiator(request.raw).mediaType(["application/json", "text/html"]);
     if (preferred === "text/html") {
       page ??= viewerPage(opts.document, opts.baseUrl);

@@ -16,6 +16,7 @@ import {
   sendError,
   toErrorResponse,
 } from "../core/errors";
+import { queryRefusal } from "./request-parsing";
 
 /** The methods each served path template answers, for 405 and its Allow header. */
 class RouteMethods {
@@ -47,13 +48,28 @@ export const errorsPlugin = fp(
     const routeMethods = new RouteMethods();
     app.addHook("onRoute", (route) => routeMethods.add(route.url, route.method));
     app.setErrorHandler(async (error, request, reply) => sendError(request, reply, error));
-    app.setNotFoundHandler(async (request, reply) => {
+    const answer = async (request: FastifyRequest, reply: FastifyReply) => {
       const allowed = routeMethods.allowed(request.url);
-      return sendError(request, reply, allowed.length > 0 ? methodNotAllowed(allowed) : notFound());
-    });
+      const refusal =
+        queryRefusal(request) ?? (allowed.length > 0 ? methodNotAllowed(allowed) : notFound());
+      return sendError(request, reply, refusal);
+    };
+    app.setNotFoundHandler(answer);
+    app.decorate("notFound", answer);
   },
   { name: "errors" },
 );
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /**
+     * The answer to a path no route has (404) or a method its path does not answer (405, with
+     * Allow), after the query string's check: the root's, and that of each context with a prefix
+     * of its own (the people's /api, whose hooks authenticate the caller first).
+     */
+    notFound(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+  }
+}
 
 /**
  * The router's refusals, made before any route or hook runs (Fastify's `frameworkErrors`), so

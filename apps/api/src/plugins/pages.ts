@@ -1,23 +1,22 @@
 // The web pages a person uses, rendered on the server (pages/ renders; each area adds its own page
 // routes: the accounts area's sign-in and settings), and their static assets under /assets/ (open:
-// they carry no data). Pages read the session cookie themselves (the authentication plugin covers
+// they carry no data). Pages read the session cookie themselves (the people's authentication covers
 // only /api/ and /account/), take URL-encoded forms (in this plugin only: the API still refuses
 // all but JSON), and refuse a form POSTed from another origin.
 import formbody from "@fastify/formbody";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Authenticator } from "../core/authenticator";
 import { crossOriginRefusal } from "../core/cross-origin";
-import { sessionCookieOf } from "./authentication";
+import { sessionCookieOf } from "../core/credentials/sessions";
 import { notFound } from "../core/errors";
 import type { Context } from "../core/trpc";
 import { type PageDeps, type PageRoutes, sendFailure, sendPage } from "../pages/page";
 import { loadAssets, PageRenderer } from "../pages/render";
+import { checkQueries } from "./request-parsing";
 
 export interface PagesOptions {
   authenticator: Authenticator;
   baseUrl: string;
-  /** The name of the cookie that holds a signed-in browser's session. */
-  sessionCookie: string;
   /** The areas' page routes. */
   pages: PageRoutes[];
   /** The tRPC context of a signed-in request, for pages calling the API's procedures. */
@@ -28,6 +27,7 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
   const assets = loadAssets();
   const deps: PageDeps = { renderer: new PageRenderer(assets), context: options.context };
   const ownOrigin = new URL(options.baseUrl).origin;
+  checkQueries(app);
 
   // Asset URLs carry their content's hash (`?v=`), so a browser may keep them for good.
   app.get<{ Params: { name: string }; Querystring: { v?: string } }>(
@@ -61,7 +61,7 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
     );
 
     pages.addHook("onRequest", async (request, reply) => {
-      const sid = sessionCookieOf(app, request, options.sessionCookie);
+      const sid = sessionCookieOf(app, request);
       if (sid !== undefined) {
         const authenticated = await options.authenticator.authenticate(undefined, {
           sessionCookie: sid,

@@ -1,6 +1,6 @@
 // What a request may carry: only JSON bodies (without a parser for text/plain, Fastify answers 415
 // for it), and query strings whose percent-encoding decodes (else 400, naming the parameters).
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { parse as parseQueryString } from "node:querystring";
 import { invalidRequest, sendError } from "../core/errors";
@@ -34,32 +34,33 @@ export function parseQuery(query: string): Record<string, unknown> {
   return malformed.length > 0 ? new MalformedQuery(malformed) : parseQueryString(query);
 }
 
-export interface RequestParsingOptions {
-  /** Paths whose routes check what they are sent themselves (the broker's, the instances'). */
-  checkedByTheirRoutes: RegExp[];
+/** The refusal of a query string whose percent-encoding does not decode (none: it decodes). */
+export function queryRefusal(request: FastifyRequest) {
+  if (!(request.query instanceof MalformedQuery)) return undefined;
+  const { parameters } = request.query;
+  return invalidRequest(
+    `Invalid request: ${parameters.join(", ")}: malformed percent-encoding`,
+    parameters.map((path) => ({ path, message: "Malformed percent-encoding" })),
+  );
 }
 
-export const requestParsingPlugin = fp(
-  async (app: FastifyInstance, opts: RequestParsingOptions) => {
+/**
+ * The check, as a hook of the contexts whose routes take what people send (the people's API,
+ * the pages, health); the machines' routes check what they are sent themselves, after their
+ * caller is known.
+ */
+export function checkQueries(app: FastifyInstance) {
+  app.addHook("onRequest", (request, reply, done) => {
+    const refusal = queryRefusal(request);
+    if (refusal === undefined) return done();
+    void sendError(request, reply, refusal);
+  });
+}
+
+/** Only JSON bodies: without a parser for text/plain, Fastify answers 415 for it. */
+export const jsonBodiesOnly = fp(
+  async (app: FastifyInstance) => {
     app.removeContentTypeParser("text/plain");
-    app.addHook("onRequest", (request, reply, done) => {
-      if (
-        !(request.query instanceof MalformedQuery) ||
-        opts.checkedByTheirRoutes.some((paths) => paths.test(request.url))
-      ) {
-        done();
-        return;
-      }
-      const { parameters } = request.query;
-      void sendError(
-        request,
-        reply,
-        invalidRequest(
-          `Invalid request: ${parameters.join(", ")}: malformed percent-encoding`,
-          parameters.map((path) => ({ path, message: "Malformed percent-encoding" })),
-        ),
-      );
-    });
   },
   { name: "request-parsing" },
 );

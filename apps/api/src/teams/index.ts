@@ -1,5 +1,7 @@
 // The teams area: teams and their lifecycle, members, invitations and team types, and the pages of
 // a team's members and invitations.
+import { deleteExpiredInvitations } from "@flowplane/db";
+import type { Area } from "../plugins/area";
 import { invitationRouter } from "./invitations";
 import { memberRouter } from "./members";
 import { memberPages } from "./pages/members";
@@ -13,5 +15,8 @@ export const teams = {
     member: memberRouter,
     invitation: invitationRouter,
   },
-  pages: memberPages,
-};
+  pages: () => memberPages,
+  sweep: async ({ db }) => {
+    await deleteExpiredInvitations(db);
+  },
+} satisfies Area;

@@ -10,7 +10,21 @@ import {
   findSessionByDigest,
   touchSession,
 } from "@flowplane/db";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Authenticated, CredentialStore, SessionLifetime } from "./identity";
+
+/** The cookie that holds a signed-in browser's session. */
+export const SESSION_COOKIE = "sid";
+
+/**
+ * The session cookie's value, parsed from the request's Cookie header (undefined: none). Cookies
+ * are parsed only where a session is read, not for every request.
+ */
+export function sessionCookieOf(app: FastifyInstance, request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie;
+  if (header === undefined || !header.includes(SESSION_COOKIE)) return undefined;
+  return app.parseCookie(header)[SESSION_COOKIE];
+}
 
 /** How often a session's last activity is written at most (the idle timeout's resolution). */
 const TOUCH_INTERVAL_MS = 60_000;
