@@ -27,7 +27,10 @@ export const accounts = {
   /** Signing in and out. */
   account: async (app, platform) => sessionRoutes(app, sessionOptions(platform)),
   pages: (platform) =>
-    accountPages({ account: sessionOptions(platform), editorHosts: platform.services.editorHosts! }),
+    accountPages({
+      account: sessionOptions(platform),
+      editorHosts: platform.services.editorHosts!,
+    }),
   async sweep({ db, sessions }, log) {
     const stale = await deleteStaleSessions(db, new Date(), sessions.idleMs);
     if (stale > 0) log.info({ count: stale }, "deleted ended sessions");

@@ -55,6 +55,7 @@ export const userRouter = router({
   update: procedure
     .meta({
       permission: "user:edit",
+      rateLimit: { limit: "routes", always: false },
       openapi: {
         method: "PUT",
         path: "/api/v1/user",
@@ -73,6 +74,7 @@ export const userRouter = router({
   changePassword: procedure
     .meta({
       permission: "user:edit",
+      rateLimit: { limit: "passwordChange", always: true },
       allowExpiredPassword: true,
       openapi: {
         method: "PUT",

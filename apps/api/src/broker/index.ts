@@ -15,7 +15,8 @@ export const broker = {
   },
   /** An external broker's authentication and ACL callbacks, with a broker token. */
   async machines(app, { db, tokenSecret, services }) {
-    if (services.broker) await brokerCallbackRoutes(app, { db, tokenSecret, access: services.broker });
+    if (services.broker)
+      await brokerCallbackRoutes(app, { db, tokenSecret, access: services.broker });
   },
 } satisfies Area;
 export type { BrokerOptions, FailedConnectLimits } from "./team-broker";

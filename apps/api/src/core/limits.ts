@@ -1,6 +1,17 @@
 // What the areas that sign people in need of the rate limits (plugins/rate-limits.ts counts them).
 import type { FastifyRequest } from "fastify";
 
+/**
+ * A procedure's own limit (its meta's `rateLimit`), per user: FlowFuse's route limits count every
+ * call (`routes`, on only with its optional limits unless `always`); the password change counts
+ * failed guesses of the current password (`passwordChange`).
+ */
+export interface ProcedureLimit {
+  limit: "routes" | "passwordChange";
+  /** On even without FlowFuse's optional limits. */
+  always: boolean;
+}
+
 /** For every way of signing in (POST /account/login, the sign-in page, an editor's): one count. */
 export interface SignInLimits {
   /**

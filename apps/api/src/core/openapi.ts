@@ -78,7 +78,7 @@ export function openApiDocument(
   version: string,
   baseUrl: string,
   /** Whether a procedure's operation can be rate limited (429), as configured. */
-  rateLimited: (procedurePath: string) => boolean = () => false,
+  rateLimited: (meta: Meta) => boolean = () => false,
   /** The routes under /api/v1 outside tRPC (the device agent's), and whether the global limit is on. */
   routes: { docs: RouteDoc[]; globalLimit: boolean } = { docs: [], globalLimit: false },
 ): OpenAPIObject {
@@ -136,7 +136,7 @@ export function openApiDocument(
     statuses.add(403);
     if (operation.parameters || operation.requestBody) statuses.add(400);
     for (const status of meta.errors ?? []) statuses.add(status);
-    if (rateLimited(route.procedurePath)) statuses.add(429);
+    if (rateLimited(meta)) statuses.add(429);
     for (const key of Object.keys(operation.responses)) {
       if (Number(key) >= 400) delete operation.responses[key];
     }

@@ -31,6 +31,7 @@ import {
   unauthorized,
   validationError,
 } from "./errors";
+import type { ProcedureLimit } from "./limits";
 
 export interface Context {
   db: Db;
@@ -45,7 +46,11 @@ export interface Context {
   baseUrl: string;
   tokenSecret: string;
   /** Runs the call within the procedure's own rate limit, if it has one (429 past it). */
-  rateLimit?: <T>(procedurePath: string, run: () => Promise<T>) => Promise<T>;
+  rateLimit?: <T>(
+    procedurePath: string,
+    limit: ProcedureLimit | undefined,
+    run: () => Promise<T>,
+  ) => Promise<T>;
   /** Where clients reach the team broker, for GET /settings (none: no broker). */
   brokerEndpoint?: { host: string; url: string };
   // Areas add what their procedures need of their runtime (`declare module`): the team broker's
@@ -54,6 +59,8 @@ export interface Context {
 
 export type Meta = OpenApiMeta<{
   permission: Permission;
+  /** Its own rate limit, beyond the global one (plugins/rate-limits.ts counts it). */
+  rateLimit?: ProcedureLimit;
   /** HTTP status of a successful REST reply (default 200). 204 replies have no body. */
   successStatus?: 200 | 201 | 204;
   /** Error statuses beyond those that follow from the permission and the input (e.g. 409). */
@@ -296,9 +303,9 @@ const authorized = t.middleware(async ({ ctx, meta, getRawInput, next }) => {
  * A procedure's own rate limit (plugins/rate-limits.ts), after its permission: the same count
  * whether the call comes through REST, /trpc or a page.
  */
-const rateLimited = t.middleware(async ({ ctx, path, next }) => {
+const rateLimited = t.middleware(async ({ ctx, path, meta, next }) => {
   if (!ctx.rateLimit) return next();
-  return ctx.rateLimit(path, async () => {
+  return ctx.rateLimit(path, meta?.rateLimit, async () => {
     const result = await next();
     // tRPC hands a failure back rather than throwing it; thrown, the limit sees what failed.
     if (!result.ok) throw result.error;

@@ -22,6 +22,8 @@ export function probeOnFrontPage(app: FastifyInstance, authenticator: Authentica
     if (route.url !== "/" || !methods.some((method) => method === "GET" || method === "HEAD")) {
       return;
     }
-    route.onRequest = [probe, ...[route.onRequest ?? []].flat()];
+    const hooks = [route.onRequest ?? []].flat();
+    // A HEAD route made from the GET one comes with the GET's hooks, this one among them.
+    if (!hooks.includes(probe)) route.onRequest = [probe, ...hooks];
   });
 }

@@ -157,6 +157,8 @@ export const instancesRouter = router({
   checkName: procedure
     .meta({
       permission: "project:check-name",
+      // FlowFuse limits POST /projects/check-name (a way to probe names) to 6 per 30 s.
+      rateLimit: { limit: "routes", always: false },
       errors: [409],
       openapi: {
         method: "POST",

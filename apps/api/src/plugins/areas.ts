@@ -72,7 +72,8 @@ export const areasPlugin = fp(
         log: request.log,
         baseUrl,
         tokenSecret,
-        rateLimit: (procedurePath, run) => limits.procedure(request, procedurePath, run),
+        rateLimit: (procedurePath, limit, run) =>
+          limits.procedure(request, procedurePath, limit, run),
       }) as Context;
     const platform: Platform = {
       options,

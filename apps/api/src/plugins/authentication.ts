@@ -80,7 +80,8 @@ export function authenticatePeople(
         return;
       }
     }
-    if (wantsPage(request)) return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`);
+    if (wantsPage(request))
+      return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`);
     return reply.code(401).send(unauthorizedBody(request.id));
   });
 }

@@ -3,7 +3,8 @@
 // and procedures are given to apply them.
 import type { RateLimitOptions as RouteRateLimit } from "@fastify/rate-limit";
 import type { FastifyRequest } from "fastify";
-import type { SignInLimits } from "../core/limits";
+import type { ProcedureLimit, SignInLimits } from "../core/limits";
+import type { Meta } from "../core/trpc";
 
 /** At most `max` in a window of `windowMs` (fixed windows, as the plugin counts). */
 export interface Limit {
@@ -56,24 +57,6 @@ export const RATE_LIMIT_DEFAULTS = {
   deviceRegistration: { max: 5, windowMs: 30_000 },
 } satisfies Record<string, Limit>;
 
-/**
- * Procedures with a limit of their own: which one, and whether it is always on. FlowFuse's route
- * limits count every call; the password change counts failed guesses of the current password.
- */
-export const PROCEDURE_LIMITS: Record<
-  string,
-  { limit: "passwordChange" | "routes"; always: boolean }
-> = {
-  "user.changePassword": { limit: "passwordChange", always: true },
-  "user.update": { limit: "routes", always: false },
-  "token.create": { limit: "routes", always: false },
-  // FlowFuse limits POST /projects/check-name (a way to probe names) to 6 per 30 s.
-  "instances.checkName": { limit: "routes", always: false },
-};
-
-/** The procedure a device's one-time code reaches (POST /api/v1/devices with `setup: true`). */
-export const DEVICE_SETUP = "devices.create";
-
 /** The error of a wrong current password (routers/user.ts): what the password limit counts. */
 export const WRONG_PASSWORD = "password_change_failed";
 
@@ -101,9 +84,17 @@ export interface RateLimits {
    * Runs a call of a procedure (`run` throws its error) within the procedure's own limit, if it
    * has one: 429 instead when the limit is reached.
    */
-  procedure<T>(request: FastifyRequest, procedurePath: string, run: () => Promise<T>): Promise<T>;
-  /** Whether a procedure's operation can be refused with 429 (for the OpenAPI document). */
-  mayRefuse(procedurePath: string): boolean;
+  procedure<T>(
+    request: FastifyRequest,
+    procedurePath: string,
+    limit: ProcedureLimit | undefined,
+    run: () => Promise<T>,
+  ): Promise<T>;
+  /**
+   * Whether a procedure's operation can be refused with 429 (for the OpenAPI document): its own
+   * limit on, the device setup's, or the global one.
+   */
+  mayRefuse(meta: Meta): boolean;
   /** Whether the global limit is on (RATE_LIMITS=on): routes outside tRPC may then answer 429. */
   globalLimit: boolean;
   signIn: SignInLimits;

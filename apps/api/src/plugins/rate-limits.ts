@@ -10,8 +10,9 @@
 // a global limit per token, session or (anonymous) client address, and 5 per 30 s on PUT /user
 // and POST /user/tokens.
 //
-// Limits of particular procedures are named once, by procedure path (PROCEDURE_LIMITS), and
-// counted by the procedures' own middleware (trpc.ts), so a call counts the same whether it comes
+// Limits of particular procedures are named by the procedures themselves (their meta's
+// `rateLimit`), and counted by the procedures' own middleware (trpc.ts), so a call counts the same
+// whether it comes
 // through REST, /trpc or a page. Refusals are 429 `too_many_requests` in our envelope (tRPC's on
 // /trpc) with Retry-After. The limits themselves and their defaults are in
 // rate-limit-options.ts.
@@ -22,12 +23,11 @@ import rateLimit, {
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Redis } from "ioredis";
 import { ApiError } from "../core/errors";
+import type { ProcedureLimit } from "../core/limits";
 import {
   CACHE,
-  DEVICE_SETUP,
   type Limit,
   MESSAGES,
-  PROCEDURE_LIMITS,
   RATE_LIMIT_DEFAULTS,
   type RateLimitOptions,
   type RateLimits,
@@ -198,10 +198,8 @@ export async function registerRateLimits(
   // Per user, whichever token or session the user calls with.
   const routeCalls = manual("route", limits.routes);
   const wrongPasswords = failuresOnly("password", limits.passwordChange, MESSAGES.passwordChange);
-  const activeLimit = (procedurePath: string) => {
-    const entry = PROCEDURE_LIMITS[procedurePath];
-    return entry && (entry.always || enabled) ? entry.limit : undefined;
-  };
+  const activeLimit = (limit: ProcedureLimit | undefined) =>
+    limit && (limit.always || enabled) ? limit.limit : undefined;
 
   const signInChecks = manual("sign-in-checks", limits.signInChecks);
   const accountFailures = manual("sign-in", limits.signIn, CACHE.signIn);
@@ -237,10 +235,10 @@ export async function registerRateLimits(
   };
 
   return {
-    async procedure(request, procedurePath, run) {
+    async procedure(request, procedurePath, procedureLimit, run) {
       // A one-time code reaches only the device setup (core/trpc.ts refuses it anything else).
       if (request.auth?.kind === "otc") return deviceSetup(request, run);
-      const limit = activeLimit(procedurePath);
+      const limit = activeLimit(procedureLimit);
       // Every procedure runs authenticated; without a caller there is nothing to key on.
       if (!limit || !request.auth) return run();
       const { userId } = request.auth;
@@ -267,8 +265,8 @@ export async function registerRateLimits(
 
     globalLimit: enabled,
 
-    mayRefuse: (procedurePath) =>
-      enabled || procedurePath === DEVICE_SETUP || activeLimit(procedurePath) !== undefined,
+    mayRefuse: (meta) =>
+      enabled || meta.deviceSetup === true || activeLimit(meta.rateLimit) !== undefined,
 
     signIn: {
       /**

@@ -129,6 +129,7 @@ export const tokenRouter = router({
   create: procedure
     .meta({
       permission: "user:token:edit",
+      rateLimit: { limit: "routes", always: false },
       openapi: {
         method: "POST",
         path: "/api/v1/user/tokens",
