@@ -16,8 +16,10 @@ import {
   editorProxy,
   InstanceRuntime,
   instances,
+  listeningUrl,
   onInstanceConnection,
   outsideInstanceRoutes,
+  runtimePlugin,
 } from "./instances/index";
 import { library } from "./library/index";
 import { Deploys, pipelines } from "./pipelines/index";
@@ -32,7 +34,6 @@ import { proceduresPlugin } from "./plugins/procedures";
 import { registerRateLimits } from "./plugins/rate-limits";
 import { requestLogOptions, requestLogPlugin } from "./plugins/request-log";
 import { parseQuery, requestParsingPlugin } from "./plugins/request-parsing";
-import { listeningUrl, runtimePlugin } from "./plugins/runtime";
 import { securityPlugin } from "./plugins/security";
 import { shutdownPlugin } from "./plugins/shutdown";
 import { appRouter } from "./router";

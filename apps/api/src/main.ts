@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import pretty from "pino-pretty";
 import type { Server } from "node:http";
 import { type AppOptions, buildApp, createLogger } from "./app";
-import { acceptInstanceConnection } from "./instances/index";
+import { acceptInstanceConnection, listeningUrl } from "./instances/index";
 import {
   checkPortFree,
   INITIAL_PASSWORD_FILE,
@@ -25,7 +25,6 @@ import {
   StartRefused,
 } from "./bootstrap";
 import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
-import { listeningUrl } from "./plugins/runtime";
 import { chooseDatabase, openDb, prepare } from "./start-database";
 import { logActivity, reportIsolation, warnOnSharedSite } from "./start-reports";
 

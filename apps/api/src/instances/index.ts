@@ -16,6 +16,7 @@ export const instances = {
   ownPaths: INSTANCE_STORAGE,
 };
 export { InstanceRuntime } from "./runtime";
+export { listeningUrl, runtimePlugin } from "./runtime-plugin";
 export { type EditorHosts, editorHosts } from "./editor-hosts";
 export { type EditorProxy, editorProxy } from "./editor-proxy";
 export { startEditorSession } from "./editor-sign-in";

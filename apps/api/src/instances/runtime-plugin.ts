@@ -1,9 +1,9 @@
-// The instance runtime's lifecycle (instances/runtime.ts): once the server answers, instances
+// The instance runtime's lifecycle (runtime.ts): once the server answers, instances
 // whose desired state is running are started again; when it starts closing, the driver stops them
 // (their files are kept) and starts none after.
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
-import type { InstanceRuntime } from "../instances/runtime";
+import type { InstanceRuntime } from "./runtime";
 
 /** Where this server listens, as an instance on this machine reaches it (not BASE_URL). */
 export function listeningUrl(app: FastifyInstance): string {
