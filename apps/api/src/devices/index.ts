@@ -54,3 +54,8 @@ export const devices = {
   /** The registration's page, where a signed-in person completes it. */
   pages: registrationPages,
 };
+export { DEFAULT_DEVICE_NODE_RED } from "./live";
+export { deviceOf } from "./procedures";
+export { deviceEnv } from "./settings";
+export { groupSummary } from "./groups";
+export { deviceSummary, deviceView } from "./views";

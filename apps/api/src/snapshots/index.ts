@@ -5,3 +5,12 @@ import { snapshotsRouter } from "./procedures";
 export const snapshots = {
   procedures: { snapshots: snapshotsRouter },
 };
+export {
+  contentOf,
+  contentOfInstance,
+  deployedState,
+  type InstanceState,
+  type SnapshotContent,
+  writeOntoInstance,
+} from "./content";
+export { storeInstanceSnapshot } from "./records";
