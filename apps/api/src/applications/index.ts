@@ -7,3 +7,4 @@ export const applications = {
   procedures: { applications: applicationsRouter },
   pages: teamPages,
 };
+export { applicationSummary, applicationsRouter } from "./procedures";

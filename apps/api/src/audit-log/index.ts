@@ -5,3 +5,4 @@ import { auditLogRouter } from "./procedures";
 export const auditLog = {
   procedures: { auditLog: auditLogRouter },
 };
+export { entityAuditLog } from "./entity";

@@ -25,3 +25,5 @@ export {
   onInstanceConnection,
   outsideInstanceRoutes,
 } from "./platform-socket";
+export { instancesRouter } from "./procedures";
+export { instanceStatusOf, instanceSummary } from "./views";

@@ -20,8 +20,8 @@ import {
   type InstanceState,
   writeOntoInstance,
   type SnapshotContent,
-} from "../snapshots/content";
-import { storeInstanceSnapshot } from "../snapshots/records";
+  storeInstanceSnapshot,
+} from "../snapshots/index";
 import { deployError, type Plan } from "./deploy-plan";
 
 /**

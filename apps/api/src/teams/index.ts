@@ -15,3 +15,10 @@ export const teams = {
   },
   pages: memberPages,
 };
+export { recordTeamDeleted } from "./events";
+export { invitationView } from "./invitation-answers";
+export { invitationRouter } from "./invitations";
+export { roleLabel } from "./pages/roles";
+export { teamPlace } from "./pages/team";
+export { teamRouter } from "./team";
+export { teamSummary } from "./views";

@@ -4,3 +4,4 @@ import { tokenRouter } from "./procedures";
 export const tokens = {
   procedures: { token: tokenRouter },
 };
+export { tokenRouter } from "./procedures";
