@@ -13,4 +13,4 @@ export {
   type SnapshotContent,
   writeOntoInstance,
 } from "./content";
-export { storeInstanceSnapshot } from "./records";
+export { recordInstanceDeviceTarget, storeInstanceSnapshot } from "./records";

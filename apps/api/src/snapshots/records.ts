@@ -164,6 +164,16 @@ export async function setInstanceDeviceTarget(
   snapshot: Pick<SnapshotRow, "id" | "name"> | null,
 ) {
   await setProjectDeviceTarget(trx, project.id, snapshot?.id ?? null);
+  await recordInstanceDeviceTarget(ctx, trx, project, snapshot);
+}
+
+/** The audit entry of a new snapshot (or none) for an instance's devices to run. */
+export async function recordInstanceDeviceTarget(
+  ctx: Pick<Context, "auth">,
+  trx: Db,
+  project: Pick<ProjectDetail, "id" | "name" | "team_id">,
+  snapshot: Pick<SnapshotRow, "id" | "name"> | null,
+) {
   await recordAudit(trx, {
     event: "project.snapshot.device-target-set",
     entity: { type: "project", id: project.id },
