@@ -1,8 +1,8 @@
 // The layout's rules, read from the source files (docs/architecture.md, "Imports point downward
 // only"): an area of the API uses another only through that area's index.ts, type imports
 // included; no file imports itself around a circle, in any package's or app's src; no source file
-// is over 400 lines. Imports are found as the scratch checker found them: a regular expression
-// over each file's `from "…"`, `import "…"` and `import("…")` specifiers; only relative ones count.
+// is over 400 lines. Imports are found by a regular expression over each file's `from "…"`,
+// `import "…"` and `import("…")` specifiers; only relative ones, naming a file, count.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
