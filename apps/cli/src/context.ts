@@ -6,11 +6,9 @@ import { DEFAULT_URL, type Login, loginFile, readLogin } from "./config";
 import { type Env, parseEnv } from "./env";
 import { CliError } from "./errors";
 import { checkFlowplane } from "./identify";
-import { canAsk, confirm, type Input, readSecret, type SecretOptions } from "./prompt";
+import { canAsk, confirm, type Input, readSecret, type SecretOptions, type Writer } from "./prompt";
 
-export interface Writer {
-  write(text: string): unknown;
-}
+export type { Writer };
 
 export interface Io {
   stdout: Writer;

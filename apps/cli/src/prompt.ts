@@ -3,8 +3,12 @@
 // (raw mode: nothing typed is shown, Backspace and Ctrl-U edit, Ctrl-C aborts); otherwise the first
 // line of stdin is read, so that a script can pipe it in. A yes-or-no question (`confirm`) is only
 // ever asked at a terminal: a script's stdin is its data, not an answer.
-import type { Writer } from "./context";
 import { CliError } from "./errors";
+
+/** Where a command writes: stdout or stderr (context.ts's Io). */
+export interface Writer {
+  write(text: string): unknown;
+}
 
 /** stdin: a terminal (isTTY, setRawMode) or a pipe or file. */
 export type Input = NodeJS.ReadableStream & {

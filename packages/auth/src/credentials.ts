@@ -1,7 +1,8 @@
 // Node-RED's credential encryption (its `credentials` object as it stores it: `{ "$": iv + data }`,
 // AES-256-CTR under the SHA-256 of a secret), so that what the platform hands an instance, a
-// device or an export is what Node-RED and FlowFuse's tools read. And the key of a snapshot's own
-// secrets, derived from the platform's secret: the database alone decrypts nothing.
+// device or an export is what Node-RED and FlowFuse's tools read. And a snapshot's own secrets,
+// sealed and opened under a key derived from the platform's secret: the database alone decrypts
+// nothing.
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 
 /** Node-RED's encrypted form. */
@@ -46,4 +47,50 @@ export function snapshotSecret(platformSecret: string, snapshotId: string): stri
   return createHmac("sha256", platformSecret)
     .update(`flowplane snapshot secrets ${snapshotId}`)
     .digest("hex");
+}
+
+/** The secret part of a snapshot: the flows' credentials by node id, hidden variables' values. */
+export interface SnapshotSecrets {
+  credentials: Record<string, unknown>;
+  env: Record<string, string>;
+}
+
+/** A snapshot's secrets sealed under its own key (null when it has none). */
+export function sealSnapshotSecrets(
+  platformSecret: string,
+  snapshotId: string,
+  secrets: SnapshotSecrets,
+): string | null {
+  if (Object.keys(secrets.credentials).length === 0 && Object.keys(secrets.env).length === 0) {
+    return null;
+  }
+  return encryptCredentials(snapshotSecret(platformSecret, snapshotId), secrets).$;
+}
+
+/**
+ * A snapshot's secrets opened again; undefined when they do not open with the platform's secret
+ * (it changed since the snapshot was taken).
+ */
+export function openSnapshotSecrets(
+  platformSecret: string,
+  snapshot: { id: string; secrets: string | null },
+): SnapshotSecrets | undefined {
+  if (snapshot.secrets === null) return { credentials: {}, env: {} };
+  const value = decryptCredentials(snapshotSecret(platformSecret, snapshot.id), {
+    $: snapshot.secrets,
+  }) as Partial<SnapshotSecrets> | undefined;
+  if (!value || typeof value !== "object") return undefined;
+  return { credentials: value.credentials ?? {}, env: value.env ?? {} };
+}
+
+/** A snapshot's variables as they are given: hidden ones with their values back. */
+export function openSnapshotEnv(
+  env: readonly { name: string; value: string; hidden: boolean }[],
+  secrets: SnapshotSecrets,
+): { name: string; value: string; hidden: boolean }[] {
+  return env.map((v) => ({
+    name: v.name,
+    value: v.hidden ? (secrets.env[v.name] ?? "") : v.value,
+    hidden: v.hidden,
+  }));
 }

@@ -20,8 +20,12 @@
 //   Every change of state moves `generation` too. It reconnects on its own.
 //
 // PGlite has no feed (`accessFeed` answers undefined): one process, and nothing to keep.
+import type { Kysely } from "kysely";
 import pg from "pg";
-import type { Db } from "./create-db";
+import type { Database } from "./schema";
+
+// The database as create-db.ts names it (Db), here without importing it: create-db.ts imports this.
+type Db = Kysely<Database>;
 
 const CHANNEL = "flowplane_access";
 const RETRY_MS = 1_000;

@@ -4,10 +4,23 @@ import type { Database } from "./schema";
 
 type Db = Kysely<Database>;
 
+/** The settings administrators change, by their FlowFuse keys. */
+export interface PlatformSettings {
+  "team:create": boolean;
+}
+
+/** What each setting is until an administrator changes it: Flowplane lets anyone create teams. */
+export const SETTING_DEFAULTS: PlatformSettings = { "team:create": true };
+
 /** The settings administrators changed, by key (a key with no row has its default). */
 export async function readPlatformSettings(db: Db): Promise<Record<string, unknown>> {
   const rows = await db.selectFrom("platform_settings").select(["key", "value"]).execute();
   return Object.fromEntries(rows.map((row) => [row.key, row.value]));
+}
+
+/** Every setting: as an administrator changed it, else its default. */
+export async function platformSettings(db: Db): Promise<PlatformSettings> {
+  return { ...SETTING_DEFAULTS, ...(await readPlatformSettings(db)) } as PlatformSettings;
 }
 
 /** Sets these keys; the caller gives the transaction the audit entry is in. */

@@ -37,3 +37,5 @@ export const accounts = {
   },
 } satisfies Area;
 export type { SessionOptions } from "./sessions";
+export { InitialPassword } from "./initial-password";
+export { userRouter } from "./user";

@@ -23,7 +23,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context } from "../core/trpc";
-import { recordTeamDeleted } from "../teams/events";
+import { recordTeamDeleted } from "../teams/index";
 
 export const usernameTaken = () =>
   new ApiError(400, "invalid_username", "Username is not available", [

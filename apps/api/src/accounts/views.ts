@@ -1,7 +1,7 @@
 // Users as the API shows them (FlowFuse's view shapes).
 import type { User, UserTeam } from "@flowplane/contract";
 import type { UserRow, UserTeamRow } from "@flowplane/db";
-import { teamSummary } from "../teams/views";
+import { teamSummary } from "../teams/index";
 
 export function userView(row: UserRow, baseUrl: string): User {
   return {

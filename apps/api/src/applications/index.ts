@@ -8,3 +8,4 @@ export const applications = {
   procedures: { applications: applicationsRouter },
   pages: () => teamPages,
 } satisfies Area;
+export { applicationSummary, applicationsRouter } from "./procedures";

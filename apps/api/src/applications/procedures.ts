@@ -29,8 +29,8 @@ import {
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
 import { instanceCountsProcedures } from "./instance-counts";
-import { instanceStatusOf, instanceSummary } from "../instances/views";
-import { teamSummary } from "../teams/views";
+import { instanceStatusOf, instanceSummary } from "../instances/index";
+import { teamSummary } from "../teams/index";
 
 const TAG = "Applications";
 

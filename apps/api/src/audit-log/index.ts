@@ -6,3 +6,4 @@ import { auditLogRouter } from "./procedures";
 export const auditLog = {
   procedures: { auditLog: auditLogRouter },
 } satisfies Area;
+export { entityAuditLog } from "./entity";

@@ -67,6 +67,13 @@ export const unauthorized = () => new ApiError(401, "unauthorized", "unauthorize
 export const forbidden = (message = "unauthorized", code = "unauthorized") =>
   new ApiError(403, code, message);
 export const notFound = (message = "Not Found") => new ApiError(404, "not_found", message);
+/** A snapshot's secrets that do not open with the platform's secret (it changed since). */
+export const unreadableSnapshot = () =>
+  new ApiError(
+    500,
+    "unexpected_error",
+    "The snapshot's credentials cannot be decrypted with the platform's secret",
+  );
 export const invalidRequest = (message: string, fields?: FieldError[]) =>
   new ApiError(400, "invalid_request", message, fields);
 export function methodNotAllowed(allowed: string[]): ApiError {

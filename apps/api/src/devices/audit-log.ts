@@ -1,6 +1,6 @@
 // A device's audit log (/devices/{id}/audit-log), read as the team's is, and as CSV.
 import { DeviceAuditLogInput } from "@flowplane/contract";
-import { entityAuditLog } from "../audit-log/entity";
+import { entityAuditLog } from "../audit-log/index";
 import { TAG } from "./procedures";
 
 const log = entityAuditLog({

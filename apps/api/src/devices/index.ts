@@ -57,3 +57,8 @@ export const devices = {
   docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS],
   sweep: async ({ db }) => deleteExpiredDeviceRegistrations(db),
 } satisfies Area;
+export { DEFAULT_DEVICE_NODE_RED } from "./live";
+export { deviceOf } from "./procedures";
+export { deviceEnv } from "./settings";
+export { groupSummary } from "./groups";
+export { deviceSummary, deviceView } from "./views";

@@ -5,7 +5,14 @@
 // reaches these routes of this device and nothing else; no other token reaches them. The routes
 // under /api/v1 are in the OpenAPI document (tag "Device agent", scheme `deviceToken`), each
 // declared once with the schemas its handler uses (live-schemas.ts, core/route-docs.ts).
-import { bearerToken, encryptCredentials, parseToken, tokenDigest } from "@flowplane/auth";
+import {
+  bearerToken,
+  encryptCredentials,
+  openSnapshotEnv,
+  openSnapshotSecrets,
+  parseToken,
+  tokenDigest,
+} from "@flowplane/auth";
 import {
   checkInDevice,
   type Db,
@@ -18,9 +25,8 @@ import {
 import { isId } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { toErrorResponse, unauthorized, validationError } from "../core/errors";
+import { toErrorResponse, unauthorized, unreadableSnapshot, validationError } from "../core/errors";
 import { routeUrl } from "../core/route-docs";
-import { contentOf, envOf } from "../snapshots/content";
 import { deviceEnv } from "./settings";
 import { AuditBody, CHECK_IN, CheckInBody, SETTINGS, SNAPSHOT, STATE } from "./live-schemas";
 
@@ -159,20 +165,21 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       const row = device.target_id ? await findSnapshot(db, device.target_id) : undefined;
       // Nothing to run: the agent reads `{}` as "no snapshot".
       if (!row) return reply.send({});
-      const content = contentOf(opts.tokenSecret, row);
+      const secrets = openSnapshotSecrets(opts.tokenSecret, row);
+      if (!secrets) throw unreadableSnapshot();
       const env = Object.fromEntries(
-        envOf(content.settings, content.secrets).map((v) => [v.name, v.value]),
+        openSnapshotEnv(row.settings.env, secrets).map((v) => [v.name, v.value]),
       );
-      const modules = { ...content.settings.modules };
+      const modules = { ...row.settings.modules };
       if (typeof modules["node-red"] !== "string") modules["node-red"] = DEFAULT_DEVICE_NODE_RED;
       return reply.send({
         id: row.id,
         name: row.name,
         description: row.description,
-        settings: content.settings.settings,
-        flows: content.flows,
+        settings: row.settings.settings,
+        flows: row.flows,
         // Node-RED on the device decrypts them with the secret the device was given.
-        credentials: encryptCredentials(device.credential_secret, content.secrets.credentials),
+        credentials: encryptCredentials(device.credential_secret, secrets.credentials),
         modules,
         env: { ...env, ...platformEnv(device, row) },
       });

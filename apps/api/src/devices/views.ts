@@ -8,7 +8,7 @@ import {
   PLATFORM_ENV_PREFIX,
 } from "@flowplane/contract";
 import type { DeviceDetail, EnvVar as StoredEnvVar } from "@flowplane/db";
-import { teamSummary } from "../teams/views";
+import { teamSummary } from "../teams/index";
 
 export const devicePath = (baseUrl: string, id: string) => `${baseUrl}/api/v1/devices/${id}`;
 

@@ -51,3 +51,5 @@ export const instances = {
 export { type EditorHosts, editorHosts } from "./editor-hosts";
 export { startEditorSession } from "./editor-sign-in";
 export { acceptInstanceConnection } from "./platform-socket";
+export { instancesRouter } from "./procedures";
+export { instanceStatusOf, instanceSummary } from "./views";

@@ -31,19 +31,12 @@ import {
   type Action,
   type Actor,
 } from "./actions";
-import type { EditorHosts } from "./editor-hosts";
-import { instanceSpec, moduleInstallFailed } from "./spec";
+import { instanceSpec, moduleInstallFailed, type PlatformAddresses } from "./spec";
 
-export interface RuntimeOptions {
+export interface RuntimeOptions extends PlatformAddresses {
   db: Db;
   driver: Driver;
   tokenSecret: string;
-  /** Where instances reach the platform: its own listening address (known once it listens). */
-  platformUrl: () => string;
-  /** Where browsers open instances' editors (through the platform's proxy). */
-  hosts: EditorHosts;
-  /** The platform's public address (BASE_URL): where an editor sends a browser to sign in. */
-  baseUrl: string;
   log: FastifyBaseLogger;
 }
 

@@ -4,11 +4,21 @@ import type { EnvVar } from "@flowplane/contract";
 import { type ProjectDetail } from "@flowplane/db";
 import { type InstanceSpec, type ModuleInstallError } from "@flowplane/runtime";
 import { ApiError } from "../core/errors";
-import type { RuntimeOptions } from "./runtime";
+import type { EditorHosts } from "./editor-hosts";
+
+/** Where an instance and its editor reach the platform (the runtime's options have them). */
+export interface PlatformAddresses {
+  /** Where instances reach the platform: its own listening address (known once it listens). */
+  platformUrl: () => string;
+  /** Where browsers open instances' editors (through the platform's proxy). */
+  hosts: EditorHosts;
+  /** The platform's public address (BASE_URL): where an editor sends a browser to sign in. */
+  baseUrl: string;
+}
 
 /** What Node-RED starts with: its variables (its own and the platform's), modules, token. */
 export async function instanceSpec(
-  options: Pick<RuntimeOptions, "platformUrl" | "hosts" | "baseUrl">,
+  options: PlatformAddresses,
   project: ProjectDetail,
   token: string,
 ): Promise<InstanceSpec> {

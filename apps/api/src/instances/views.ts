@@ -11,7 +11,7 @@ import {
 import type { ProjectDetail, ProjectSummaryRow } from "@flowplane/db";
 import { platformEnv } from "./spec";
 import type { Context } from "../core/trpc";
-import { teamSummary } from "../teams/views";
+import { teamSummary } from "../teams/index";
 
 const instancePath = (baseUrl: string, id: string) => `${baseUrl}/api/v1/projects/${id}`;
 

@@ -20,8 +20,9 @@ import {
   type InstanceState,
   writeOntoInstance,
   type SnapshotContent,
-} from "../snapshots/content";
-import { storeInstanceSnapshot } from "../snapshots/records";
+  recordInstanceDeviceTarget,
+  storeInstanceSnapshot,
+} from "../snapshots/index";
 import { deployError, type Plan } from "./deploy-plan";
 
 /**
@@ -129,18 +130,7 @@ export async function run(ctx: Context, operationId: string, deploy: Plan): Prom
 
   const record = async (trx: Db) => {
     await recordAudit(trx, deployed);
-    if (target.deploy_to_devices) {
-      await recordAudit(trx, {
-        event: "project.snapshot.device-target-set",
-        entity: { type: "project", id: targetInstance.id },
-        teamId: pipeline.team_id,
-        actor: actorOf(ctx),
-        body: {
-          project: { id: targetInstance.id, name: targetInstance.name },
-          snapshot: { id: copy.id, name: copy.name },
-        },
-      });
-    }
+    if (target.deploy_to_devices) await recordInstanceDeviceTarget(ctx, trx, targetInstance, copy);
   };
   await writeOntoInstance(
     ctx,

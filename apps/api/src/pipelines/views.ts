@@ -11,9 +11,9 @@ import {
   type PipelineWithApplication,
 } from "@flowplane/db";
 import type { Context } from "../core/trpc";
-import { groupSummary } from "../devices/groups";
-import { deviceView } from "../devices/views";
-import { instanceSummary } from "../instances/views";
+import { groupSummary } from "../devices/index";
+import { deviceView } from "../devices/index";
+import { instanceSummary } from "../instances/index";
 
 type ViewContext = Pick<Context, "db" | "instances" | "baseUrl">;
 

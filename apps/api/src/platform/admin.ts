@@ -4,7 +4,7 @@ import { InvitationList, PlatformStats } from "@flowplane/contract";
 import { listAllInvitations, platformCounts } from "@flowplane/db";
 import { z } from "zod";
 import { procedure, router } from "../core/trpc";
-import { invitationView } from "../teams/invitation-answers";
+import { invitationView } from "../teams/index";
 
 export const adminRouter = router({
   stats: procedure

@@ -2,11 +2,10 @@
 // PUT /settings: administrators change the settings Flowplane has.
 import { actsAsAdmin } from "@flowplane/auth";
 import { Settings, Status, UpdateSettingsInput } from "@flowplane/contract";
-import { recordAudit, writePlatformSettings } from "@flowplane/db";
+import { platformSettings, recordAudit, writePlatformSettings } from "@flowplane/db";
 import { z } from "zod";
 import { actorOf, procedure, router } from "../core/trpc";
 import { VERSION } from "../core/version";
-import { platformSettings } from "./settings";
 
 export const settingsRouter = router({
   get: procedure

@@ -9,10 +9,10 @@ import {
   SearchResults,
 } from "@flowplane/contract";
 import { searchTeam, type TeamForUser } from "@flowplane/db";
-import { applicationSummary } from "../applications/procedures";
+import { applicationSummary } from "../applications/index";
 import { type Context, procedure, router, teamOf } from "../core/trpc";
-import { deviceSummary } from "../devices/views";
-import { instanceStatusOf, instanceSummary } from "../instances/views";
+import { deviceSummary } from "../devices/index";
+import { instanceStatusOf, instanceSummary } from "../instances/index";
 
 const TAG = "Search";
 

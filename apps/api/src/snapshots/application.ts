@@ -1,11 +1,10 @@
 // An application's snapshots (FlowFuse's GET /applications/{id}/snapshots): those of its
 // instances and of its devices, newest first, optionally only one instance's or one device's.
 import { ListApplicationSnapshotsInput, SnapshotList } from "@flowplane/contract";
-import { findApplication, listSnapshots } from "@flowplane/db";
+import { findApplication } from "@flowplane/db";
 import { notFound } from "../core/errors";
 import { procedure, teamOf } from "../core/trpc";
-import { TAG } from "./records";
-import { snapshotView } from "./views";
+import { snapshotPage, TAG } from "./records";
 
 export const applicationSnapshotProcedures = {
   ofApplication: procedure
@@ -27,19 +26,14 @@ export const applicationSnapshotProcedures = {
       // of the same team.
       const application = await findApplication(ctx.db, input.applicationId);
       if (!application || application.team_id !== teamOf(ctx).team.id) throw notFound();
-      const page = await listSnapshots(
-        ctx.db,
+      return snapshotPage(
+        ctx,
         {
           applicationId: application.id,
           ...(input.instanceId !== undefined && { projectId: input.instanceId }),
           ...(input.deviceId !== undefined && { deviceId: input.deviceId }),
         },
-        { limit: input.limit, cursor: input.cursor },
+        input,
       );
-      return {
-        meta: { ...(page.nextCursor && { next_cursor: page.nextCursor }) },
-        count: page.total,
-        snapshots: page.rows.map((row) => snapshotView(row, ctx.baseUrl)),
-      };
     }),
 };

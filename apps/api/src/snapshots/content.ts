@@ -7,7 +7,9 @@ import {
   encryptCredentials,
   type EncryptedCredentials,
   isEncryptedCredentials,
-  snapshotSecret,
+  openSnapshotEnv,
+  openSnapshotSecrets,
+  type SnapshotSecrets,
 } from "@flowplane/auth";
 import {
   type Db,
@@ -18,14 +20,8 @@ import {
 } from "@flowplane/db";
 import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
-import { ApiError } from "../core/errors";
+import { ApiError, unreadableSnapshot } from "../core/errors";
 import type { Context } from "../core/trpc";
-
-/** The secret part of a snapshot: the flows' credentials by node id, hidden variables' values. */
-export interface SnapshotSecrets {
-  credentials: Record<string, unknown>;
-  env: Record<string, string>;
-}
 
 /** A snapshot's whole content, secrets in the clear (in memory only). */
 export interface SnapshotContent {
@@ -111,40 +107,11 @@ export async function contentOfInstance(db: Db, project: ProjectDetail): Promise
   };
 }
 
-/** The sealed form of a snapshot's secrets (null when it has none). */
-export function sealSecrets(
-  platformSecret: string,
-  snapshotId: string,
-  secrets: SnapshotSecrets,
-): string | null {
-  if (Object.keys(secrets.credentials).length === 0 && Object.keys(secrets.env).length === 0) {
-    return null;
-  }
-  return encryptCredentials(snapshotSecret(platformSecret, snapshotId), secrets).$;
-}
-
+/** A snapshot's secrets opened (500 when the platform's secret no longer opens them). */
 export function openSecrets(platformSecret: string, row: SnapshotRow): SnapshotSecrets {
-  if (row.secrets === null) return { credentials: {}, env: {} };
-  const value = decryptCredentials(snapshotSecret(platformSecret, row.id), { $: row.secrets }) as
-    Partial<SnapshotSecrets> | undefined;
-  if (!value || typeof value !== "object") {
-    // The platform's secret changed since the snapshot was taken.
-    throw new ApiError(
-      500,
-      "unexpected_error",
-      "The snapshot's credentials cannot be decrypted with the platform's secret",
-    );
-  }
-  return { credentials: value.credentials ?? {}, env: value.env ?? {} };
-}
-
-/** The variables a deploy gives the instance: hidden ones with their values back. */
-export function envOf(settings: SnapshotSettings, secrets: SnapshotSecrets): EnvVar[] {
-  return settings.env.map((v) => ({
-    name: v.name,
-    value: v.hidden ? (secrets.env[v.name] ?? "") : v.value,
-    hidden: v.hidden,
-  }));
+  const secrets = openSnapshotSecrets(platformSecret, row);
+  if (!secrets) throw unreadableSnapshot();
+  return secrets;
 }
 
 /** Encrypted with a secret: Node-RED's form. */
@@ -256,7 +223,7 @@ export function deployedState(before: InstanceState, content: SnapshotContent): 
     runtimeSettings,
     settings: {
       ...before.settings,
-      env: envOf(content.settings, content.secrets),
+      env: openSnapshotEnv(content.settings.env, content.secrets),
       palette: { ...before.settings.palette, modules },
     },
   };

@@ -18,21 +18,22 @@ import {
   findProject,
   findSnapshot,
   findSnapshotSummary,
-  insertSnapshot,
-  listSnapshots,
-  newId,
   recordAudit,
-  setProjectDeviceTarget,
   type SnapshotSummaryRow,
   updateDevice,
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
-import { DEFAULT_DEVICE_NODE_RED } from "../devices/live";
-import { deviceOf } from "../devices/procedures";
-import { deviceEnv } from "../devices/settings";
-import { contentOf, sealSecrets, type SnapshotContent } from "./content";
-import { remove, TAG } from "./records";
+import { DEFAULT_DEVICE_NODE_RED, deviceEnv, deviceOf } from "../devices/index";
+import { contentOf, type SnapshotContent } from "./content";
+import {
+  insertContent,
+  remove,
+  setInstanceDeviceTarget,
+  snapshotPage,
+  takeSnapshot,
+  TAG,
+} from "./records";
 import { snapshotView } from "./views";
 
 const invalidDevice = (message: string) =>
@@ -101,26 +102,20 @@ export async function storeDeviceSnapshot(
   content: SnapshotContent,
   meta: { name: string; description?: string; event: "created" | "imported" },
 ) {
-  const id = newId();
   const owner =
     device.project_id !== null
       ? { type: "instance" as const, projectId: device.project_id }
       : { type: "device" as const, deviceId: device.id };
   const applicationId = device.project_application_id ?? device.application_id;
   if (applicationId === null) throw invalidDevice("The device is not assigned");
-  const row = await insertSnapshot(trx, {
-    id,
-    teamId: device.team_id,
-    applicationId,
-    owner,
-    name: meta.name,
-    description: meta.description ?? "",
-    userId: ctx.auth.userId,
-    flows: content.flows,
-    settings: content.settings,
-    secrets: sealSecrets(ctx.tokenSecret, id, content.secrets),
-  });
-  const snapshot = { id, name: row.name };
+  const row = await insertContent(
+    ctx,
+    trx,
+    { teamId: device.team_id, applicationId, owner },
+    content,
+    meta,
+  );
+  const snapshot = { id: row.id, name: row.name };
   const deviceRef = { id: device.id, name: device.name };
   await recordAudit(
     trx,
@@ -164,6 +159,13 @@ export async function applicationDeviceOf(db: Db, deviceId: string): Promise<Dev
   return device;
 }
 
+/** What a snapshot taken of a device now is stored with. */
+const created = (input: { name: string; description?: string }) => ({
+  name: input.name,
+  description: input.description,
+  event: "created" as const,
+});
+
 /** The snapshot, when it is the device's own (another's is as missing as an unknown one). */
 async function deviceSnapshotOf(
   ctx: Pick<Context, "db">,
@@ -193,16 +195,7 @@ export const deviceSnapshotProcedures = {
     .output(SnapshotList)
     .query(async ({ ctx, input }) => {
       const device = await applicationDeviceOf(ctx.db, input.deviceId);
-      const page = await listSnapshots(
-        ctx.db,
-        { deviceId: device.id },
-        { limit: input.limit, cursor: input.cursor },
-      );
-      return {
-        meta: { ...(page.nextCursor && { next_cursor: page.nextCursor }) },
-        count: page.total,
-        snapshots: page.rows.map((row) => snapshotView(row, ctx.baseUrl)),
-      };
+      return snapshotPage(ctx, { deviceId: device.id }, input);
     }),
 
   createOfDevice: procedure
@@ -222,13 +215,11 @@ export const deviceSnapshotProcedures = {
     .mutation(async ({ ctx, input }) => {
       const device = await applicationDeviceOf(ctx.db, input.deviceId);
       const content = await contentOfDevice(ctx.db, ctx.tokenSecret, device);
-      const row = await ctx.db.transaction().execute(async (trx) => {
-        const stored = await storeDeviceSnapshot(ctx, trx, device, content, {
-          name: input.name,
-          description: input.description,
-          event: "created",
-        });
-        if (input.setAsTarget) {
+      return takeSnapshot(
+        ctx,
+        input.setAsTarget,
+        (trx) => storeDeviceSnapshot(ctx, trx, device, content, created(input)),
+        async (trx, stored) => {
           await updateDevice(trx, device.id, { targetSnapshotId: stored.id });
           await recordAudit(trx, {
             event: "application.device.snapshot.device-target-set",
@@ -241,10 +232,8 @@ export const deviceSnapshotProcedures = {
               snapshot: { id: stored.id, name: stored.name },
             },
           });
-        }
-        return stored;
-      });
-      return snapshotView((await findSnapshotSummary(ctx.db, row.id))!, ctx.baseUrl);
+        },
+      );
     }),
 
   ofDeviceById: procedure
@@ -310,27 +299,11 @@ export const deviceSnapshotProcedures = {
       const project = await findProject(ctx.db, device.project_id);
       if (!project) throw notFound();
       const content = await contentOfDevice(ctx.db, ctx.tokenSecret, device);
-      const row = await ctx.db.transaction().execute(async (trx) => {
-        const stored = await storeDeviceSnapshot(ctx, trx, device, content, {
-          name: input.name,
-          description: input.description,
-          event: "created",
-        });
-        if (input.setAsTarget) {
-          await setProjectDeviceTarget(trx, project.id, stored.id);
-          await recordAudit(trx, {
-            event: "project.snapshot.device-target-set",
-            entity: { type: "project", id: project.id },
-            teamId: project.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: project.id, name: project.name },
-              snapshot: { id: stored.id, name: stored.name },
-            },
-          });
-        }
-        return stored;
-      });
-      return snapshotView((await findSnapshotSummary(ctx.db, row.id))!, ctx.baseUrl);
+      return takeSnapshot(
+        ctx,
+        input.setAsTarget,
+        (trx) => storeDeviceSnapshot(ctx, trx, device, content, created(input)),
+        (trx, stored) => setInstanceDeviceTarget(ctx, trx, project, stored),
+      );
     }),
 };

@@ -6,3 +6,12 @@ import { snapshotsRouter } from "./procedures";
 export const snapshots = {
   procedures: { snapshots: snapshotsRouter },
 } satisfies Area;
+export {
+  contentOf,
+  contentOfInstance,
+  deployedState,
+  type InstanceState,
+  type SnapshotContent,
+  writeOntoInstance,
+} from "./content";
+export { recordInstanceDeviceTarget, storeInstanceSnapshot } from "./records";

@@ -16,9 +16,7 @@ import {
 import {
   findSnapshot,
   findSnapshotSummary,
-  listSnapshots,
   recordAudit,
-  setProjectDeviceTarget,
   type SnapshotSummaryRow,
 } from "@flowplane/db";
 import { actorOf, procedure } from "../core/trpc";
@@ -35,7 +33,10 @@ import {
   TAG,
   projectOf,
   instanceSnapshotOf,
+  setInstanceDeviceTarget,
+  snapshotPage,
   storeInstanceSnapshot,
+  takeSnapshot,
   invalidSnapshot,
   remove,
 } from "./records";
@@ -58,16 +59,7 @@ export const instanceSnapshotProcedures = {
     .output(SnapshotList)
     .query(async ({ ctx, input }) => {
       const project = await projectOf(ctx, input.instanceId);
-      const page = await listSnapshots(
-        ctx.db,
-        { projectId: project.id },
-        { limit: input.limit, cursor: input.cursor },
-      );
-      return {
-        meta: { ...(page.nextCursor && { next_cursor: page.nextCursor }) },
-        count: page.total,
-        snapshots: page.rows.map((row) => snapshotView(row, ctx.baseUrl)),
-      };
+      return snapshotPage(ctx, { projectId: project.id }, input);
     }),
 
   create: procedure
@@ -104,28 +96,17 @@ export const instanceSnapshotProcedures = {
           env.filter((v) => v.hidden).map((v) => [v.name, v.value]),
         );
       }
-      const row = await ctx.db.transaction().execute(async (trx) => {
-        const stored = await storeInstanceSnapshot(ctx, trx, project, content, {
-          name: input.name,
-          description: input.description,
-          event: "created",
-        });
-        if (input.setAsTarget) {
-          await setProjectDeviceTarget(trx, project.id, stored.id);
-          await recordAudit(trx, {
-            event: "project.snapshot.device-target-set",
-            entity: { type: "project", id: project.id },
-            teamId: project.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: project.id, name: project.name },
-              snapshot: { id: stored.id, name: stored.name },
-            },
-          });
-        }
-        return stored;
-      });
-      return snapshotView((await findSnapshotSummary(ctx.db, row.id))!, ctx.baseUrl);
+      return takeSnapshot(
+        ctx,
+        input.setAsTarget,
+        (trx) =>
+          storeInstanceSnapshot(ctx, trx, project, content, {
+            name: input.name,
+            description: input.description,
+            event: "created",
+          }),
+        (trx, stored) => setInstanceDeviceTarget(ctx, trx, project, stored),
+      );
     }),
 
   ofInstanceById: procedure
@@ -250,19 +231,9 @@ export const instanceSnapshotProcedures = {
           throw invalidSnapshot("targetSnapshot", "Not a snapshot of the instance's application");
         }
       }
-      await ctx.db.transaction().execute(async (trx) => {
-        await setProjectDeviceTarget(trx, project.id, target?.id ?? null);
-        await recordAudit(trx, {
-          event: "project.snapshot.device-target-set",
-          entity: { type: "project", id: project.id },
-          teamId: project.team_id,
-          actor: actorOf(ctx),
-          body: {
-            project: { id: project.id, name: project.name },
-            snapshot: target ? { id: target.id, name: target.name } : null,
-          },
-        });
-      });
+      await ctx.db
+        .transaction()
+        .execute((trx) => setInstanceDeviceTarget(ctx, trx, project, target ?? null));
       return { status: "okay" as const };
     }),
 };

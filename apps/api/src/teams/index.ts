@@ -20,3 +20,10 @@ export const teams = {
     await deleteExpiredInvitations(db);
   },
 } satisfies Area;
+export { recordTeamDeleted } from "./events";
+export { invitationView } from "./invitation-answers";
+export { invitationRouter } from "./invitations";
+export { roleLabel } from "./pages/roles";
+export { teamPlace } from "./pages/team";
+export { teamRouter } from "./team";
+export { teamSummary } from "./views";

@@ -1,6 +1,6 @@
 // Teams: create, list (administrators), read and rename; the rest of a team's life is in
 // team-lifecycle.ts.
-import { randomBase62 } from "@flowplane/auth";
+import { actsAsAdmin, type Caller, randomBase62 } from "@flowplane/auth";
 import {
   CreateTeamInput,
   LIST_COUNT_CAP,
@@ -19,15 +19,23 @@ import {
   isForeignKeyViolation,
   isUniqueViolation,
   listTeams,
+  platformSettings,
   slugExists,
   updateTeam,
 } from "@flowplane/db";
-import { ApiError, invalidRequest, notFound } from "../core/errors";
+import { ApiError, forbidden, invalidRequest, notFound } from "../core/errors";
 import { actorOf, procedure, router, teamOf } from "../core/trpc";
 import { teamLifecycleProcedures } from "./lifecycle";
 import { recordTeamCreated } from "./events";
 import { teamView } from "./views";
-import { mayCreateTeams } from "../platform/settings";
+
+/** FlowFuse's rule: with `team:create` off, only administrators create teams (else 403). */
+async function mayCreateTeams(ctx: { db: Db; auth: Caller }): Promise<void> {
+  if (actsAsAdmin(ctx.auth)) return;
+  if (!(await platformSettings(ctx.db))["team:create"]) {
+    throw forbidden("Only administrators may create teams on this platform");
+  }
+}
 
 const slugTaken = () => new ApiError(409, "invalid_slug", "Slug is already in use");
 

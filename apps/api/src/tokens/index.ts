@@ -10,3 +10,4 @@ export const tokens = {
     if (expired.length > 0) log.info({ count: expired.length }, "deleted expired tokens");
   },
 } satisfies Area;
+export { tokenRouter } from "./procedures";

@@ -3,9 +3,9 @@
 // paths (which the rate limits count by), as REST and /trpc serve.
 import type { FastifyRequest } from "fastify";
 import { router } from "../../core/trpc";
-import type { EditorHosts } from "../../instances/editor-hosts";
+import type { EditorHosts } from "../../instances/index";
 import type { PageDeps } from "../../pages/page";
-import { tokenRouter } from "../../tokens/procedures";
+import { tokenRouter } from "../../tokens/index";
 import type { SessionOptions } from "../sessions";
 import { userRouter } from "../user";
 

@@ -1,7 +1,7 @@
 // The pages of a person's account: sign-in and sign-out, their teams and the invitations they
 // received (the front page), Profile, Security (personal access tokens) and the forced
 // new-password page.
-import type { EditorHosts } from "../../instances/editor-hosts";
+import type { EditorHosts } from "../../instances/index";
 import type { PageRoutes } from "../../pages/page";
 import type { SessionOptions } from "../sessions";
 import { settingsPages } from "./settings";

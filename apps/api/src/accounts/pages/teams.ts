@@ -6,9 +6,9 @@ import { router } from "../../core/trpc";
 import { field, type FormError, formError } from "../../pages/forms";
 import { noticeOf, sendFailure, sendPage, signedIn } from "../../pages/page";
 import { pageRoute } from "../../pages/render";
-import { invitationRouter } from "../../teams/invitations";
-import { roleLabel } from "../../teams/pages/roles";
-import { teamRouter } from "../../teams/team";
+import { invitationRouter } from "../../teams/index";
+import { roleLabel } from "../../teams/index";
+import { teamRouter } from "../../teams/index";
 import { userRouter } from "../user";
 import type { AccountPageDeps as PageDeps } from "./caller";
 

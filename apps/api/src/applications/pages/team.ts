@@ -7,12 +7,12 @@ import type { InstanceState } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { invalidRequest, notFound } from "../../core/errors";
 import { router } from "../../core/trpc";
-import { instancesRouter } from "../../instances/procedures";
+import { instancesRouter } from "../../instances/index";
 import { field, type FormError, formError } from "../../pages/forms";
 import { noticeOf, type PageDeps, sendPage, signedIn } from "../../pages/page";
 import { pageRoute } from "../../pages/render";
-import { teamPlace } from "../../teams/pages/team";
-import { teamRouter } from "../../teams/team";
+import { teamPlace } from "../../teams/index";
+import { teamRouter } from "../../teams/index";
 import { applicationsRouter } from "../procedures";
 
 // The same procedures under the same names as the API's router (rate limits count by them).

@@ -12,8 +12,8 @@ import {
   releaseDeviceRegistration,
 } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { userRouter } from "../../accounts/user";
-import { applicationsRouter } from "../../applications/procedures";
+import { userRouter } from "../../accounts/index";
+import { applicationsRouter } from "../../applications/index";
 import { router } from "../../core/trpc";
 import { field, type FormError, formError } from "../../pages/forms";
 import { type PageDeps, sendPage, signedIn } from "../../pages/page";
