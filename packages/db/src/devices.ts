@@ -94,7 +94,7 @@ export async function findDevice(db: Db, id: string): Promise<DeviceDetail | und
 }
 
 /** The devices of these ids that exist, by name (then id). */
-export async function findDevices(db: Db, ids: readonly string[]): Promise<DeviceDetail[]> {
+export async function listDevicesByIds(db: Db, ids: readonly string[]): Promise<DeviceDetail[]> {
   if (ids.length === 0) return [];
   return detailQuery(db)
     .where("d.id", "in", ids)

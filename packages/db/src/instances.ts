@@ -298,7 +298,7 @@ export async function findProjectByToken(
 
 export type StorageKind = "flows" | "credentials" | "settings";
 
-export async function readProjectStorage(
+export async function findProjectStorage(
   db: Kysely<Database>,
   id: string,
   kind: StorageKind,
@@ -348,8 +348,8 @@ export async function setProjectPaletteModules(
     .execute();
 }
 
-/** A library entry (`<type>/<path>`): `{ meta, body }`, or undefined. */
-export async function readLibraryEntries(
+/** The instance's library entries by key (`<type>/<path>`), each `{ meta, body }`. */
+export async function listProjectLibraryEntries(
   db: Kysely<Database>,
   id: string,
 ): Promise<Record<string, { meta: Record<string, unknown>; body: string }>> {

@@ -5,7 +5,7 @@ import type { Database } from "./schema";
 type Db = Kysely<Database>;
 
 /** The settings administrators changed, by key (a key with no row has its default). */
-export async function readPlatformSettings(db: Db): Promise<Record<string, unknown>> {
+export async function listPlatformSettings(db: Db): Promise<Record<string, unknown>> {
   const rows = await db.selectFrom("platform_settings").select(["key", "value"]).execute();
   return Object.fromEntries(rows.map((row) => [row.key, row.value]));
 }

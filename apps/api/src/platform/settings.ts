@@ -2,7 +2,7 @@
 // rules that read them.
 import { actsAsAdmin, type Caller } from "@flowplane/auth";
 import type { UpdateSettingsInput } from "@flowplane/contract";
-import { type Db, readPlatformSettings } from "@flowplane/db";
+import { type Db, listPlatformSettings } from "@flowplane/db";
 import { forbidden } from "../core/errors";
 
 export type PlatformSettings = Required<UpdateSettingsInput>;
@@ -11,7 +11,7 @@ export type PlatformSettings = Required<UpdateSettingsInput>;
 export const SETTING_DEFAULTS: PlatformSettings = { "team:create": true };
 
 export async function platformSettings(db: Db): Promise<PlatformSettings> {
-  return { ...SETTING_DEFAULTS, ...(await readPlatformSettings(db)) } as PlatformSettings;
+  return { ...SETTING_DEFAULTS, ...(await listPlatformSettings(db)) } as PlatformSettings;
 }
 
 /** FlowFuse's rule: with `team:create` off, only administrators create teams (else 403). */
