@@ -6,30 +6,11 @@ import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
 import type { Database, OperationRow, PipelineRow, PipelineStageRow } from "./schema";
 import type { StageActionValue } from "./schema-instances";
+import { countWhere, teamOfRow } from "./rows";
 
-export async function teamOfPipeline(
-  db: Kysely<Database>,
-  id: string,
-): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("pipelines")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+export const teamOfPipeline = teamOfRow("pipelines");
 
-export async function teamOfOperation(
-  db: Kysely<Database>,
-  id: string,
-): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("operations")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+export const teamOfOperation = teamOfRow("operations");
 
 export interface PipelineWithApplication extends PipelineRow {
   application_name: string;
@@ -154,12 +135,7 @@ export async function findStage(
 }
 
 export async function countStages(db: Kysely<Database>, pipelineId: string): Promise<number> {
-  const row = await db
-    .selectFrom("pipeline_stages")
-    .select((eb) => eb.fn.countAll<string>().as("count"))
-    .where("pipeline_id", "=", pipelineId)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  return countWhere(db, "pipeline_stages", "pipeline_id", pipelineId);
 }
 
 /**

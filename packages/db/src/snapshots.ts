@@ -4,19 +4,10 @@ import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
 import type { Database, SnapshotRow } from "./schema";
 import type { SnapshotSettings } from "./schema-instances";
+import { teamOfRow } from "./rows";
 
 /** The team a snapshot belongs to (for the permission check). */
-export async function teamOfSnapshot(
-  db: Kysely<Database>,
-  id: string,
-): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("snapshots")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+export const teamOfSnapshot = teamOfRow("snapshots");
 
 /** A snapshot as its views show it: no content, its owner's name and its author. */
 export interface SnapshotSummaryRow {

@@ -3,6 +3,7 @@ import { type Kysely, sql } from "kysely";
 import { type ActiveFilter, entryTable } from "../entries";
 import { type PageRequest } from "../paging";
 import type { Database, TeamTypeRow } from "../schema";
+import { countWhere } from "../rows";
 
 /** A limit: null or absent is no limit. */
 export interface TeamTypeLimit {
@@ -104,12 +105,7 @@ export async function lockActiveTeamTypes(trx: Kysely<Database>): Promise<string
 
 /** How many teams have this type. */
 export async function teamTypeTeamCount(db: Kysely<Database>, id: string): Promise<number> {
-  const row = await db
-    .selectFrom("teams")
-    .select(sql<number>`count(*)::int`.as("n"))
-    .where("type_id", "=", id)
-    .executeTakeFirstOrThrow();
-  return row.n;
+  return countWhere(db, "teams", "type_id", id);
 }
 
 /**
