@@ -2,7 +2,7 @@
 import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
 import type { ApplicationRow, Database } from "./schema";
-import { teamOfRow } from "./rows";
+import { listWhere, teamOfRow } from "./rows";
 
 export async function insertApplication(
   db: Kysely<Database>,
@@ -52,13 +52,7 @@ export async function listTeamApplications(
   db: Kysely<Database>,
   teamId: string,
 ): Promise<ApplicationRow[]> {
-  return db
-    .selectFrom("applications")
-    .selectAll()
-    .where("team_id", "=", teamId)
-    .orderBy("name")
-    .orderBy("id")
-    .execute();
+  return listWhere(db, "applications", { team_id: teamId }, ["name"]);
 }
 
 /** The team an application belongs to (for the permission check). */

@@ -6,7 +6,7 @@ import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
 import type { Database, OperationRow, PipelineRow, PipelineStageRow } from "./schema";
 import type { StageActionValue } from "./schema-instances";
-import { countWhere, teamOfRow } from "./rows";
+import { countWhere, findWhere, teamOfRow } from "./rows";
 
 export const teamOfPipeline = teamOfRow("pipelines");
 
@@ -126,12 +126,7 @@ export async function findStage(
   pipelineId: string,
   stageId: string,
 ): Promise<PipelineStageRow | undefined> {
-  return db
-    .selectFrom("pipeline_stages")
-    .selectAll()
-    .where("id", "=", stageId)
-    .where("pipeline_id", "=", pipelineId)
-    .executeTakeFirst();
+  return findWhere(db, "pipeline_stages", { id: stageId, pipeline_id: pipelineId });
 }
 
 export async function countStages(db: Kysely<Database>, pipelineId: string): Promise<number> {
@@ -326,12 +321,7 @@ export async function pendingOperationFor(
   db: Kysely<Database>,
   target: string,
 ): Promise<OperationRow | undefined> {
-  return db
-    .selectFrom("operations")
-    .selectAll()
-    .where("target", "=", target)
-    .where("status", "=", "pending")
-    .executeTakeFirst();
+  return findWhere(db, "operations", { target, status: "pending" });
 }
 
 /** The running process's heartbeat on the operations it runs. */

@@ -1,6 +1,6 @@
-// Queries many tables share, written once: the team a row belongs to, and rows counted by one
-// column's value.
-import type { Kysely } from "kysely";
+// Queries many tables share, written once: the team a row belongs to, rows counted by one
+// column's value, and a row or the rows whose columns have given values.
+import type { Kysely, Selectable } from "kysely";
 import { countAll } from "./paging";
 import type { Database } from "./schema";
 
@@ -40,4 +40,42 @@ export async function countWhere<T extends keyof Database>(
     .where(key, "=", value)
     .executeTakeFirstOrThrow();
   return row.n;
+}
+
+/** Values of some of `T`'s columns, each compared for equality. */
+type ColumnValues<T extends keyof Database> = { [C in keyof Database[T] & string]?: string };
+
+/** The rows of `table` whose columns have these values. */
+function rowsWhere<T extends keyof Database>(
+  db: Kysely<Database>,
+  table: T,
+  values: ColumnValues<T>,
+) {
+  const name: string = table;
+  let query = (db as AnyDb).selectFrom(name).selectAll();
+  for (const [column, value] of Object.entries(values)) query = query.where(column, "=", value);
+  return query;
+}
+
+/** The row of `table` whose columns have these values (a key: at most one has them). */
+export async function findWhere<T extends keyof Database>(
+  db: Kysely<Database>,
+  table: T,
+  values: ColumnValues<T>,
+): Promise<Selectable<Database[T]> | undefined> {
+  return rowsWhere(db, table, values).executeTakeFirst() as Promise<
+    Selectable<Database[T]> | undefined
+  >;
+}
+
+/** The rows of `table` whose columns have these values, by `order` (then id). */
+export async function listWhere<T extends keyof Database>(
+  db: Kysely<Database>,
+  table: T,
+  values: ColumnValues<T>,
+  order: (keyof Database[T] & string)[],
+): Promise<Selectable<Database[T]>[]> {
+  let query = rowsWhere(db, table, values);
+  for (const column of [...order, "id"]) query = query.orderBy(column);
+  return query.execute() as Promise<Selectable<Database[T]>[]>;
 }

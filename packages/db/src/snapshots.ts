@@ -10,17 +10,10 @@ import { teamOfRow } from "./rows";
 export const teamOfSnapshot = teamOfRow("snapshots");
 
 /** A snapshot as its views show it: no content, its owner's name and its author. */
-export interface SnapshotSummaryRow {
-  id: string;
-  team_id: string;
-  application_id: string;
-  owner_type: "instance" | "device";
-  project_id: string | null;
-  device_id: string | null;
-  name: string;
-  description: string;
-  created_at: Date;
-  updated_at: Date;
+export interface SnapshotSummaryRow extends Omit<
+  SnapshotRow,
+  "user_id" | "flows" | "settings" | "secrets"
+> {
   modules: Record<string, string> | null;
   project_name: string | null;
   project_created_at: Date | null;
