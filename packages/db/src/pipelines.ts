@@ -297,23 +297,30 @@ export async function noteOperation(
     .execute();
 }
 
+type OperationOutcome =
+  { status: "succeeded" } | { status: "failed"; code: string; message: string };
+
+/** What an operation's row says once it has ended: how, the error if it failed, and when. */
+function ended(outcome: OperationOutcome) {
+  return {
+    status: outcome.status,
+    error_code: outcome.status === "failed" ? outcome.code : null,
+    error_message: outcome.status === "failed" ? outcome.message : null,
+    updated_at: sql<Date>`now()`,
+    finished_at: sql<Date>`now()`,
+  };
+}
+
+/** An update of the operations still pending: one that has ended never changes again. */
+const updatePending = (db: Kysely<Database>) =>
+  db.updateTable("operations").where("status", "=", "pending");
+
 export async function finishOperation(
   db: Kysely<Database>,
   id: string,
-  outcome: { status: "succeeded" } | { status: "failed"; code: string; message: string },
+  outcome: OperationOutcome,
 ): Promise<void> {
-  await db
-    .updateTable("operations")
-    .set({
-      status: outcome.status,
-      error_code: outcome.status === "failed" ? outcome.code : null,
-      error_message: outcome.status === "failed" ? outcome.message : null,
-      updated_at: sql<Date>`now()`,
-      finished_at: sql<Date>`now()`,
-    })
-    .where("id", "=", id)
-    .where("status", "=", "pending")
-    .execute();
+  await updatePending(db).set(ended(outcome)).where("id", "=", id).execute();
 }
 
 /** The pending operation that names this target, if any. */
@@ -327,11 +334,9 @@ export async function pendingOperationFor(
 /** The running process's heartbeat on the operations it runs. */
 export async function touchOperations(db: Kysely<Database>, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db
-    .updateTable("operations")
+  await updatePending(db)
     .set({ updated_at: sql<Date>`now()` })
     .where("id", "in", ids)
-    .where("status", "=", "pending")
     .execute();
 }
 
@@ -344,16 +349,8 @@ export async function failAbandonedOperations(
   staleSeconds: number,
   error: { code: string; message: string },
 ): Promise<OperationRow[]> {
-  return db
-    .updateTable("operations")
-    .set({
-      status: "failed",
-      error_code: error.code,
-      error_message: error.message,
-      updated_at: sql<Date>`now()`,
-      finished_at: sql<Date>`now()`,
-    })
-    .where("status", "=", "pending")
+  return updatePending(db)
+    .set(ended({ status: "failed", ...error }))
     .where("updated_at", "<", sql<Date>`now() - make_interval(secs => ${staleSeconds})`)
     .returningAll()
     .execute();

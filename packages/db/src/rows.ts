@@ -16,14 +16,8 @@ type TableWith<C extends string> = {
 
 /** The team that a row of `table` belongs to, by the row's id (for the permission check). */
 export function teamOfRow(table: TableWith<"id" | "team_id">) {
-  return async (db: Kysely<Database>, id: string): Promise<string | undefined> => {
-    const row: { team_id: string } | undefined = await (db as AnyDb)
-      .selectFrom(table)
-      .select("team_id")
-      .where("id", "=", id)
-      .executeTakeFirst();
-    return row?.team_id;
-  };
+  return (db: Kysely<Database>, id: string): Promise<string | undefined> =>
+    findValue(db, table, "team_id", { id }) as Promise<string | undefined>;
 }
 
 /** How many rows of `table` have `value` in `column`. */
@@ -45,14 +39,14 @@ export async function countWhere<T extends keyof Database>(
 /** Values of some of `T`'s columns, each compared for equality. */
 type ColumnValues<T extends keyof Database> = { [C in keyof Database[T] & string]?: string };
 
-/** The rows of `table` whose columns have these values. */
-function rowsWhere<T extends keyof Database>(
+/** A query of the rows of `table` whose columns have these values, selecting nothing yet. */
+function fromWhere<T extends keyof Database>(
   db: Kysely<Database>,
   table: T,
   values: ColumnValues<T>,
 ) {
   const name: string = table;
-  let query = (db as AnyDb).selectFrom(name).selectAll();
+  let query = (db as AnyDb).selectFrom(name);
   for (const [column, value] of Object.entries(values)) query = query.where(column, "=", value);
   return query;
 }
@@ -63,9 +57,25 @@ export async function findWhere<T extends keyof Database>(
   table: T,
   values: ColumnValues<T>,
 ): Promise<Selectable<Database[T]> | undefined> {
-  return rowsWhere(db, table, values).executeTakeFirst() as Promise<
+  return fromWhere(db, table, values).selectAll().executeTakeFirst() as Promise<
     Selectable<Database[T]> | undefined
   >;
+}
+
+/** One column of the row of `table` whose columns have these values (a key). */
+export async function findValue<
+  T extends keyof Database,
+  C extends keyof Selectable<Database[T]> & string,
+>(
+  db: Kysely<Database>,
+  table: T,
+  column: C,
+  values: ColumnValues<T>,
+): Promise<Selectable<Database[T]>[C] | undefined> {
+  const row: Record<string, unknown> | undefined = await fromWhere(db, table, values)
+    .select(column)
+    .executeTakeFirst();
+  return row?.[column] as Selectable<Database[T]>[C] | undefined;
 }
 
 /** The rows of `table` whose columns have these values, by `order` (then id). */
@@ -75,7 +85,7 @@ export async function listWhere<T extends keyof Database>(
   values: ColumnValues<T>,
   order: (keyof Database[T] & string)[],
 ): Promise<Selectable<Database[T]>[]> {
-  let query = rowsWhere(db, table, values);
+  let query = fromWhere(db, table, values).selectAll();
   for (const column of [...order, "id"]) query = query.orderBy(column);
   return query.execute() as Promise<Selectable<Database[T]>[]>;
 }

@@ -3,6 +3,7 @@
 import type { Kysely } from "kysely";
 import { compiledOnce } from "../compiled-once";
 import { newId } from "../ids";
+import { findValue } from "../rows";
 import type { Database } from "../schema";
 
 export interface SessionIdentity {
@@ -151,12 +152,7 @@ export async function sessionStartedAt(
   db: Kysely<Database>,
   id: string,
 ): Promise<Date | undefined> {
-  const row = await db
-    .selectFrom("sessions")
-    .select("created_at")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.created_at;
+  return findValue(db, "sessions", "created_at", { id });
 }
 
 export async function touchSession(db: Kysely<Database>, id: string, at: Date): Promise<void> {
