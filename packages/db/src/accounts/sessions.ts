@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import { compiledOnce } from "../compiled-once";
 import { newId } from "../ids";
 import { findValue } from "../rows";
+import { callerOf } from "./users";
 import type { Database } from "../schema";
 
 export interface SessionIdentity {
@@ -76,11 +77,7 @@ const sessionByDigest = compiledOnce((db, digest: string) =>
 /** The identity a session gives: its row and its user's, as the API reads them. */
 function identityOf(row: Awaited<ReturnType<typeof sessionByDigest>>[number]): SessionIdentity {
   return {
-    id: row.id,
-    userId: row.user_id,
-    username: row.username,
-    admin: row.admin,
-    suspended: row.suspended,
+    ...callerOf(row),
     passwordExpired: row.password_expired,
     lastSeenAt: row.last_seen_at,
     expiresAt: row.expires_at,
