@@ -1,7 +1,9 @@
 // The platform's catalogue: instance types (FlowFuse's project types), stacks (the Node-RED version
 // an instance runs) and templates (an instance's default settings and what its users may change).
 import { z } from "zod";
-import { Id, isStorableText, Links, ListMeta, Name, PageInput, Text, Timestamp } from "./common";
+import { Id, Links, ListMeta, Name, PageInput, Text, Timestamp } from "./common";
+import { EnvVar, EnvVarName } from "./instances";
+import { checkStorableJson, eachNameOnce } from "./refinements";
 
 /** How deep and how large a free-form object may be, and how many keys it may have at its top. */
 const FREE_FORM = { depth: 8, bytes: 64 * 1024, keys: 100 };
@@ -15,35 +17,10 @@ function checkFreeForm(value: Record<string, unknown>, ctx: z.RefinementCtx) {
     ctx.addIssue({ code: "custom", message: `At most ${FREE_FORM.keys} keys` });
     return;
   }
-  const walk = (node: unknown, path: (string | number)[]): boolean => {
-    if (typeof node === "string") {
-      if (isStorableText(node)) return true;
-      ctx.addIssue({
-        code: "custom",
-        path,
-        message: "Contains a character that cannot be stored (NUL or an unpaired surrogate)",
-      });
-      return false;
-    }
-    if (node === null || typeof node !== "object") return true;
-    if (path.length >= FREE_FORM.depth) {
-      ctx.addIssue({ code: "custom", path, message: `Nested deeper than ${FREE_FORM.depth}` });
-      return false;
-    }
-    if (Array.isArray(node)) return node.every((item, i) => walk(item, [...path, i]));
-    return Object.entries(node).every(([key, item]) => {
-      if (!isStorableText(key)) {
-        ctx.addIssue({
-          code: "custom",
-          path,
-          message: "A key contains a character that cannot be stored",
-        });
-        return false;
-      }
-      return walk(item, [...path, key]);
-    });
-  };
-  if (walk(value, []) && JSON.stringify(value).length > FREE_FORM.bytes) {
+  if (
+    checkStorableJson(value, ctx, FREE_FORM.depth) &&
+    JSON.stringify(value).length > FREE_FORM.bytes
+  ) {
     ctx.addIssue({ code: "custom", message: `At most ${FREE_FORM.bytes} characters as JSON` });
   }
 }
@@ -200,17 +177,8 @@ const PLATFORM_ENV = /^FF_/;
 
 export const TemplateEnvVar = z
   .strictObject({
-    name: Text.min(1, "Must not be blank")
-      .max(128)
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "Letters, digits and '_', not starting with a digit")
-      .refine((name) => !PLATFORM_ENV.test(name), "FF_ variables are the platform's"),
-    value: Text.max(32_768, "At most 32,768 characters"),
-    hidden: z
-      .boolean()
-      .optional()
-      .describe(
-        "Hidden values are never returned (an empty string instead); writing a hidden variable with an empty value keeps its value",
-      ),
+    ...EnvVar.shape,
+    name: EnvVarName.refine((name) => !PLATFORM_ENV.test(name), "FF_ variables are the platform's"),
   })
   .meta({ id: "TemplateEnvVar" });
 export type TemplateEnvVar = z.infer<typeof TemplateEnvVar>;
@@ -220,15 +188,7 @@ export const TemplateSettings = z
     env: z
       .array(TemplateEnvVar)
       .max(500, "At most 500 variables")
-      .superRefine((vars, ctx) => {
-        const seen = new Set<string>();
-        vars.forEach((variable, i) => {
-          if (seen.has(variable.name)) {
-            ctx.addIssue({ code: "custom", path: [i, "name"], message: "Given twice" });
-          }
-          seen.add(variable.name);
-        });
-      })
+      .superRefine(eachNameOnce)
       .optional()
       .describe("Default environment variables of new instances"),
   })

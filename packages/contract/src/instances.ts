@@ -4,6 +4,7 @@ import { z } from "zod";
 import { Id, Links, Text, Timestamp } from "./common";
 import { ApplicationSummary } from "./applications";
 import { TeamSummary } from "./teams/teams";
+import { eachNameOnce } from "./refinements";
 
 /** Names become host names: letters, digits and '-', starting with a letter. */
 export const INSTANCE_NAME = /^[a-zA-Z][a-zA-Z0-9-]*$/;
@@ -56,18 +57,7 @@ export const EnvVar = z
   .meta({ id: "EnvVar" });
 export type EnvVar = z.infer<typeof EnvVar>;
 
-export const EnvVars = z
-  .array(EnvVar)
-  .max(500, "At most 500 variables")
-  .superRefine((vars, ctx) => {
-    const seen = new Set<string>();
-    vars.forEach((variable, i) => {
-      if (seen.has(variable.name)) {
-        ctx.addIssue({ code: "custom", path: [i, "name"], message: "Given twice" });
-      }
-      seen.add(variable.name);
-    });
-  });
+export const EnvVars = z.array(EnvVar).max(500, "At most 500 variables").superRefine(eachNameOnce);
 
 export const InstanceState = z
   .enum([

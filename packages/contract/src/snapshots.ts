@@ -3,9 +3,10 @@
 // exported with a caller's secret, imported, rolled back to, and set as the target of devices.
 // FlowFuse's routes, fields and envelopes (map §1.13, §1.20, §9.2).
 import { z } from "zod";
-import { Id, isStorableText, Links, ListMeta, PageInput, Text, Timestamp } from "./common";
+import { Id, Links, ListMeta, PageInput, Text, Timestamp } from "./common";
 import { EnvVarName } from "./instances";
 import { UserSummary } from "./teams/members";
+import { checkStorableJson } from "./refinements";
 
 /** Who took a snapshot (inline, as a reference cannot be nullable in OpenAPI 3.0). */
 const SnapshotUser = z
@@ -18,35 +19,7 @@ const FLOW_LIMITS = { depth: 32, nodes: 50_000 };
 
 /** Every key and string storable (jsonb refuses NUL and lone surrogates), nesting bounded. */
 function checkStorable(value: unknown, ctx: z.RefinementCtx) {
-  const walk = (node: unknown, path: (string | number)[]): boolean => {
-    if (typeof node === "string") {
-      if (isStorableText(node)) return true;
-      ctx.addIssue({
-        code: "custom",
-        path,
-        message: "Contains a character that cannot be stored (NUL or an unpaired surrogate)",
-      });
-      return false;
-    }
-    if (node === null || typeof node !== "object") return true;
-    if (path.length >= FLOW_LIMITS.depth) {
-      ctx.addIssue({ code: "custom", path, message: `Nested deeper than ${FLOW_LIMITS.depth}` });
-      return false;
-    }
-    if (Array.isArray(node)) return node.every((item, i) => walk(item, [...path, i]));
-    return Object.entries(node).every(([key, item]) => {
-      if (!isStorableText(key)) {
-        ctx.addIssue({
-          code: "custom",
-          path,
-          message: "A key contains a character that cannot be stored",
-        });
-        return false;
-      }
-      return walk(item, [...path, key]);
-    });
-  };
-  walk(value, []);
+  checkStorableJson(value, ctx, FLOW_LIMITS.depth);
 }
 
 /** Node-RED's flow: an array of nodes (objects). */

@@ -2,6 +2,7 @@
 import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
 import type { ApplicationRow, Database } from "./schema";
+import { listWhere, teamOfRow } from "./rows";
 
 export async function insertApplication(
   db: Kysely<Database>,
@@ -51,27 +52,11 @@ export async function listTeamApplications(
   db: Kysely<Database>,
   teamId: string,
 ): Promise<ApplicationRow[]> {
-  return db
-    .selectFrom("applications")
-    .selectAll()
-    .where("team_id", "=", teamId)
-    .orderBy("name")
-    .orderBy("id")
-    .execute();
+  return listWhere(db, "applications", { team_id: teamId }, ["name"]);
 }
 
 /** The team an application belongs to (for the permission check). */
-export async function teamOfApplication(
-  db: Kysely<Database>,
-  id: string,
-): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("applications")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+export const teamOfApplication = teamOfRow("applications");
 
 /**
  * How many of a team's hosted instances (`hosted`: the action under way, else the desired state)

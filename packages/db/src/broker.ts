@@ -4,6 +4,7 @@ import { type Kysely, sql } from "kysely";
 import { compiledOnce } from "./compiled-once";
 import { newId } from "./ids";
 import type { BrokerTokenRow, Database, TeamBrokerClientRow } from "./schema";
+import { countWhere, findWhere } from "./rows";
 
 export interface BrokerClientPage {
   rows: TeamBrokerClientRow[];
@@ -49,12 +50,7 @@ export async function brokerClientUsernames(
 }
 
 export async function countBrokerClients(db: Kysely<Database>, teamId: string): Promise<number> {
-  const row = await db
-    .selectFrom("team_broker_clients")
-    .select((eb) => eb.fn.countAll<string>().as("count"))
-    .where("team_id", "=", teamId)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  return countWhere(db, "team_broker_clients", "team_id", teamId);
 }
 
 export async function findBrokerClient(
@@ -62,12 +58,7 @@ export async function findBrokerClient(
   teamId: string,
   username: string,
 ): Promise<TeamBrokerClientRow | undefined> {
-  return db
-    .selectFrom("team_broker_clients")
-    .selectAll()
-    .where("team_id", "=", teamId)
-    .where("username", "=", username)
-    .executeTakeFirst();
+  return findWhere(db, "team_broker_clients", { team_id: teamId, username });
 }
 
 /** What a broker needs to decide a CONNECT or an operation: one indexed lookup. */

@@ -37,10 +37,7 @@ export async function findDeviceGroup(
   applicationId: string,
   id: string,
 ): Promise<DeviceGroupDetail | undefined> {
-  return detailQuery(db)
-    .where("g.application_id", "=", applicationId)
-    .where("g.id", "=", id)
-    .executeTakeFirst() as Promise<DeviceGroupDetail | undefined>;
+  return groupIn(db, "g.application_id", applicationId, id);
 }
 
 /** The team's group of that id, whichever its application (undefined when not the team's). */
@@ -49,8 +46,18 @@ export async function findTeamDeviceGroup(
   teamId: string,
   id: string,
 ): Promise<DeviceGroupDetail | undefined> {
+  return groupIn(db, "g.team_id", teamId, id);
+}
+
+/** The group of that id when its application or its team (`scope`) is `owner`. */
+function groupIn(
+  db: Db,
+  scope: "g.application_id" | "g.team_id",
+  owner: string,
+  id: string,
+): Promise<DeviceGroupDetail | undefined> {
   return detailQuery(db)
-    .where("g.team_id", "=", teamId)
+    .where(scope, "=", owner)
     .where("g.id", "=", id)
     .executeTakeFirst() as Promise<DeviceGroupDetail | undefined>;
 }

@@ -3,6 +3,7 @@
 import type { Kysely } from "kysely";
 import { newId } from "./ids";
 import type { Database, ProvisioningTokenRow } from "./schema";
+import { findWhere, listWhere } from "./rows";
 
 type Db = Kysely<Database>;
 
@@ -38,13 +39,7 @@ export async function listProvisioningTokens(
   db: Db,
   teamId: string,
 ): Promise<ProvisioningTokenRow[]> {
-  return db
-    .selectFrom("device_provisioning_tokens")
-    .selectAll()
-    .where("team_id", "=", teamId)
-    .orderBy("created_at")
-    .orderBy("id")
-    .execute();
+  return listWhere(db, "device_provisioning_tokens", { team_id: teamId }, ["created_at"]);
 }
 
 export async function findProvisioningToken(
@@ -52,23 +47,14 @@ export async function findProvisioningToken(
   teamId: string,
   id: string,
 ): Promise<ProvisioningTokenRow | undefined> {
-  return db
-    .selectFrom("device_provisioning_tokens")
-    .selectAll()
-    .where("team_id", "=", teamId)
-    .where("id", "=", id)
-    .executeTakeFirst();
+  return findWhere(db, "device_provisioning_tokens", { team_id: teamId, id });
 }
 
 export async function findProvisioningTokenByDigest(
   db: Db,
   digest: string,
 ): Promise<ProvisioningTokenRow | undefined> {
-  return db
-    .selectFrom("device_provisioning_tokens")
-    .selectAll()
-    .where("digest", "=", digest)
-    .executeTakeFirst();
+  return findWhere(db, "device_provisioning_tokens", { digest });
 }
 
 export async function updateProvisioningToken(

@@ -5,18 +5,12 @@ import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
 import type { Database, DeviceRow } from "./schema";
 import type { EnvVar } from "./schema-instances";
+import { countWhere, teamOfRow } from "./rows";
 
 type Db = Kysely<Database>;
 
 /** The team a device belongs to (for the permission check). */
-export async function teamOfDevice(db: Db, id: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("devices")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+export const teamOfDevice = teamOfRow("devices");
 
 /**
  * The snapshot a device should run, over a `devices` row aliased `d`: a group member follows its
@@ -94,7 +88,7 @@ export async function findDevice(db: Db, id: string): Promise<DeviceDetail | und
 }
 
 /** The devices of these ids that exist, by name (then id). */
-export async function findDevices(db: Db, ids: readonly string[]): Promise<DeviceDetail[]> {
+export async function listDevicesByIds(db: Db, ids: readonly string[]): Promise<DeviceDetail[]> {
   if (ids.length === 0) return [];
   return detailQuery(db)
     .where("d.id", "in", ids)
@@ -246,12 +240,7 @@ export async function deleteTeamDevices(
 }
 
 export async function countTeamDevices(db: Db, teamId: string): Promise<number> {
-  const row = await db
-    .selectFrom("devices")
-    .select(sql<number>`count(*)::int`.as("n"))
-    .where("team_id", "=", teamId)
-    .executeTakeFirstOrThrow();
-  return row.n;
+  return countWhere(db, "devices", "team_id", teamId);
 }
 
 export type DeviceSort = "name" | "type" | "lastSeenAt" | "state" | "createdAt";

@@ -32,14 +32,19 @@ export interface EntryTableOptions {
   counts?: AliasedRawBuilder<number, string>[];
 }
 
-export function entryTable<T extends EntryTable, Detail = Selectable<Database[T]>>(
-  table: T,
-  options: EntryTableOptions,
-) {
+/**
+ * `Detail`: a listed entry, its row and `counts`; `Values`: what `insert` and `update` take, by
+ * column (JSON ones as values).
+ */
+export function entryTable<
+  T extends EntryTable,
+  Detail = Selectable<Database[T]>,
+  Values extends object = Record<string, unknown>,
+>(table: T, options: EntryTableOptions) {
   type Row = Selectable<Database[T]>;
   const name: string = table;
   const any = (db: Kysely<Database>) => db as AnyDb;
-  const asJson = (values: Record<string, unknown>) =>
+  const asJson = (values: object) =>
     Object.fromEntries(
       Object.entries(values)
         .filter(([, value]) => value !== undefined)
@@ -75,6 +80,20 @@ export function entryTable<T extends EntryTable, Detail = Selectable<Database[T]
         .executeTakeFirst() as Promise<Row | undefined>;
     },
     /**
+     * The first active entry by `order` (then id) of those `narrow` keeps: what something new gets
+     * when it names none.
+     */
+    async firstActive(
+      db: Kysely<Database>,
+      order: readonly string[],
+      narrow: Record<string, string> = {},
+    ): Promise<Row | undefined> {
+      let query = any(db).selectFrom(name).selectAll().where("active", "=", true);
+      for (const [column, value] of Object.entries(narrow)) query = query.where(column, "=", value);
+      for (const column of [...order, "id"]) query = query.orderBy(column);
+      return query.limit(1).executeTakeFirst() as Promise<Row | undefined>;
+    },
+    /**
      * A page of entries in `order` (then id); `narrow` adds filters of the kind's own. The total
      * counts every entry the filters keep.
      */
@@ -94,7 +113,7 @@ export function entryTable<T extends EntryTable, Detail = Selectable<Database[T]
       }
       return keysetPage(rows, total, { table: name, key: options.order }, request);
     },
-    async insert(trx: Kysely<Database>, values: Record<string, unknown>): Promise<Row> {
+    async insert(trx: Kysely<Database>, values: Values): Promise<Row> {
       return any(trx)
         .insertInto(name)
         .values({ id: newId(), ...asJson(values) })
@@ -105,7 +124,7 @@ export function entryTable<T extends EntryTable, Detail = Selectable<Database[T]
     async update(
       trx: Kysely<Database>,
       id: string,
-      columns: Record<string, unknown>,
+      columns: Partial<Values>,
     ): Promise<Row | undefined> {
       return any(trx)
         .updateTable(name)

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import type { Database, ProjectRow } from "./schema";
 import type { EnvVar } from "./schema-instances";
+import { countWhere, teamOfRow } from "./rows";
 
 /** Whether the user owns at least one team (FlowFuse's condition for checking instance names). */
 export async function userOwnsATeam(db: Kysely<Database>, userId: string): Promise<boolean> {
@@ -18,14 +19,7 @@ export async function userOwnsATeam(db: Kysely<Database>, userId: string): Promi
 }
 
 /** The team an instance belongs to (for the permission check). */
-export async function teamOfProject(db: Kysely<Database>, id: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("projects")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+export const teamOfProject = teamOfRow("projects");
 
 // ---- Instances ----
 
@@ -123,24 +117,14 @@ export async function listTeamProjectSummaries(
 }
 
 export async function countTeamProjects(db: Kysely<Database>, teamId: string): Promise<number> {
-  const row = await db
-    .selectFrom("projects")
-    .select((eb) => eb.fn.countAll<string>().as("count"))
-    .where("team_id", "=", teamId)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  return countWhere(db, "projects", "team_id", teamId);
 }
 
 export async function countApplicationProjects(
   db: Kysely<Database>,
   applicationId: string,
 ): Promise<number> {
-  const row = await db
-    .selectFrom("projects")
-    .select((eb) => eb.fn.countAll<string>().as("count"))
-    .where("application_id", "=", applicationId)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  return countWhere(db, "projects", "application_id", applicationId);
 }
 
 /** Whether an instance has the name, without regard to case (names are platform-wide). */
@@ -298,7 +282,7 @@ export async function findProjectByToken(
 
 export type StorageKind = "flows" | "credentials" | "settings";
 
-export async function readProjectStorage(
+export async function findProjectStorage(
   db: Kysely<Database>,
   id: string,
   kind: StorageKind,
@@ -348,8 +332,8 @@ export async function setProjectPaletteModules(
     .execute();
 }
 
-/** A library entry (`<type>/<path>`): `{ meta, body }`, or undefined. */
-export async function readLibraryEntries(
+/** The instance's library entries by key (`<type>/<path>`), each `{ meta, body }`. */
+export async function listProjectLibraryEntries(
   db: Kysely<Database>,
   id: string,
 ): Promise<Record<string, { meta: Record<string, unknown>; body: string }>> {

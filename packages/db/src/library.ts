@@ -3,6 +3,7 @@
 import { type Kysely, sql } from "kysely";
 import type { Database, TeamLibraryEntryRow } from "./schema";
 import { lockTeam } from "./teams/members";
+import { findWhere } from "./rows";
 
 export type LibraryEntrySummary = Omit<TeamLibraryEntryRow, "body" | "team_id">;
 
@@ -12,13 +13,7 @@ export async function findLibraryEntry(
   type: string,
   path: string,
 ): Promise<TeamLibraryEntryRow | undefined> {
-  return db
-    .selectFrom("team_library_entries")
-    .selectAll()
-    .where("team_id", "=", teamId)
-    .where("type", "=", type)
-    .where("path", "=", path)
-    .executeTakeFirst();
+  return findWhere(db, "team_library_entries", { team_id: teamId, type, path });
 }
 
 /** Whether `path` starts with `prefix`, as a range of the (team, type, path) key. */

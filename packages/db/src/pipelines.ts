@@ -6,30 +6,11 @@ import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
 import type { Database, OperationRow, PipelineRow, PipelineStageRow } from "./schema";
 import type { StageActionValue } from "./schema-instances";
+import { countWhere, findWhere, teamOfRow } from "./rows";
 
-export async function teamOfPipeline(
-  db: Kysely<Database>,
-  id: string,
-): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("pipelines")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+export const teamOfPipeline = teamOfRow("pipelines");
 
-export async function teamOfOperation(
-  db: Kysely<Database>,
-  id: string,
-): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("operations")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+export const teamOfOperation = teamOfRow("operations");
 
 export interface PipelineWithApplication extends PipelineRow {
   application_name: string;
@@ -145,21 +126,11 @@ export async function findStage(
   pipelineId: string,
   stageId: string,
 ): Promise<PipelineStageRow | undefined> {
-  return db
-    .selectFrom("pipeline_stages")
-    .selectAll()
-    .where("id", "=", stageId)
-    .where("pipeline_id", "=", pipelineId)
-    .executeTakeFirst();
+  return findWhere(db, "pipeline_stages", { id: stageId, pipeline_id: pipelineId });
 }
 
 export async function countStages(db: Kysely<Database>, pipelineId: string): Promise<number> {
-  const row = await db
-    .selectFrom("pipeline_stages")
-    .select((eb) => eb.fn.countAll<string>().as("count"))
-    .where("pipeline_id", "=", pipelineId)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  return countWhere(db, "pipeline_stages", "pipeline_id", pipelineId);
 }
 
 /**
@@ -326,23 +297,30 @@ export async function noteOperation(
     .execute();
 }
 
+type OperationOutcome =
+  { status: "succeeded" } | { status: "failed"; code: string; message: string };
+
+/** What an operation's row says once it has ended: how, the error if it failed, and when. */
+function ended(outcome: OperationOutcome) {
+  return {
+    status: outcome.status,
+    error_code: outcome.status === "failed" ? outcome.code : null,
+    error_message: outcome.status === "failed" ? outcome.message : null,
+    updated_at: sql<Date>`now()`,
+    finished_at: sql<Date>`now()`,
+  };
+}
+
+/** An update of the operations still pending: one that has ended never changes again. */
+const updatePending = (db: Kysely<Database>) =>
+  db.updateTable("operations").where("status", "=", "pending");
+
 export async function finishOperation(
   db: Kysely<Database>,
   id: string,
-  outcome: { status: "succeeded" } | { status: "failed"; code: string; message: string },
+  outcome: OperationOutcome,
 ): Promise<void> {
-  await db
-    .updateTable("operations")
-    .set({
-      status: outcome.status,
-      error_code: outcome.status === "failed" ? outcome.code : null,
-      error_message: outcome.status === "failed" ? outcome.message : null,
-      updated_at: sql<Date>`now()`,
-      finished_at: sql<Date>`now()`,
-    })
-    .where("id", "=", id)
-    .where("status", "=", "pending")
-    .execute();
+  await updatePending(db).set(ended(outcome)).where("id", "=", id).execute();
 }
 
 /** The pending operation that names this target, if any. */
@@ -350,22 +328,15 @@ export async function pendingOperationFor(
   db: Kysely<Database>,
   target: string,
 ): Promise<OperationRow | undefined> {
-  return db
-    .selectFrom("operations")
-    .selectAll()
-    .where("target", "=", target)
-    .where("status", "=", "pending")
-    .executeTakeFirst();
+  return findWhere(db, "operations", { target, status: "pending" });
 }
 
 /** The running process's heartbeat on the operations it runs. */
 export async function touchOperations(db: Kysely<Database>, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db
-    .updateTable("operations")
+  await updatePending(db)
     .set({ updated_at: sql<Date>`now()` })
     .where("id", "in", ids)
-    .where("status", "=", "pending")
     .execute();
 }
 
@@ -378,16 +349,8 @@ export async function failAbandonedOperations(
   staleSeconds: number,
   error: { code: string; message: string },
 ): Promise<OperationRow[]> {
-  return db
-    .updateTable("operations")
-    .set({
-      status: "failed",
-      error_code: error.code,
-      error_message: error.message,
-      updated_at: sql<Date>`now()`,
-      finished_at: sql<Date>`now()`,
-    })
-    .where("status", "=", "pending")
+  return updatePending(db)
+    .set(ended({ status: "failed", ...error }))
     .where("updated_at", "<", sql<Date>`now() - make_interval(secs => ${staleSeconds})`)
     .returningAll()
     .execute();

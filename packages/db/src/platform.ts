@@ -13,14 +13,14 @@ export interface PlatformSettings {
 export const SETTING_DEFAULTS: PlatformSettings = { "team:create": true };
 
 /** The settings administrators changed, by key (a key with no row has its default). */
-export async function readPlatformSettings(db: Db): Promise<Record<string, unknown>> {
+export async function listPlatformSettings(db: Db): Promise<Record<string, unknown>> {
   const rows = await db.selectFrom("platform_settings").select(["key", "value"]).execute();
   return Object.fromEntries(rows.map((row) => [row.key, row.value]));
 }
 
 /** Every setting: as an administrator changed it, else its default. */
 export async function platformSettings(db: Db): Promise<PlatformSettings> {
-  return { ...SETTING_DEFAULTS, ...(await readPlatformSettings(db)) } as PlatformSettings;
+  return { ...SETTING_DEFAULTS, ...(await listPlatformSettings(db)) } as PlatformSettings;
 }
 
 /** Sets these keys; the caller gives the transaction the audit entry is in. */

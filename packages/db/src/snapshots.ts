@@ -4,32 +4,16 @@ import { type Kysely, sql } from "kysely";
 import { newId } from "./ids";
 import type { Database, SnapshotRow } from "./schema";
 import type { SnapshotSettings } from "./schema-instances";
+import { teamOfRow } from "./rows";
 
 /** The team a snapshot belongs to (for the permission check). */
-export async function teamOfSnapshot(
-  db: Kysely<Database>,
-  id: string,
-): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("snapshots")
-    .select("team_id")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.team_id;
-}
+export const teamOfSnapshot = teamOfRow("snapshots");
 
 /** A snapshot as its views show it: no content, its owner's name and its author. */
-export interface SnapshotSummaryRow {
-  id: string;
-  team_id: string;
-  application_id: string;
-  owner_type: "instance" | "device";
-  project_id: string | null;
-  device_id: string | null;
-  name: string;
-  description: string;
-  created_at: Date;
-  updated_at: Date;
+export interface SnapshotSummaryRow extends Omit<
+  SnapshotRow,
+  "user_id" | "flows" | "settings" | "secrets"
+> {
   modules: Record<string, string> | null;
   project_name: string | null;
   project_created_at: Date | null;

@@ -2,6 +2,7 @@
 import type { TokenScope } from "@flowplane/auth";
 import { type Kysely, sql } from "kysely";
 import { compiledOnce } from "./compiled-once";
+import { callerOf } from "./accounts/users";
 import { newId } from "./ids";
 import type { AccessTokenRow, Database } from "./schema";
 import { teamTypeOf } from "./teams/team-types";
@@ -134,11 +135,7 @@ function identityOf(row: {
   expires_at: Date | null;
 }): TokenIdentity {
   return {
-    id: row.id,
-    userId: row.user_id,
-    username: row.username,
-    admin: row.admin,
-    suspended: row.suspended,
+    ...callerOf(row),
     scope: {
       readOnly: row.read_only,
       adminOptIn: row.admin_opt_in,

@@ -15,7 +15,7 @@ import {
   deleteTeamDevices,
   type DeviceDetail,
   type DeviceGroupDetail,
-  findDevices,
+  listDevicesByIds,
   findTeamDeviceGroup,
   recordAudit,
   type TeamForUser,
@@ -30,7 +30,7 @@ import { deviceView } from "./views";
 /** The devices named, every one of them the team's (else 400 naming `devices`). */
 async function teamDevices(db: Db, teamId: string, ids: readonly string[]) {
   const wanted = [...new Set(ids)];
-  const found = (await findDevices(db, wanted)).filter((device) => device.team_id === teamId);
+  const found = (await listDevicesByIds(db, wanted)).filter((device) => device.team_id === teamId);
   if (found.length !== wanted.length) {
     throw invalidField("devices", "invalid_input", "Every device must be one of the team's");
   }
@@ -136,7 +136,7 @@ export const deviceBulkProcedures = {
         return devices.map((device) => device.id);
       });
       const now = Date.now();
-      const devices = (await findDevices(ctx.db, ids)).map((device) =>
+      const devices = (await listDevicesByIds(ctx.db, ids)).map((device) =>
         deviceView(device, ctx.baseUrl, now),
       );
       return { meta: {}, count: devices.length, devices };

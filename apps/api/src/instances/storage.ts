@@ -7,8 +7,8 @@ import { bearerToken, parseToken, tokenDigest } from "@flowplane/auth";
 import { ModuleName, ModuleVersion } from "@flowplane/contract";
 import {
   findProjectByToken,
-  readLibraryEntries,
-  readProjectStorage,
+  listProjectLibraryEntries,
+  findProjectStorage,
   recordAudit,
   setProjectPaletteModules,
   type StorageKind,
@@ -111,7 +111,7 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
     if (!project) return reply;
     const entry = KINDS[(request.params as { kind: string }).kind];
     if (!entry) throw new ApiError(404, "not_found", "Not Found");
-    return reply.send(await readProjectStorage(opts.db, project.id, entry.kind));
+    return reply.send(await findProjectStorage(opts.db, project.id, entry.kind));
   });
 
   app.post("/storage/:instanceId/:kind", { config, bodyLimit }, async (request, reply) => {
@@ -149,7 +149,7 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
     if (!project) return reply;
     const type = parse(LibraryType, (request.params as { type: string }).type);
     const path = parse(LibraryPath, (request.query as { path?: string }).path ?? "");
-    const entries = await readLibraryEntries(opts.db, project.id);
+    const entries = await listProjectLibraryEntries(opts.db, project.id);
     const file = entries[`${type}/${path}`];
     // JSON, as every answer here: the client parses it back to the body's text.
     if (file && path !== "") return reply.type("application/json").send(JSON.stringify(file.body));

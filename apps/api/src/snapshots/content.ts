@@ -127,7 +127,7 @@ export interface InstanceState {
   settings: ProjectDetail["settings"];
 }
 
-export async function readInstanceState(db: Db, projectId: string): Promise<InstanceState> {
+export async function findInstanceState(db: Db, projectId: string): Promise<InstanceState> {
   const row = await db
     .selectFrom("project_storage as ps")
     .innerJoin("projects as p", "p.id", "ps.project_id")
@@ -156,7 +156,7 @@ export async function writeOntoInstance(
 ): Promise<void> {
   const write = async () =>
     ctx.db.transaction().execute(async (trx) => {
-      const before = await readInstanceState(trx, projectId);
+      const before = await findInstanceState(trx, projectId);
       await writeInstanceState(trx, projectId, await next(before, trx));
       return () =>
         ctx.db.transaction().execute((undo) => writeInstanceState(undo, projectId, before));

@@ -3,6 +3,8 @@
 import type { Kysely } from "kysely";
 import { compiledOnce } from "../compiled-once";
 import { newId } from "../ids";
+import { findValue } from "../rows";
+import { callerOf } from "./users";
 import type { Database } from "../schema";
 
 export interface SessionIdentity {
@@ -47,38 +49,40 @@ export async function findSessionByDigest(
   digest: string,
 ): Promise<SessionIdentity | undefined> {
   const [row] = await sessionByDigest(db, digest);
-  return (
-    row && {
-      id: row.id,
-      userId: row.user_id,
-      username: row.username,
-      admin: row.admin,
-      suspended: row.suspended,
-      passwordExpired: row.password_expired,
-      lastSeenAt: row.last_seen_at,
-      expiresAt: row.expires_at,
-    }
-  );
+  return row && identityOf(row);
 }
+
+/** What a session's identity is read from: its row and its user's. */
+const IDENTITY_COLUMNS = [
+  "s.id",
+  "s.user_id",
+  "s.last_seen_at",
+  "s.expires_at",
+  "u.username",
+  "u.admin",
+  "u.suspended",
+  "u.password_expired",
+] as const;
 
 const sessionByDigest = compiledOnce((db, digest: string) =>
   db
     .selectFrom("sessions as s")
     .innerJoin("users as u", "u.id", "s.user_id")
-    .select([
-      "s.id",
-      "s.user_id",
-      "s.last_seen_at",
-      "s.expires_at",
-      "u.username",
-      "u.admin",
-      "u.suspended",
-      "u.password_expired",
-    ])
+    .select(IDENTITY_COLUMNS)
     .where("s.digest", "=", digest)
     // An editor session is never a browser's session of the platform.
     .where("s.project_id", "is", null),
 );
+
+/** The identity a session gives: its row and its user's, as the API reads them. */
+function identityOf(row: Awaited<ReturnType<typeof sessionByDigest>>[number]): SessionIdentity {
+  return {
+    ...callerOf(row),
+    passwordExpired: row.password_expired,
+    lastSeenAt: row.last_seen_at,
+    expiresAt: row.expires_at,
+  };
+}
 
 /** An editor session, with the user's role of the moment in the instance's team. */
 export interface EditorSessionIdentity extends SessionIdentity {
@@ -95,20 +99,7 @@ export async function findEditorSession(
   projectId: string,
 ): Promise<EditorSessionIdentity | undefined> {
   const [row] = await editorSessionByDigest(db, digest, projectId);
-  return (
-    row && {
-      id: row.id,
-      userId: row.user_id,
-      username: row.username,
-      admin: row.admin,
-      suspended: row.suspended,
-      passwordExpired: row.password_expired,
-      lastSeenAt: row.last_seen_at,
-      expiresAt: row.expires_at,
-      role: row.role ?? undefined,
-      scripted: row.scripted,
-    }
-  );
+  return row && { ...identityOf(row), role: row.role ?? undefined, scripted: row.scripted };
 }
 
 const editorSessionByDigest = compiledOnce((db, digest: string, projectId: string) =>
@@ -119,18 +110,7 @@ const editorSessionByDigest = compiledOnce((db, digest: string, projectId: strin
     .leftJoin("team_members as m", (join) =>
       join.onRef("m.team_id", "=", "p.team_id").onRef("m.user_id", "=", "s.user_id"),
     )
-    .select([
-      "s.id",
-      "s.user_id",
-      "s.last_seen_at",
-      "s.expires_at",
-      "u.username",
-      "u.admin",
-      "u.suspended",
-      "u.password_expired",
-      "m.role",
-      "s.scripted",
-    ])
+    .select([...IDENTITY_COLUMNS, "m.role", "s.scripted"])
     .where("s.digest", "=", digest)
     .where("s.project_id", "=", projectId),
 );
@@ -169,12 +149,7 @@ export async function sessionStartedAt(
   db: Kysely<Database>,
   id: string,
 ): Promise<Date | undefined> {
-  const row = await db
-    .selectFrom("sessions")
-    .select("created_at")
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row?.created_at;
+  return findValue(db, "sessions", "created_at", { id });
 }
 
 export async function touchSession(db: Kysely<Database>, id: string, at: Date): Promise<void> {

@@ -5,6 +5,23 @@ import { newId } from "../ids";
 import { countUpTo, keysetPage, type PageRequest } from "../paging";
 import type { Database, UserRow, UserUpdate } from "../schema";
 
+/** Who a credential's row (a session's, a token's, joined with its user) says is calling. */
+export function callerOf(row: {
+  id: string;
+  user_id: string;
+  username: string;
+  admin: boolean;
+  suspended: boolean;
+}) {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    username: row.username,
+    admin: row.admin,
+    suspended: row.suspended,
+  };
+}
+
 export async function findUser(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
   const [row] = await userById(db, id);
   return row;

@@ -4,7 +4,8 @@
 // a table of entries (entries.ts); what follows is what differs between them.
 import { type Kysely, sql } from "kysely";
 import { type ActiveFilter, entryTable } from "../entries";
-import { countAll, type PageRequest } from "../paging";
+import { type PageRequest } from "../paging";
+import { countWhere } from "../rows";
 import type { Database, ProjectStackRow, ProjectTemplateRow, ProjectTypeRow } from "../schema";
 
 export type CatalogueFilter = ActiveFilter;
@@ -14,20 +15,6 @@ const usedBy = (table: string, column: string, entry: string, alias: string) =>
   sql<number>`(select count(*)::int from ${sql.table(table)} u where ${sql.ref(`u.${column}`)} = ${sql.ref(`${entry}.id`)})`.as(
     alias,
   );
-
-const countWhere = async (
-  db: Kysely<Database>,
-  table: "projects" | "project_stacks",
-  column: "project_type_id" | "stack_id" | "template_id",
-  id: string,
-) =>
-  (
-    await db
-      .selectFrom(table)
-      .select(countAll())
-      .where(column as "project_type_id", "=", id)
-      .executeTakeFirstOrThrow()
-  ).n;
 
 // ---- Instance types ----
 
@@ -193,11 +180,14 @@ export interface ProjectTemplateDetail extends ProjectTemplateRow {
   instance_count: number;
 }
 
-const templates = entryTable<"project_templates", ProjectTemplateDetail>("project_templates", {
-  order: "name",
-  json: ["settings", "policy"],
-  counts: [usedBy("projects", "template_id", "project_templates", "instance_count")],
-});
+const templates = entryTable<"project_templates", ProjectTemplateDetail, TemplateValues>(
+  "project_templates",
+  {
+    order: "name",
+    json: ["settings", "policy"],
+    counts: [usedBy("projects", "template_id", "project_templates", "instance_count")],
+  },
+);
 
 /** Templates by name (then id), a page at a time; `cursor` is the last id seen. */
 export const listTemplates = (db: Kysely<Database>, request: PageRequest) =>
@@ -214,13 +204,8 @@ export interface TemplateValues {
   policy: Record<string, unknown>;
 }
 
-export const insertTemplate = (trx: Kysely<Database>, template: TemplateValues) =>
-  templates.insert(trx, { ...template });
-export const updateTemplate = (
-  trx: Kysely<Database>,
-  id: string,
-  change: Partial<TemplateValues>,
-) => templates.update(trx, id, change);
+export const insertTemplate = templates.insert;
+export const updateTemplate = templates.update;
 
 /** How many instances were made from the template. */
 export async function templateInstanceCount(db: Kysely<Database>, id: string): Promise<number> {
@@ -243,23 +228,8 @@ export async function defaultCatalogue(db: Kysely<Database>): Promise<{
   template?: ProjectTemplateRow;
 }> {
   const [projectType, template] = await Promise.all([
-    db
-      .selectFrom("project_types")
-      .selectAll()
-      .where("active", "=", true)
-      .orderBy("order")
-      .orderBy("created_at")
-      .orderBy("id")
-      .limit(1)
-      .executeTakeFirst(),
-    db
-      .selectFrom("project_templates")
-      .selectAll()
-      .where("active", "=", true)
-      .orderBy("name")
-      .orderBy("id")
-      .limit(1)
-      .executeTakeFirst(),
+    projectTypes.firstActive(db, ["order", "created_at"]),
+    templates.firstActive(db, ["name"]),
   ]);
   let stack: ProjectStackRow | undefined;
   if (projectType) {
@@ -268,15 +238,7 @@ export async function defaultCatalogue(db: Kysely<Database>): Promise<{
       : undefined;
     stack = defaultStack?.active
       ? defaultStack
-      : await db
-          .selectFrom("project_stacks")
-          .selectAll()
-          .where("active", "=", true)
-          .where("project_type_id", "=", projectType.id)
-          .orderBy("name")
-          .orderBy("id")
-          .limit(1)
-          .executeTakeFirst();
+      : await stacks.firstActive(db, ["name"], { project_type_id: projectType.id });
   }
   return { projectType, stack, template };
 }

@@ -1,7 +1,8 @@
 // Team members: the list, one membership, role changes and removal, the owners a team must keep,
 // and the counts the member limit needs.
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { Database, UserRow } from "../schema";
+import { countWhere } from "../rows";
 
 export type MemberRow = Pick<
   UserRow,
@@ -108,10 +109,5 @@ export async function lockTeam(trx: Kysely<Database>, teamId: string): Promise<b
 }
 
 export async function countMembers(db: Kysely<Database>, teamId: string): Promise<number> {
-  const { n } = await db
-    .selectFrom("team_members")
-    .select(sql<number>`count(*)::int`.as("n"))
-    .where("team_id", "=", teamId)
-    .executeTakeFirstOrThrow();
-  return n;
+  return countWhere(db, "team_members", "team_id", teamId);
 }

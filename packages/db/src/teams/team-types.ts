@@ -3,6 +3,7 @@ import { type Kysely, sql } from "kysely";
 import { type ActiveFilter, entryTable } from "../entries";
 import { type PageRequest } from "../paging";
 import type { Database, TeamTypeRow } from "../schema";
+import { countWhere } from "../rows";
 
 /** A limit: null or absent is no limit. */
 export interface TeamTypeLimit {
@@ -43,7 +44,10 @@ export function teamTypeOf<A extends string = "type">(
 
 export type TeamTypeFilter = ActiveFilter;
 
-const teamTypes = entryTable("team_types", { order: "order", json: ["properties"] });
+const teamTypes = entryTable<"team_types", TeamTypeRow, TeamTypeValues>("team_types", {
+  order: "order",
+  json: ["properties"],
+});
 
 /** Team types by ascending `order` (then id), a page at a time; `cursor` is the last id seen. */
 export async function listTeamTypes(
@@ -58,15 +62,7 @@ export const findTeamType = teamTypes.find;
 
 /** The type a new team gets when none is chosen: the active type with the lowest `order`. */
 export async function defaultTeamType(db: Kysely<Database>): Promise<TeamTypeRow | undefined> {
-  return db
-    .selectFrom("team_types")
-    .selectAll()
-    .where("active", "=", true)
-    .orderBy("order")
-    .orderBy("created_at")
-    .orderBy("id")
-    .limit(1)
-    .executeTakeFirst();
+  return teamTypes.firstActive(db, ["order", "created_at"]);
 }
 
 export interface TeamTypeValues {
@@ -77,14 +73,8 @@ export interface TeamTypeValues {
   properties?: TeamTypeProperties;
 }
 
-export const insertTeamType = (trx: Kysely<Database>, type: TeamTypeValues) =>
-  teamTypes.insert(trx, { ...type });
-
-export const updateTeamType = (
-  trx: Kysely<Database>,
-  id: string,
-  change: Partial<TeamTypeValues>,
-) => teamTypes.update(trx, id, change);
+export const insertTeamType = teamTypes.insert;
+export const updateTeamType = teamTypes.update;
 
 /**
  * Ids of the active types, their rows locked until the transaction ends: a change that could
@@ -104,12 +94,7 @@ export async function lockActiveTeamTypes(trx: Kysely<Database>): Promise<string
 
 /** How many teams have this type. */
 export async function teamTypeTeamCount(db: Kysely<Database>, id: string): Promise<number> {
-  const row = await db
-    .selectFrom("teams")
-    .select(sql<number>`count(*)::int`.as("n"))
-    .where("type_id", "=", id)
-    .executeTakeFirstOrThrow();
-  return row.n;
+  return countWhere(db, "teams", "type_id", id);
 }
 
 /**

@@ -61,10 +61,7 @@ export async function findTeamForUser(
   teamId: string,
   userId: string,
 ): Promise<TeamForUser | undefined> {
-  const [row] = await teamForUser(db, teamId, userId);
-  if (!row) return undefined;
-  const { role, ...team } = row;
-  return { team, role: role ?? undefined };
+  return teamAndRole(await teamForUser(db, teamId, userId));
 }
 
 const teamForUser = compiledOnce((db, teamId: string, userId: string) =>
@@ -77,15 +74,19 @@ export async function findTeamForUserBySlug(
   slug: string,
   userId: string,
 ): Promise<TeamForUser | undefined> {
-  const [row] = await teamBySlugForUser(db, slug, userId);
-  if (!row) return undefined;
-  const { role, ...team } = row;
-  return { team, role: role ?? undefined };
+  return teamAndRole(await teamBySlugForUser(db, slug, userId));
 }
 
 const teamBySlugForUser = compiledOnce((db, slug: string, userId: string) =>
   teamForUserQuery(db, userId).where("teams.slug", "=", slug),
 );
+
+/** The team the query found, if any, and the user's role in it. */
+function teamAndRole([row]: Awaited<ReturnType<typeof teamForUser>>): TeamForUser | undefined {
+  if (!row) return undefined;
+  const { role, ...team } = row;
+  return { team, role: role ?? undefined };
+}
 
 function teamForUserQuery(db: Kysely<Database>, userId: string) {
   return db
