@@ -25,7 +25,7 @@ import {
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, procedure, router, teamOf } from "../core/trpc";
 import { teamLifecycleProcedures } from "./lifecycle";
-import { recordTeamCreated } from "./events";
+import { recordTeamCreated, teamEntry } from "./events";
 import { teamView } from "./views";
 import { mayCreateTeams } from "../platform/settings";
 
@@ -168,13 +168,7 @@ export const teamRouter = router({
           ctx.db,
           before.id,
           Object.fromEntries(updates.map((u) => [u.key, u.new])),
-          {
-            event: "team.settings.updated",
-            entity: { type: "team", id: before.id },
-            teamId: before.id,
-            actor: actorOf(ctx),
-            body: { updates },
-          },
+          teamEntry("team.settings.updated", before.id, actorOf(ctx), { updates }),
         );
         if (!team) throw notFound();
         return teamView(team, ctx.baseUrl);
