@@ -22,9 +22,25 @@ export const teamLog = (teamId: string): AuditLog => ({
   teamId,
 });
 
+type Owned = "application" | "project" | "device";
+
 /** An application's, an instance's (FlowFuse's project) or a device's log, in its team's. */
-export const ownLog = (
-  type: "application" | "project" | "device",
-  id: string,
-  teamId: string,
-): AuditLog => ({ entity: { type, id }, teamId });
+export const ownLog = (type: Owned, id: string, teamId: string): AuditLog => ({
+  entity: { type, id },
+  teamId,
+});
+
+/**
+ * An entry in an application's, an instance's or a device's log whose body names it first, under
+ * its type (`project`: FlowFuse's word for an instance), then what else the event says.
+ */
+export function ownEntry(
+  event: string,
+  type: Owned,
+  subject: { id: string; name: string; team_id: string },
+  actor: Actor,
+  more: Record<string, unknown> = {},
+): AuditEntry {
+  const body = { [type]: { id: subject.id, name: subject.name }, ...more };
+  return { event, ...ownLog(type, subject.id, subject.team_id), actor, body };
+}
