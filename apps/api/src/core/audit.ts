@@ -37,7 +37,7 @@ export const ownLog = (type: Owned, id: string, teamId: string): AuditLog => ({
 export function ownEntry(
   event: string,
   type: Owned,
-  subject: { id: string; name: string; team_id: string },
+  subject: { id: string; name: string | null; team_id: string },
   actor: Actor,
   more: Record<string, unknown> = {},
 ): AuditEntry {

@@ -21,7 +21,6 @@ import {
   insertSnapshot,
   listSnapshots,
   newId,
-  recordAudit,
   setProjectDeviceTarget,
   type SnapshotSummaryRow,
   updateDevice,
@@ -32,6 +31,7 @@ import { DEFAULT_DEVICE_NODE_RED } from "../devices/live";
 import { deviceOf } from "../devices/procedures";
 import { deviceEnv } from "../devices/settings";
 import { contentOf, sealSecrets, type SnapshotContent } from "./content";
+import { recordDeviceSnapshotEvent, recordInstanceSnapshotEvent } from "./events";
 import { remove, TAG } from "./records";
 import { snapshotView } from "./views";
 
@@ -120,33 +120,18 @@ export async function storeDeviceSnapshot(
     settings: content.settings,
     secrets: sealSecrets(ctx.tokenSecret, id, content.secrets),
   });
-  const snapshot = { id, name: row.name };
-  const deviceRef = { id: device.id, name: device.name };
-  await recordAudit(
+  const teamId = device.team_id;
+  await recordDeviceSnapshotEvent(
     trx,
     owner.type === "instance"
-      ? {
-          event: "project.device.snapshot.created",
-          entity: { type: "project", id: owner.projectId },
-          teamId: device.team_id,
-          actor: actorOf(ctx),
-          body: {
-            project: { id: owner.projectId, name: device.project_name },
-            device: deviceRef,
-            snapshot,
-          },
-        }
-      : {
-          event: `application.device.snapshot.${meta.event}`,
-          entity: { type: "application", id: applicationId },
-          teamId: device.team_id,
-          actor: actorOf(ctx),
-          body: {
-            application: { id: applicationId, name: device.application_name },
-            device: deviceRef,
-            snapshot,
-          },
-        },
+      ? "project.device.snapshot.created"
+      : `application.device.snapshot.${meta.event}`,
+    actorOf(ctx),
+    owner.type === "instance"
+      ? { type: "project", id: owner.projectId, name: device.project_name, team_id: teamId }
+      : { type: "application", id: applicationId, name: device.application_name, team_id: teamId },
+    device,
+    { id, name: row.name },
   );
   return row;
 }
@@ -230,17 +215,19 @@ export const deviceSnapshotProcedures = {
         });
         if (input.setAsTarget) {
           await updateDevice(trx, device.id, { targetSnapshotId: stored.id });
-          await recordAudit(trx, {
-            event: "application.device.snapshot.device-target-set",
-            entity: { type: "application", id: stored.application_id },
-            teamId: device.team_id,
-            actor: actorOf(ctx),
-            body: {
-              application: { id: stored.application_id, name: device.application_name },
-              device: { id: device.id, name: device.name },
-              snapshot: { id: stored.id, name: stored.name },
+          await recordDeviceSnapshotEvent(
+            trx,
+            "application.device.snapshot.device-target-set",
+            actorOf(ctx),
+            {
+              type: "application",
+              id: stored.application_id,
+              name: device.application_name,
+              team_id: device.team_id,
             },
-          });
+            device,
+            stored,
+          );
         }
         return stored;
       });
@@ -318,16 +305,8 @@ export const deviceSnapshotProcedures = {
         });
         if (input.setAsTarget) {
           await setProjectDeviceTarget(trx, project.id, stored.id);
-          await recordAudit(trx, {
-            event: "project.snapshot.device-target-set",
-            entity: { type: "project", id: project.id },
-            teamId: project.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: project.id, name: project.name },
-              snapshot: { id: stored.id, name: stored.name },
-            },
-          });
+          const event = "project.snapshot.device-target-set";
+          await recordInstanceSnapshotEvent(trx, event, actorOf(ctx), project, stored);
         }
         return stored;
       });

@@ -17,7 +17,6 @@ import {
   findSnapshot,
   findSnapshotSummary,
   listSnapshots,
-  recordAudit,
   setProjectDeviceTarget,
   type SnapshotSummaryRow,
 } from "@flowplane/db";
@@ -30,6 +29,7 @@ import {
   openCredentials,
   writeOntoInstance,
 } from "./content";
+import { recordInstanceSnapshotEvent } from "./events";
 import { snapshotView } from "./views";
 import {
   TAG,
@@ -112,16 +112,8 @@ export const instanceSnapshotProcedures = {
         });
         if (input.setAsTarget) {
           await setProjectDeviceTarget(trx, project.id, stored.id);
-          await recordAudit(trx, {
-            event: "project.snapshot.device-target-set",
-            entity: { type: "project", id: project.id },
-            teamId: project.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: project.id, name: project.name },
-              snapshot: { id: stored.id, name: stored.name },
-            },
-          });
+          const event = "project.snapshot.device-target-set";
+          await recordInstanceSnapshotEvent(trx, event, actorOf(ctx), project, stored);
         }
         return stored;
       });
@@ -192,16 +184,13 @@ export const instanceSnapshotProcedures = {
         project.id,
         (before) => deployedState(before, content),
         (trx) =>
-          recordAudit(trx, {
-            event: "project.snapshot.rolled-back",
-            entity: { type: "project", id: project.id },
-            teamId: project.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: project.id, name: project.name },
-              snapshot: { id: summary.id, name: summary.name },
-            },
-          }),
+          recordInstanceSnapshotEvent(
+            trx,
+            "project.snapshot.rolled-back",
+            actorOf(ctx),
+            project,
+            summary,
+          ),
       );
       return { status: "okay" as const };
     }),
@@ -252,16 +241,8 @@ export const instanceSnapshotProcedures = {
       }
       await ctx.db.transaction().execute(async (trx) => {
         await setProjectDeviceTarget(trx, project.id, target?.id ?? null);
-        await recordAudit(trx, {
-          event: "project.snapshot.device-target-set",
-          entity: { type: "project", id: project.id },
-          teamId: project.team_id,
-          actor: actorOf(ctx),
-          body: {
-            project: { id: project.id, name: project.name },
-            snapshot: target ? { id: target.id, name: target.name } : null,
-          },
-        });
+        const event = "project.snapshot.device-target-set";
+        await recordInstanceSnapshotEvent(trx, event, actorOf(ctx), project, target ?? null);
       });
       return { status: "okay" as const };
     }),

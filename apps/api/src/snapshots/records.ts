@@ -1,6 +1,5 @@
 // What the snapshot procedures share: finding an instance or a snapshot (another team's is as
-// missing as an unknown one), storing a new snapshot of an instance, deleting one, and the audit
-// event and entity of a change to a snapshot, by its owner.
+// missing as an unknown one), storing a new snapshot of an instance, and deleting one.
 import {
   type Db,
   deleteSnapshot,
@@ -9,12 +8,12 @@ import {
   insertSnapshot,
   newId,
   type ProjectDetail,
-  recordAudit,
   type SnapshotSummaryRow,
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context } from "../core/trpc";
 import { sealSecrets, type SnapshotContent } from "./content";
+import { recordInstanceSnapshotEvent, recordSnapshotEvent } from "./events";
 
 export const TAG = "Snapshots";
 
@@ -44,25 +43,6 @@ export async function snapshotOf(ctx: Pick<Context, "db">, snapshotId: string) {
   return row;
 }
 
-/** The audit event of a change to a snapshot, by its owner (FlowFuse's names). */
-export function snapshotEvent(
-  row: Pick<SnapshotSummaryRow, "owner_type">,
-  action: "created" | "updated" | "deleted" | "exported" | "imported",
-): string {
-  return row.owner_type === "instance"
-    ? `project.snapshot.${action}`
-    : `application.device.snapshot.${action}`;
-}
-
-/** Where a snapshot's audit entry goes: its instance's log (devices: their own area). */
-export function snapshotAuditEntity(
-  row: Pick<SnapshotSummaryRow, "project_id" | "application_id">,
-) {
-  return row.project_id !== null
-    ? { type: "project" as const, id: row.project_id }
-    : { type: "application" as const, id: row.application_id };
-}
-
 /** Stores a new snapshot of an instance: its content with its secrets sealed, and the audit entry. */
 export async function storeInstanceSnapshot(
   ctx: Pick<Context, "db" | "tokenSecret" | "auth">,
@@ -84,13 +64,8 @@ export async function storeInstanceSnapshot(
     settings: content.settings,
     secrets: sealSecrets(ctx.tokenSecret, id, content.secrets),
   });
-  await recordAudit(db, {
-    event: `project.snapshot.${meta.event}`,
-    entity: { type: "project", id: project.id },
-    teamId: project.team_id,
-    actor: actorOf(ctx),
-    body: { project: { id: project.id, name: project.name }, snapshot: { id, name: row.name } },
-  });
+  const event = `project.snapshot.${meta.event}` as const;
+  await recordInstanceSnapshotEvent(db, event, actorOf(ctx), project, { id, name: row.name });
   return row;
 }
 
@@ -102,15 +77,6 @@ export const invalidSnapshot = (field: string, message: string) =>
 export async function remove(ctx: Context, row: SnapshotSummaryRow) {
   await ctx.db.transaction().execute(async (trx) => {
     if (!(await deleteSnapshot(trx, row.id))) throw notFound();
-    await recordAudit(trx, {
-      event: snapshotEvent(row, "deleted"),
-      entity: snapshotAuditEntity(row),
-      teamId: row.team_id,
-      actor: actorOf(ctx),
-      body: {
-        ...(row.project_id !== null && { project: { id: row.project_id, name: row.project_name } }),
-        snapshot: { id: row.id, name: row.name },
-      },
-    });
+    await recordSnapshotEvent(trx, "deleted", actorOf(ctx), row);
   });
 }
