@@ -3,14 +3,7 @@
 // first start come the token secret and the platform administrator with one token whose value is
 // written to a 0600 file (never logged). A database that already has users is never touched.
 import { generateToken, hashPassword, randomBase62, tokenDigest } from "@flowplane/auth";
-import {
-  countUsers,
-  type Db,
-  insertToken,
-  insertUser,
-  lockForTransaction,
-  recordAudit,
-} from "@flowplane/db";
+import { countUsers, type Db, insertToken, insertUser, lockForTransaction } from "@flowplane/db";
 import { readFileSync, unlinkSync } from "node:fs";
 import {
   chmod,
@@ -26,6 +19,7 @@ import {
 } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { recordFirstAdmin } from "./accounts/index";
 
 export const INITIAL_TOKEN_FILE = "initial-admin-token";
 export const INITIAL_PASSWORD_FILE = "initial-admin-password";
@@ -264,18 +258,7 @@ export async function ensureInitialAdmin(
         digest: tokenDigest(secret, value),
         scope: { readOnly: false, adminOptIn: true, teamIds: null, expiresAt: null },
       });
-      await recordAudit(trx, {
-        event: "users.created-user",
-        entity: { type: "user", id: user.id },
-        actor: "system",
-        body: { user: { id: user.id, username: user.username }, reason: "first start" },
-      });
-      await recordAudit(trx, {
-        event: "user.pat.created",
-        entity: { type: "user", id: user.id },
-        actor: "system",
-        body: { token: { id: token.id, name: token.name, adminOptIn: true } },
-      });
+      await recordFirstAdmin(trx, user, token);
       await mkdir(dataDir, { recursive: true });
       // "wx": never overwrite. Written before commit; removed again if the commit fails.
       await writeFile(path, `${value}\n`, { mode: 0o600, flag: "wx" });

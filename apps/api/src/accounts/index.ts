@@ -39,3 +39,4 @@ export const accounts = {
 export type { SessionOptions } from "./sessions";
 export { InitialPassword } from "./initial-password";
 export { userRouter } from "./user";
+export { recordFirstAdmin } from "./events";

@@ -15,7 +15,6 @@ import {
   listProjects,
   lockTeam,
   memberTeamIds,
-  recordAudit,
   soleOwnedTeams,
   updateUser,
   type UserRow,
@@ -24,6 +23,7 @@ import {
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context } from "../core/trpc";
 import { recordTeamDeleted } from "../teams/index";
+import { recordUserEvent } from "./events";
 
 export const usernameTaken = () =>
   new ApiError(400, "invalid_username", "Username is not available", [
@@ -126,12 +126,8 @@ export async function changeAccount(
       const after = await updateUser(trx, userId, update);
       if (!after) throw notFound();
       if (update.suspended) await deleteUserSessions(trx, userId);
-      await recordAudit(trx, {
-        event: userId === ctx.auth.userId ? "user.updated-user" : "users.updated-user",
-        entity: { type: "user", id: userId },
-        actor: actorOf(ctx),
-        body: { user: { id: userId, username: after.username }, updates },
-      });
+      const event = userId === ctx.auth.userId ? "user.updated-user" : "users.updated-user";
+      await recordUserEvent(trx, event, actorOf(ctx), after, { updates });
       return after;
     });
   } catch (error) {
@@ -173,14 +169,8 @@ export async function deleteAccount(ctx: Context, userId: string): Promise<void>
     for (const team of owned) await recordTeamDeleted(trx, actorOf(ctx), team);
     await deleteUser(trx, userId);
     const self = userId === ctx.auth.userId;
-    await recordAudit(trx, {
-      event: self ? "user.deleted" : "users.deleted-user",
-      entity: { type: "user", id: userId },
-      actor: actorOf(ctx),
-      body: {
-        user: { id: userId, username: user.username },
-        deletedTeams: owned.map((team) => ({ id: team.id, name: team.name })),
-      },
+    await recordUserEvent(trx, self ? "user.deleted" : "users.deleted-user", actorOf(ctx), user, {
+      deletedTeams: owned.map((team) => ({ id: team.id, name: team.name })),
     });
     return instances;
   });

@@ -7,7 +7,6 @@ import {
   deleteSession,
   findUserByLogin,
   insertSession,
-  recordAudit,
   type UserRow,
 } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -15,6 +14,7 @@ import type { Identity } from "../core/credentials/identity";
 import { SESSION_COOKIE } from "../core/credentials/sessions";
 import { ApiError, validationError } from "../core/errors";
 import type { SignInLimits } from "../core/limits";
+import { recordUserEvent } from "./events";
 import type { InitialPassword } from "./initial-password";
 
 export interface SessionOptions {
@@ -68,12 +68,7 @@ export async function startSession(
       digest: tokenDigest(options.tokenSecret, value),
       expiresAt,
     });
-    await recordAudit(trx, {
-      event: "account.login",
-      entity: { type: "user", id: user.id },
-      actor: { userId: user.id, tokenId: null },
-      body: { user: { id: user.id, username: user.username } },
-    });
+    await recordUserEvent(trx, "account.login", { userId: user.id, tokenId: null }, user);
   });
   reply.setCookie(SESSION_COOKIE, value, {
     path: "/",
@@ -97,12 +92,12 @@ export async function endSession(
   if (session) {
     await options.db.transaction().execute(async (trx) => {
       await deleteSession(trx, session.id);
-      await recordAudit(trx, {
-        event: "account.logout",
-        entity: { type: "user", id: session.userId },
-        actor: { userId: session.userId, tokenId: null },
-        body: { user: { id: session.userId, username: session.username } },
-      });
+      await recordUserEvent(
+        trx,
+        "account.logout",
+        { userId: session.userId, tokenId: null },
+        { id: session.userId, username: session.username },
+      );
     });
   }
   reply.clearCookie(SESSION_COOKIE, { path: "/" });

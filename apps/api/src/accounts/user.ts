@@ -12,7 +12,6 @@ import {
   deleteUserSessions,
   findUser,
   listUserTeams,
-  recordAudit,
   sessionStartedAt,
   updateUser,
   userTeamsIn,
@@ -21,6 +20,7 @@ import { z } from "zod";
 import { changeAccount, checkPassword, deleteAccount } from "./rules";
 import { ApiError, invalidRequest } from "../core/errors";
 import { actorOf, type Context, procedure, router } from "../core/trpc";
+import { recordUserEvent } from "./events";
 import { userTeamView, userView } from "./views";
 
 async function caller(ctx: Context) {
@@ -122,12 +122,7 @@ export const userRouter = router({
           user.id,
           ctx.auth.kind === "session" ? ctx.auth.id : undefined,
         );
-        await recordAudit(trx, {
-          event: "user.updated-password",
-          entity: { type: "user", id: user.id },
-          actor: actorOf(ctx),
-          body: { user: { id: user.id, username: user.username } },
-        });
+        await recordUserEvent(trx, "user.updated-password", actorOf(ctx), user);
       });
       // The first password's file goes once that password is no longer anyone's.
       await ctx.initialPassword?.replaced(user.password_hash).catch((error: unknown) => {
@@ -155,11 +150,8 @@ export const userRouter = router({
         const user = await findUser(trx, ctx.auth.userId);
         if (!user) throw new Error("caller vanished");
         const ended = await deleteUserSessions(trx, user.id);
-        await recordAudit(trx, {
-          event: "user.signed-out-everywhere",
-          entity: { type: "user", id: user.id },
-          actor: actorOf(ctx),
-          body: { user: { id: user.id, username: user.username }, sessions: ended },
+        await recordUserEvent(trx, "user.signed-out-everywhere", actorOf(ctx), user, {
+          sessions: ended,
         });
       });
       return { status: "okay" as const };

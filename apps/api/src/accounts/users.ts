@@ -11,14 +11,7 @@ import {
   UserList,
   UserTeamList,
 } from "@flowplane/contract";
-import {
-  findUser,
-  insertUser,
-  isUniqueViolation,
-  listUserTeams,
-  listUsers,
-  recordAudit,
-} from "@flowplane/db";
+import { findUser, insertUser, isUniqueViolation, listUserTeams, listUsers } from "@flowplane/db";
 import {
   changeAccount,
   checkAvailable,
@@ -28,6 +21,7 @@ import {
 } from "./rules";
 import { notFound } from "../core/errors";
 import { actorOf, procedure, router } from "../core/trpc";
+import { recordUserCreated } from "./events";
 import { userTeamView, userView } from "./views";
 
 export const usersRouter = router({
@@ -80,12 +74,7 @@ export const usersRouter = router({
             admin: input.isAdmin ?? false,
             passwordHash,
           });
-          await recordAudit(trx, {
-            event: "users.created-user",
-            entity: { type: "user", id: user.id },
-            actor: actorOf(ctx),
-            body: { user: { id: user.id, username: user.username, admin: user.admin } },
-          });
+          await recordUserCreated(trx, actorOf(ctx), user);
           return user;
         });
         return userView(user, ctx.baseUrl);

@@ -22,12 +22,12 @@ import {
   listTeamApplications,
   listTeamProjectSummaries,
   type ProjectSummaryRow,
-  recordAudit,
   type TeamForUser,
   updateApplication,
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { recordApplicationEvent } from "./events";
 import { instanceCountsProcedures } from "./instance-counts";
 import { instanceStatusOf, instanceSummary } from "../instances/index";
 import { teamSummary } from "../teams/index";
@@ -62,8 +62,6 @@ async function applicationOf(ctx: Context, applicationId: string): Promise<Appli
   if (!row) throw notFound();
   return row;
 }
-
-const audited = (row: ApplicationRow) => ({ application: { id: row.id, name: row.name } });
 
 /** The team's applications by name, each with its instances as `view` shows them. */
 async function teamApplications<T>(
@@ -107,13 +105,7 @@ export const applicationsRouter = router({
           name: input.name,
           description: input.description ?? null,
         });
-        await recordAudit(trx, {
-          event: "application.created",
-          entity: { type: "application", id: row.id },
-          teamId,
-          actor: actorOf(ctx),
-          body: audited(row),
-        });
+        await recordApplicationEvent(trx, "created", actorOf(ctx), row);
         return row;
       });
       return applicationView(row, ctx);
@@ -164,13 +156,7 @@ export const applicationsRouter = router({
           .filter((key) => change[key] !== undefined && before[key] !== after[key])
           .map((key) => ({ key, old: before[key], new: after[key] }));
         if (updates.length > 0) {
-          await recordAudit(trx, {
-            event: "application.updated",
-            entity: { type: "application", id: after.id },
-            teamId: after.team_id,
-            actor: actorOf(ctx),
-            body: { ...audited(after), updates },
-          });
+          await recordApplicationEvent(trx, "updated", actorOf(ctx), after, { updates });
         }
         return after;
       });
@@ -203,13 +189,7 @@ export const applicationsRouter = router({
           );
         }
         await deleteApplication(trx, before.id);
-        await recordAudit(trx, {
-          event: "application.deleted",
-          entity: { type: "application", id: before.id },
-          teamId: before.team_id,
-          actor: actorOf(ctx),
-          body: audited(before),
-        });
+        await recordApplicationEvent(trx, "deleted", actorOf(ctx), before);
       });
       return { status: "okay" as const };
     }),

@@ -30,7 +30,6 @@ import {
   listBrokerClients,
   listBrokerTokens,
   lockTeam,
-  recordAudit,
   type TeamBrokerClientRow,
   teamLimits,
   updateBrokerClient,
@@ -38,6 +37,7 @@ import {
 import { z } from "zod";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { recordBrokerTokenEvent, recordClientEvent } from "./events";
 
 function clientView(row: TeamBrokerClientRow): BrokerClient {
   return {
@@ -58,13 +58,6 @@ function tokenView(row: BrokerTokenRow): BrokerToken {
     lastUsedAt: row.last_used_at?.toISOString() ?? null,
   };
 }
-
-/** What the audit log keeps of a client: never its password or hash. */
-const auditClient = (row: TeamBrokerClientRow) => ({
-  id: row.id,
-  username: row.username,
-  acls: row.acls,
-});
 
 const TAG = "Team Broker";
 
@@ -148,13 +141,7 @@ export const brokerRouter = router({
         } catch (error) {
           throw isUniqueViolation(error) ? clientExists() : error;
         }
-        await recordAudit(trx, {
-          event: "team.broker.client.created",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: { client: auditClient(created) },
-        });
+        await recordClientEvent(trx, "created", actorOf(ctx), teamId, created);
         return created;
       });
       return clientView(row);
@@ -208,16 +195,9 @@ export const brokerRouter = router({
           acls: input.acls,
         });
         if (!after) throw notFound();
-        await recordAudit(trx, {
-          event: "team.broker.client.updated",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: {
-            client: auditClient(after),
-            ...(input.acls && { acls: { old: before.acls, new: after.acls } }),
-            ...(passwordHash !== undefined && { password: "changed" }),
-          },
+        await recordClientEvent(trx, "updated", actorOf(ctx), teamId, after, {
+          ...(input.acls && { acls: { old: before.acls, new: after.acls } }),
+          ...(passwordHash !== undefined && { password: "changed" }),
         });
         return after;
       });
@@ -244,13 +224,7 @@ export const brokerRouter = router({
       await ctx.db.transaction().execute(async (trx) => {
         const row = await deleteBrokerClient(trx, teamId, input.username);
         if (!row) throw notFound();
-        await recordAudit(trx, {
-          event: "team.broker.client.deleted",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: { client: auditClient(row) },
-        });
+        await recordClientEvent(trx, "deleted", actorOf(ctx), teamId, row);
       });
       announce(ctx, { teamId, username: input.username, disconnect: true });
       return { status: "okay" as const };
@@ -298,13 +272,7 @@ export const brokerRouter = router({
           digest: tokenDigest(ctx.tokenSecret, token),
           createdBy: ctx.auth.userId,
         });
-        await recordAudit(trx, {
-          event: "platform.broker-token.created",
-          entity: { type: "platform", id: null },
-          teamId: null,
-          actor: actorOf(ctx),
-          body: { token: { id: created.id, name: created.name } },
-        });
+        await recordBrokerTokenEvent(trx, "created", actorOf(ctx), created);
         return created;
       });
       return { ...tokenView(row), token };
@@ -327,13 +295,7 @@ export const brokerRouter = router({
       await ctx.db.transaction().execute(async (trx) => {
         const row = await deleteBrokerToken(trx, input.tokenId);
         if (!row) throw notFound();
-        await recordAudit(trx, {
-          event: "platform.broker-token.deleted",
-          entity: { type: "platform", id: null },
-          teamId: null,
-          actor: actorOf(ctx),
-          body: { token: { id: row.id, name: row.name } },
-        });
+        await recordBrokerTokenEvent(trx, "deleted", actorOf(ctx), row);
       });
       return { status: "okay" as const };
     }),

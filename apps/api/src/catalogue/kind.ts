@@ -2,10 +2,9 @@
 // builder in procedures.ts makes the same five procedures of each from it, and the kinds' files
 // hold only what differs between them.
 import type { Permission } from "@flowplane/auth";
-import { type Db, recordAudit } from "@flowplane/db";
+import type { Db } from "@flowplane/db";
 import type { z } from "zod";
 import { ApiError, type FieldError, invalidRequest } from "../core/errors";
-import { actorOf, type Context } from "../core/trpc";
 
 /** A row of the kind, as its views and audit entries read it. */
 export interface Entry {
@@ -157,18 +156,3 @@ export function nothingToChange(fields: string) {
 }
 
 export const summary = (row: Entry) => ({ id: row.id, name: row.name });
-
-/** Catalogue events go to the platform's log. */
-export async function audit(
-  trx: Db,
-  ctx: Context,
-  event: string,
-  body: Record<string, unknown>,
-): Promise<void> {
-  await recordAudit(trx, {
-    event,
-    entity: { type: "platform", id: null },
-    actor: actorOf(ctx),
-    body,
-  });
-}

@@ -6,9 +6,9 @@ import { Status } from "@flowplane/contract";
 import type { z } from "zod";
 import { isForeignKeyViolation, isUniqueViolation } from "@flowplane/db";
 import { notFound } from "../core/errors";
-import { procedure, router } from "../core/trpc";
+import { actorOf, procedure, router } from "../core/trpc";
+import { recordCatalogueEvent } from "./events";
 import {
-  audit,
   type CatalogueKind,
   type ChangeOf,
   changes,
@@ -19,7 +19,6 @@ import {
   nothingToChange,
   type Operation,
   permissionOf,
-  summary,
 } from "./kind";
 
 /**
@@ -40,7 +39,7 @@ export function catalogueRouter<Row extends Entry, Detail extends Row, S extends
     path: `/${string}`,
   ) => ({ method, path, tags: [kind.tag], ...kind.docs[operation] });
   const idOf = (input: unknown) => (input as Record<string, string>)[kind.idField]!;
-  const event = (what: "created" | "updated" | "deleted") => `platform.${kind.name}.${what}`;
+
   const the = `The ${kind.noun}`;
 
   /** A write's refusals for what the database refused: a taken name, a vanished reference. */
@@ -88,10 +87,14 @@ export function catalogueRouter<Row extends Entry, Detail extends Row, S extends
         try {
           const row = await ctx.db.transaction().execute(async (trx) => {
             const created = await kind.insert(trx, input as In<"create">);
-            await audit(trx, ctx, event("created"), {
-              [kind.auditKey]: summary(created.row),
-              ...created.audit,
-            });
+            await recordCatalogueEvent(
+              trx,
+              actorOf(ctx),
+              kind,
+              "created",
+              created.row,
+              created.audit,
+            );
             return created.row;
           });
           return out(kind.view(kind.unused(row), ctx.baseUrl));
@@ -126,8 +129,7 @@ export function catalogueRouter<Row extends Entry, Detail extends Row, S extends
             if (updates.length > 0) {
               const after = await kind.update(trx, id, change);
               if (!after) throw notFound();
-              await audit(trx, ctx, event("updated"), {
-                [kind.auditKey]: summary(after),
+              await recordCatalogueEvent(trx, actorOf(ctx), kind, "updated", after, {
                 updates: kind.loggedUpdates ? kind.loggedUpdates(updates) : updates,
               });
             }
@@ -152,7 +154,7 @@ export function catalogueRouter<Row extends Entry, Detail extends Row, S extends
             const uses = await kind.usage(trx, entry.id);
             if (uses.some(([n]) => n > 0)) throw inUse(the, uses);
             if (!(await kind.delete(trx, entry.id))) throw notFound();
-            await audit(trx, ctx, event("deleted"), { [kind.auditKey]: summary(entry) });
+            await recordCatalogueEvent(trx, actorOf(ctx), kind, "deleted", entry);
           });
         } catch (error) {
           // Something given the entry while this ran: the reference refuses the delete.

@@ -17,11 +17,11 @@ import {
   type DeviceGroupDetail,
   listDevicesByIds,
   findTeamDeviceGroup,
-  recordAudit,
   type TeamForUser,
 } from "@flowplane/db";
 import { ApiError } from "../core/errors";
 import { actorOf, type Context, procedure, teamOf } from "../core/trpc";
+import { recordDevicesDeleted } from "./events";
 import { changeMembers } from "./groups";
 import { invalidField, moveDevice, ownerOf } from "./moves";
 import { TAG } from "./procedures";
@@ -166,16 +166,7 @@ export const deviceBulkProcedures = {
           teamId,
           devices.map((device) => device.id),
         );
-        await recordAudit(trx, {
-          event: "team.device.bulk-deleted",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: {
-            info: { count: deleted.length },
-            devices: deleted.map((device) => ({ id: device.id, name: device.name })),
-          },
-        });
+        await recordDevicesDeleted(trx, actorOf(ctx), teamId, deleted);
       });
       return { status: "okay" as const };
     }),

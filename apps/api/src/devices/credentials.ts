@@ -3,10 +3,11 @@
 // which trades the code for new credentials.
 import { generateOneTimeCode, generateToken, tokenDigest } from "@flowplane/auth";
 import { DEVICE_OTC_LIFETIME_MS } from "@flowplane/contract";
-import { type Db, type DeviceOtc, recordAudit, setUpDeviceWithOtc } from "@flowplane/db";
+import { type Db, type DeviceOtc, setUpDeviceWithOtc } from "@flowplane/db";
 import { randomBytes } from "node:crypto";
 import { invalidRequest, unauthorized } from "../core/errors";
 import type { Context } from "../core/trpc";
+import { recordCredentialsGenerated } from "./events";
 
 /** New credentials: the token and its digest, the secret Node-RED decrypts with. */
 export function newCredentials(secret: string) {
@@ -47,18 +48,9 @@ export async function setUpDevice(
   const deviceId = await ctx.db.transaction().execute(async (trx: Db) => {
     const device = await setUpDeviceWithOtc(trx, otc.digest, credentials);
     if (!device) throw unauthorized();
-    for (const event of ["team.device.credentials-generated", "device.credential.generated"]) {
-      await recordAudit(trx, {
-        event,
-        entity: { type: "device", id: device.id },
-        teamId: device.team_id,
-        actor: "system",
-        body: {
-          device: { id: device.id, name: device.name },
-          setup: { oneTimeCode: true, ...(agentHost !== undefined && { agentHost }) },
-        },
-      });
-    }
+    await recordCredentialsGenerated(trx, "system", device, {
+      setup: { oneTimeCode: true, ...(agentHost !== undefined && { agentHost }) },
+    });
     return device.id;
   });
   return {

@@ -6,9 +6,10 @@ import {
   Status,
   UpdateDeviceSettingsInput,
 } from "@flowplane/contract";
-import { findDevice, recordAudit, updateDevice } from "@flowplane/db";
+import { findDevice, updateDevice } from "@flowplane/db";
 import { notFound } from "../core/errors";
 import { actorOf, procedure } from "../core/trpc";
+import { recordDeviceEvent } from "./events";
 import { envToStore, visibleDeviceEnv } from "./views";
 import { refreshSettingsHashes } from "./settings";
 import { TAG, deviceOf } from "./procedures";
@@ -57,18 +58,11 @@ export const deviceSettingsProcedures = {
         const env = envToStore(sent, before.settings.env ?? []);
         await updateDevice(trx, before.id, { env });
         await refreshSettingsHashes(trx, [before.id]);
-        await recordAudit(trx, {
-          event: "device.settings.updated",
-          entity: { type: "device", id: before.id },
-          teamId: before.team_id,
-          actor: actorOf(ctx),
-          // Never the values: names only.
-          body: {
-            device: { id: before.id, name: before.name },
-            env: {
-              old: (before.settings.env ?? []).map((v) => v.name),
-              new: env.map((v) => v.name),
-            },
+        // Never the values: names only.
+        await recordDeviceEvent(trx, "device.settings.updated", actorOf(ctx), before, {
+          env: {
+            old: (before.settings.env ?? []).map((v) => v.name),
+            new: env.map((v) => v.name),
           },
         });
       });

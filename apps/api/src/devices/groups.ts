@@ -27,13 +27,13 @@ import {
   insertDeviceGroup,
   listDeviceGroups,
   listDevices,
-  recordAudit,
   setDevicesGroup,
   type TeamForUser,
   updateDeviceGroup,
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
-import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { type Context, procedure, router, teamOf } from "../core/trpc";
+import { recordGroupEvent } from "./events";
 import { invalidField } from "./moves";
 import { refreshSettingsHashes } from "./settings";
 import { deviceView, envToStore, visibleDeviceEnv } from "./views";
@@ -76,22 +76,6 @@ async function groupOf(db: Db, applicationId: string, groupId: string) {
   return group;
 }
 
-function audit(
-  ctx: Context & { team: TeamForUser | undefined },
-  db: Db,
-  group: DeviceGroupDetail | { id: string; name: string; application_id: string },
-  event: string,
-  body: Record<string, unknown> = {},
-) {
-  return recordAudit(db, {
-    event: `application.deviceGroup.${event}`,
-    entity: { type: "application", id: group.application_id },
-    teamId: teamOf(ctx).team.id,
-    actor: actorOf(ctx),
-    body: { deviceGroup: { id: group.id, name: group.name }, ...body },
-  });
-}
-
 /**
  * Puts devices in the group (out of any other) and takes others out of it, refreshing what they
  * are given: one `members.changed` on the group when anything changed.
@@ -107,7 +91,7 @@ export async function changeMembers(
   await setDevicesGroup(trx, remove, null);
   await refreshSettingsHashes(trx, [...add, ...remove]);
   if (add.length > 0 || remove.length > 0) {
-    await audit(ctx, trx, group, "members.changed", { added: add, removed: remove });
+    await recordGroupEvent(trx, ctx, group, "members.changed", { added: add, removed: remove });
   }
 }
 
@@ -182,7 +166,7 @@ export const deviceGroupsRouter = router({
           name: input.name,
           description: input.description ?? "",
         });
-        await audit(ctx, trx, row, "created");
+        await recordGroupEvent(trx, ctx, row, "created");
         return row.id;
       });
       return groupSummary(await groupOf(ctx.db, input.applicationId, id), ctx.baseUrl);
@@ -240,7 +224,7 @@ export const deviceGroupsRouter = router({
           }
         }
         await updateDeviceGroup(trx, group.id, input);
-        await audit(ctx, trx, group, "updated", {
+        await recordGroupEvent(trx, ctx, group, "updated", {
           ...(input.name !== undefined && { name: { old: group.name, new: input.name } }),
           ...(input.targetSnapshotId !== undefined && {
             targetSnapshot: { old: group.target_snapshot_id, new: input.targetSnapshotId },
@@ -327,7 +311,7 @@ export const deviceGroupsRouter = router({
         const env = envToStore(sent, group.settings.env ?? []);
         await updateDeviceGroup(trx, group.id, { env });
         await refreshSettingsHashes(trx, await groupMemberIds(trx, group.id));
-        await audit(ctx, trx, group, "settings.updated", {
+        await recordGroupEvent(trx, ctx, group, "settings.updated", {
           env: { old: (group.settings.env ?? []).map((v) => v.name), new: env.map((v) => v.name) },
         });
       });
@@ -354,7 +338,7 @@ export const deviceGroupsRouter = router({
         const members = await groupMemberIds(trx, group.id);
         await deleteDeviceGroup(trx, group.id);
         await refreshSettingsHashes(trx, members);
-        await audit(ctx, trx, group, "deleted");
+        await recordGroupEvent(trx, ctx, group, "deleted");
       });
       return {};
     }),

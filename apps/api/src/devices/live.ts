@@ -20,13 +20,13 @@ import {
   type DeviceTarget,
   findDeviceByToken,
   findSnapshot,
-  recordAudit,
 } from "@flowplane/db";
 import { isId } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { toErrorResponse, unauthorized, unreadableSnapshot, validationError } from "../core/errors";
 import { routeUrl } from "../core/route-docs";
+import { recordDeviceEvent } from "./events";
 import { deviceEnv } from "./settings";
 import { AuditBody, CHECK_IN, CheckInBody, SETTINGS, SNAPSHOT, STATE } from "./live-schemas";
 
@@ -208,13 +208,7 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       const parsed = AuditBody.safeParse(request.body);
       if (!parsed.success) throw validationError(parsed.error);
       const { event, ...rest } = parsed.data;
-      await recordAudit(db, {
-        event,
-        entity: { type: "device", id: device.id },
-        teamId: device.team_id,
-        actor: "system",
-        body: { device: { id: device.id, name: device.name }, ...rest },
-      });
+      await recordDeviceEvent(db, event, "system", device, rest);
       return reply.send({});
     });
   });

@@ -7,10 +7,10 @@ import {
   type DeviceDetail,
   findApplication,
   findProject,
-  recordAudit,
   updateDevice,
 } from "@flowplane/db";
 import { ApiError } from "../core/errors";
+import { recordDeviceMoved } from "./events";
 import { refreshSettingsHashes } from "./settings";
 
 /** A body field naming something the caller's team does not have: 400 naming the field. */
@@ -59,13 +59,6 @@ export async function ownerOf(
   return { applicationId: null, projectId: null, name: null };
 }
 
-/** `{ application }` or `{ project }` of an audit body, by id and name. */
-function ownerBody(owner: DeviceOwner) {
-  if (owner.applicationId) return { application: { id: owner.applicationId, name: owner.name } };
-  if (owner.projectId) return { project: { id: owner.projectId, name: owner.name } };
-  return {};
-}
-
 /**
  * Assigns a device to `owner` (an application, an instance, or neither): its own target and its
  * group no longer apply. Logged as FlowFuse logs it: `team.device.assigned`, the application's or
@@ -96,27 +89,6 @@ export async function moveDevice(
         projectId: device.project_id,
         name: device.project_id ? device.project_name : device.application_name,
       };
-  const verb = assigned ? "assigned" : "unassigned";
-  const body = { device: { id: device.id, name: device.name }, ...ownerBody(about) };
-  const common = { teamId: device.team_id, actor, body };
-  await recordAudit(trx, {
-    event: `team.device.${verb}`,
-    entity: { type: "device", id: device.id },
-    ...common,
-  });
-  await recordAudit(trx, {
-    event: about.applicationId ? `application.device.${verb}` : `project.device.${verb}`,
-    entity: about.applicationId
-      ? { type: "application", id: about.applicationId }
-      : { type: "project", id: about.projectId },
-    ...common,
-  });
-  if (assigned) {
-    await recordAudit(trx, {
-      event: "device.assigned",
-      entity: { type: "device", id: device.id },
-      ...common,
-    });
-  }
+  await recordDeviceMoved(trx, actor, device, about, assigned ? "assigned" : "unassigned");
   return true;
 }

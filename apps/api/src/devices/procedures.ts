@@ -23,7 +23,6 @@ import {
   findSnapshotSummary,
   insertDevice,
   lockTeam,
-  recordAudit,
   setDeviceCredentials,
   teamLimits,
   updateDevice,
@@ -34,6 +33,7 @@ import { VERSION } from "../core/version";
 import { applicationOfDevice, deviceView } from "./views";
 import { settingsHash } from "./settings";
 import { newCredentials, newOtc, setUpDevice } from "./credentials";
+import { recordCredentialsGenerated, recordDeviceEvent } from "./events";
 import { invalidField, moveDevice, ownerOf } from "./moves";
 
 export const TAG = "Devices";
@@ -120,17 +120,10 @@ export const deviceProcedures = {
           credentialSecret: credentials.credentialSecret,
           settingsHash: settingsHash([]),
         });
-        await recordAudit(trx, {
-          event: "team.device.created",
-          entity: { type: "device", id: row.id },
-          teamId,
-          actor: actorOf(ctx),
-          body: {
-            device: { id: row.id, name: row.name },
-            ...(provisioning && {
-              provisioningToken: { id: provisioning.tokenId, name: provisioning.name },
-            }),
-          },
+        await recordDeviceEvent(trx, "team.device.created", actorOf(ctx), row, {
+          ...(provisioning && {
+            provisioningToken: { id: provisioning.tokenId, name: provisioning.name },
+          }),
         });
         return row.id;
       });
@@ -222,31 +215,19 @@ export const deviceProcedures = {
           type: input.type,
           ...(targetSnapshot !== undefined && { targetSnapshotId: targetSnapshot }),
         });
-        const entity = { type: "device" as const, id: deviceId };
-        const device = { id: deviceId, name: input.name ?? before.name };
+        const device = { id: deviceId, name: input.name ?? before.name, team_id: before.team_id };
         if (
           (input.name !== undefined && input.name !== before.name) ||
           (input.type !== undefined && input.type !== before.type)
         ) {
-          await recordAudit(trx, {
-            event: "team.device.updated",
-            entity,
-            teamId: before.team_id,
-            actor,
-            body: {
-              device,
-              ...(input.name !== undefined && { name: { old: before.name, new: input.name } }),
-              ...(input.type !== undefined && { type: { old: before.type, new: input.type } }),
-            },
+          await recordDeviceEvent(trx, "team.device.updated", actor, device, {
+            ...(input.name !== undefined && { name: { old: before.name, new: input.name } }),
+            ...(input.type !== undefined && { type: { old: before.type, new: input.type } }),
           });
         }
         if (targetSnapshot !== undefined && targetSnapshot !== before.target_snapshot_id) {
-          await recordAudit(trx, {
-            event: "device.snapshot.target-set",
-            entity,
-            teamId: before.team_id,
-            actor,
-            body: { device, snapshot: targetSnapshot && { id: targetSnapshot } },
+          await recordDeviceEvent(trx, "device.snapshot.target-set", actor, device, {
+            snapshot: targetSnapshot && { id: targetSnapshot },
           });
         }
       });
@@ -271,13 +252,7 @@ export const deviceProcedures = {
       await ctx.db.transaction().execute(async (trx) => {
         const device = await deleteDevice(trx, input.deviceId);
         if (!device) throw notFound();
-        await recordAudit(trx, {
-          event: "team.device.deleted",
-          entity: { type: "device", id: device.id },
-          teamId: device.team_id,
-          actor: actorOf(ctx),
-          body: { device: { id: device.id, name: device.name } },
-        });
+        await recordDeviceEvent(trx, "team.device.deleted", actorOf(ctx), device);
       });
       return { status: "okay" as const };
     }),
@@ -306,16 +281,7 @@ export const deviceProcedures = {
           credentialSecret: credentials.credentialSecret,
         });
         if (!device) throw notFound();
-        // FlowFuse logs it twice: in the team's log and in the device's own.
-        for (const event of ["team.device.credentials-generated", "device.credential.generated"]) {
-          await recordAudit(trx, {
-            event,
-            entity: { type: "device", id: device.id },
-            teamId: device.team_id,
-            actor: actorOf(ctx),
-            body: { device: { id: device.id, name: device.name } },
-          });
-        }
+        await recordCredentialsGenerated(trx, actorOf(ctx), device);
       });
       return {
         token: credentials.token,

@@ -21,11 +21,11 @@ import {
   insertProvisioningToken,
   listProvisioningTokens,
   type ProvisioningTokenRow,
-  recordAudit,
   updateProvisioningToken,
 } from "@flowplane/db";
 import { notFound } from "../core/errors";
 import { actorOf, procedure, router, teamOf } from "../core/trpc";
+import { recordProvisioningTokenEvent } from "./events";
 import { invalidField } from "./moves";
 
 const TAG = "Devices";
@@ -117,13 +117,7 @@ export const provisioningRouter = router({
           projectId: change.projectId ?? null,
           expiresAt: input.expiresAt ? new Date(input.expiresAt) : null,
         });
-        await recordAudit(trx, {
-          event: "team.device.provisioning.created",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: { token: { id: row.id, name: row.name } },
-        });
+        await recordProvisioningTokenEvent(trx, "created", actorOf(ctx), teamId, row);
         return row;
       });
       return { ...summary(row), token };
@@ -156,13 +150,7 @@ export const provisioningRouter = router({
           }),
         });
         if (!row) throw notFound("Token not found");
-        await recordAudit(trx, {
-          event: "team.device.provisioning.updated",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: { token: { id: row.id, name: row.name } },
-        });
+        await recordProvisioningTokenEvent(trx, "updated", actorOf(ctx), teamId, row);
         return row;
       });
       return summary(row);
@@ -186,13 +174,7 @@ export const provisioningRouter = router({
       await ctx.db.transaction().execute(async (trx) => {
         const row = await deleteProvisioningToken(trx, teamId, input.tokenId);
         if (!row) throw notFound("Token not found");
-        await recordAudit(trx, {
-          event: "team.device.provisioning.deleted",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: { token: { id: row.id, name: row.name } },
-        });
+        await recordProvisioningTokenEvent(trx, "deleted", actorOf(ctx), teamId, row);
       });
       return { status: "okay" as const };
     }),

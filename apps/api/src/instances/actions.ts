@@ -1,14 +1,8 @@
 // The actions on a hosted instance (start, stop, restart, suspend): what each is under way as and
 // leads to, the claim that serializes them on the instance's row across every process of the
-// platform, FlowFuse's `meta.state`, and the audit entry of a failed start.
+// platform, and FlowFuse's `meta.state` (their audit entries: events.ts).
 import type { InstanceState } from "@flowplane/contract";
-import {
-  claimProjectAction,
-  type Db,
-  findProject,
-  type ProjectRow,
-  recordAudit,
-} from "@flowplane/db";
+import { claimProjectAction, type Db, findProject, type ProjectRow } from "@flowplane/db";
 import { type RuntimeStatus } from "@flowplane/runtime";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiError, notFound } from "../core/errors";
@@ -28,13 +22,6 @@ export const DESIRED = {
   restart: "running",
   suspend: "suspended",
 } as const satisfies Record<Action, ProjectRow["state"]>;
-
-export const AUDIT_EVENT = {
-  start: "project.started",
-  stop: "project.stopped",
-  restart: "project.restarted",
-  suspend: "project.suspended",
-} as const;
 
 /** How long an action waits for the one under way on the same instance. */
 const WAIT_FOR_ACTION_MS = 120_000;
@@ -88,22 +75,6 @@ export function metaState(
     default:
       return "unknown";
   }
-}
-
-/** `project.start-failed`, with why (the driver's words: never a secret). */
-export function startFailed(
-  trx: Db,
-  project: { id: string; name: string; team_id: string },
-  actor: Actor | "system",
-  error: unknown,
-): Promise<void> {
-  return recordAudit(trx, {
-    event: "project.start-failed",
-    entity: { type: "project", id: project.id },
-    teamId: project.team_id,
-    actor,
-    body: { project: { id: project.id, name: project.name }, error: { message: message(error) } },
-  });
 }
 
 export function message(error: unknown): string {

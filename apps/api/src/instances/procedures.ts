@@ -31,13 +31,13 @@ import {
   isUniqueViolation,
   lockTeam,
   projectNameTaken,
-  recordAudit,
   teamLimits,
   updateProject,
   userOwnsATeam,
 } from "@flowplane/db";
 import { ApiError, forbidden, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { recordInstanceEvent, recordSettingsUpdated } from "./events";
 import { instanceView } from "./views";
 import { projectOf, TAG } from "./instance-of";
 import { runningProcedures } from "./running-procedures";
@@ -138,15 +138,8 @@ export const instancesRouter = router({
           if (isUniqueViolation(error)) throw nameRefused("Name in use");
           throw error;
         }
-        await recordAudit(trx, {
-          event: "project.created",
-          entity: { type: "project", id: row.id },
-          teamId,
-          actor: actorOf(ctx),
-          body: {
-            project: { id: row.id, name: row.name },
-            application: { id: application.id, name: application.name },
-          },
+        await recordInstanceEvent(trx, "project.created", actorOf(ctx), row, {
+          application: { id: application.id, name: application.name },
         });
         return row.id;
       });
@@ -237,20 +230,7 @@ export const instancesRouter = router({
           if (isUniqueViolation(error)) throw nameRefused("Name in use");
           throw error;
         }
-        const names = (vars: StoredEnvVar[] | undefined) => (vars ?? []).map((v) => v.name);
-        await recordAudit(trx, {
-          event: "project.settings.updated",
-          entity: { type: "project", id: before.id },
-          teamId: before.team_id,
-          actor: actorOf(ctx),
-          // Never the values: names only.
-          body: {
-            project: { id: before.id, name: input.name ?? before.name },
-            ...(input.name !== undefined &&
-              input.name !== before.name && { name: { old: before.name, new: input.name } }),
-            ...(env && { env: { old: names(before.settings.env), new: names(env) } }),
-          },
-        });
+        await recordSettingsUpdated(trx, actorOf(ctx), before, { name: input.name, env });
       });
       return instanceView(await projectOf(ctx, input.instanceId), ctx);
     }),
@@ -274,13 +254,7 @@ export const instancesRouter = router({
       const deleteRow = () =>
         ctx.db.transaction().execute(async (trx) => {
           if (!(await deleteProject(trx, project.id))) throw notFound();
-          await recordAudit(trx, {
-            event: "project.deleted",
-            entity: { type: "project", id: project.id },
-            teamId: project.team_id,
-            actor: actorOf(ctx),
-            body: { project: { id: project.id, name: project.name } },
-          });
+          await recordInstanceEvent(trx, "project.deleted", actorOf(ctx), project);
         });
       await (ctx.instances ? ctx.instances.remove(project.id, deleteRow) : deleteRow());
       return { status: "okay" as const };

@@ -13,24 +13,22 @@ import {
   finishProjectAction,
   listProjects,
   type ProjectDetail,
-  recordAudit,
   setProjectToken,
 } from "@flowplane/db";
 import { type Driver, ModuleInstallError, type RuntimeStatus } from "@flowplane/runtime";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { ApiError, notFound } from "../core/errors";
 import {
-  AUDIT_EVENT,
   claimAction,
   DESIRED,
   IN_FLIGHT,
   message,
   metaState,
-  startFailed,
   suspendedError,
   type Action,
   type Actor,
 } from "./actions";
+import { recordActionDone, recordStartFailed } from "./events";
 import { instanceSpec, moduleInstallFailed, type PlatformAddresses } from "./spec";
 
 export interface RuntimeOptions extends PlatformAddresses {
@@ -86,12 +84,10 @@ export class InstanceRuntime {
       state = DESIRED[action];
       await this.options.db.transaction().execute(async (trx) => {
         await finishProjectAction(trx, id, state);
-        await recordAudit(trx, {
-          event: AUDIT_EVENT[action],
-          entity: { type: "project", id },
-          teamId: claimed.team_id,
-          actor,
-          body: { project: { id, name: claimed.name } },
+        await recordActionDone(trx, action, actor, {
+          id,
+          name: claimed.name,
+          team_id: claimed.team_id,
         });
       });
     } catch (error) {
@@ -118,7 +114,7 @@ export class InstanceRuntime {
         // FlowFuse's event for a Node-RED that would not start (a stop that failed has none,
         // and neither has a start the platform's shutdown refused).
         if (DESIRED[action] === "running" && !this.closing) {
-          await startFailed(trx, claimed, actor, error);
+          await recordStartFailed(trx, claimed, actor, error);
         }
       });
       // The instance's log says what npm said; its state is `crashed` until the modules change.
@@ -225,7 +221,7 @@ export class InstanceRuntime {
           .transaction()
           .execute(async (trx) => {
             await finishProjectAction(trx, id, "running");
-            if (!this.closing) await startFailed(trx, project, "system", error);
+            if (!this.closing) await recordStartFailed(trx, project, "system", error);
           })
           .catch(() => {});
       });

@@ -9,7 +9,6 @@ import {
   findProjectByToken,
   listProjectLibraryEntries,
   findProjectStorage,
-  recordAudit,
   setProjectPaletteModules,
   type StorageKind,
   writeLibraryEntry,
@@ -20,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { ApiError, toErrorResponse, unauthorized, validationError } from "../core/errors";
 import { type EditorSignInOptions, editorSessionRoutes } from "./editor-sign-in";
+import { recordInstanceEvent } from "./events";
 
 export type InstanceStorageOptions = EditorSignInOptions;
 
@@ -125,13 +125,7 @@ export async function instanceStorageRoutes(app: FastifyInstance, opts: Instance
       // Node-RED saves its flows when they are deployed: FlowFuse's `flows.set`, in the
       // instance's log (Node-RED does not say who deployed them).
       if (entry.kind === "flows") {
-        await recordAudit(trx, {
-          event: "flows.set",
-          entity: { type: "project", id: project.id },
-          teamId: project.team_id,
-          actor: "system",
-          body: { project: { id: project.id, name: project.name } },
-        });
+        await recordInstanceEvent(trx, "flows.set", "system", project);
       }
     });
     // Node-RED's node list says what its palette installed: the platform keeps that list.

@@ -1,25 +1,12 @@
 // What the team library's two doors share — Node-RED's (storage.ts, /storage/library/{teamId}/…)
 // and the API's (procedures.ts, /api/v1/teams/{teamId}/library…): saving an entry with its audit
 // entry, deleting an entry or a folder with its own, and reading a folder as Node-RED lists one.
-import {
-  type AuditEntry,
-  type Db,
-  deleteLibraryEntries,
-  listLibraryEntries,
-  recordAudit,
-  saveLibraryEntry,
-} from "@flowplane/db";
+import { type Db, deleteLibraryEntries, listLibraryEntries, saveLibraryEntry } from "@flowplane/db";
 import { MAX_TEAM_LIBRARY_BYTES, MAX_TEAM_LIBRARY_ENTRIES } from "@flowplane/contract";
 import { ApiError, notFound } from "../core/errors";
+import { type LibraryActor, recordLibraryEvent } from "./events";
 
-/** Who changed the library: a user (with their token), or an instance's Node-RED. */
-export type LibraryActor = AuditEntry["actor"] | { instance: { id: string; name: string } };
-
-function audit(actor: LibraryActor) {
-  return typeof actor === "object" && "instance" in actor
-    ? { actor: "system" as const, by: { instance: actor.instance } }
-    : { actor, by: {} };
-}
+export type { LibraryActor };
 
 export const invalidName = () =>
   new ApiError(
@@ -44,19 +31,12 @@ export async function saveEntry(
   entry: { type: string; path: string; meta: Record<string, unknown>; body: string },
   actor: LibraryActor,
 ): Promise<void> {
-  const { actor: who, by } = audit(actor);
   await db.transaction().execute(async (trx) => {
     const result = await saveLibraryEntry(trx, { teamId, ...entry }, LIMITS);
     if (result === "no_team") throw notFound();
     if (result === "conflict") throw invalidName();
     if (typeof result === "object") throw libraryFull(result.full);
-    await recordAudit(trx, {
-      event: "team.library.entry.saved",
-      entity: { type: "team", id: teamId },
-      teamId,
-      actor: who,
-      body: { entry: { type: entry.type, path: entry.path }, ...by },
-    });
+    await recordLibraryEvent(trx, "saved", actor, teamId, entry);
   });
 }
 
@@ -70,17 +50,10 @@ export async function deleteEntries(
   entry: { type?: string; path: string },
   actor: LibraryActor,
 ): Promise<number> {
-  const { actor: who, by } = audit(actor);
   return db.transaction().execute(async (trx) => {
     const count = await deleteLibraryEntries(trx, teamId, entry.type, entry.path);
     if (count === 0) throw notFound();
-    await recordAudit(trx, {
-      event: "team.library.entry.deleted",
-      entity: { type: "team", id: teamId },
-      teamId,
-      actor: who,
-      body: { entry: { type: entry.type, path: entry.path }, deleteCount: count, ...by },
-    });
+    await recordLibraryEvent(trx, "deleted", actor, teamId, entry, { deleteCount: count });
     return count;
   });
 }

@@ -1,14 +1,9 @@
 // The deploys this process runs in the background (`Deploys`: awaited when the server closes,
 // their operations touched while they run), and the sweep that fails those a process that is gone
 // left pending (`failAbandonedDeploys`).
-import {
-  type Db,
-  findPipeline,
-  failAbandonedOperations,
-  touchOperations,
-  recordAudit,
-} from "@flowplane/db";
+import { type Db, findPipeline, failAbandonedOperations, touchOperations } from "@flowplane/db";
 import type { FastifyBaseLogger } from "fastify";
+import { recordStageDeployFailed } from "./events";
 import type { DeploySubject } from "./views";
 
 /** How often a running deploy's operation is touched (its process's heartbeat). */
@@ -71,20 +66,7 @@ export async function failAbandonedDeploys(db: Db): Promise<number> {
     for (const row of rows) {
       const subject = row.subject as unknown as DeploySubject;
       const pipeline = await findPipeline(trx, subject.pipeline.id);
-      await recordAudit(trx, {
-        event: "application.pipeline.stage-deploy-failed",
-        entity: { type: "team", id: row.team_id },
-        teamId: row.team_id,
-        actor: "system",
-        body: {
-          ...(pipeline && {
-            application: { id: pipeline.application_id, name: pipeline.application_name },
-          }),
-          ...subject,
-          operation: { id: row.id },
-          error: { code: row.error_code, error: row.error_message },
-        },
-      });
+      await recordStageDeployFailed(trx, row, pipeline);
     }
     return rows.length;
   });

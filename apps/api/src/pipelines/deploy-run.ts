@@ -7,7 +7,6 @@ import {
   type EnvVar,
   findSnapshot,
   noteOperation,
-  recordAudit,
   updateDevice,
   updateDeviceGroup,
   setProjectDeviceTarget,
@@ -24,6 +23,7 @@ import {
   storeInstanceSnapshot,
 } from "../snapshots/index";
 import { deployError, type Plan } from "./deploy-plan";
+import { recordStageDeployed, recordTargetSnapshotSet } from "./events";
 
 /**
  * FlowFuse's copy rules for a pipeline deploy: the snapshot's flows and credentials (encrypted with
@@ -65,55 +65,21 @@ export async function run(ctx: Context, operationId: string, deploy: Plan): Prom
     sent = (await findSnapshot(db, taken.id))!;
   }
   await noteOperation(db, operationId, { snapshot: { id: sent.id, name: sent.name } });
-  const deployed = {
-    event: "application.pipeline.stage-deployed",
-    entity: { type: "team" as const, id: pipeline.team_id },
-    teamId: pipeline.team_id,
-    actor: actorOf(ctx),
-    body: {
-      application: { id: pipeline.application_id, name: pipeline.application_name },
-      pipeline: { id: pipeline.id, name: pipeline.name },
-      // FlowFuse's names for the two stages, and Flowplane's.
-      pipelineStage: { id: source.id, name: source.name },
-      pipelineStageTarget: { id: target.id, name: target.name },
-      sourceStage: { id: source.id, name: source.name },
-      targetStage: { id: target.id, name: target.name },
-      sourceProject: { id: sourceInstance.id, name: sourceInstance.name },
-      ...(targetInstance && {
-        targetProject: { id: targetInstance.id, name: targetInstance.name },
-      }),
-      ...(deploy.targetGroup && { targetDeviceGroup: deploy.targetGroup }),
-      ...(deploy.targetDevice && { targetDevice: deploy.targetDevice }),
-      snapshot: { id: sent.id, name: sent.name },
-    },
-  };
+  const actor = actorOf(ctx);
   if (!targetInstance) {
     // A device group or device: the snapshot becomes its target, which its devices then run.
     const { targetGroup, targetDevice } = deploy;
-    const snapshot = { id: sent.id, name: sent.name };
     await db.transaction().execute(async (trx) => {
       if (targetGroup) {
         await updateDeviceGroup(trx, targetGroup.id, { targetSnapshotId: sent.id });
-        await recordAudit(trx, {
-          event: "application.deviceGroup.updated",
-          entity: { type: "application", id: pipeline.application_id },
-          teamId: pipeline.team_id,
-          actor: actorOf(ctx),
-          body: { deviceGroup: targetGroup, targetSnapshot: { new: sent.id } },
-        });
+        await recordTargetSnapshotSet(trx, actor, pipeline, { deviceGroup: targetGroup }, sent);
       } else if (targetDevice) {
         if (!(await updateDevice(trx, targetDevice.id, { targetSnapshotId: sent.id }))) {
           throw deployError(409, "invalid_target_stage", "The target device is gone");
         }
-        await recordAudit(trx, {
-          event: "device.snapshot.target-set",
-          entity: { type: "device", id: targetDevice.id },
-          teamId: pipeline.team_id,
-          actor: actorOf(ctx),
-          body: { device: targetDevice, snapshot },
-        });
+        await recordTargetSnapshotSet(trx, actor, pipeline, { device: targetDevice }, sent);
       }
-      await recordAudit(trx, deployed);
+      await recordStageDeployed(trx, actor, deploy, sent);
     });
     return;
   }
@@ -129,7 +95,7 @@ export async function run(ctx: Context, operationId: string, deploy: Plan): Prom
   );
 
   const record = async (trx: Db) => {
-    await recordAudit(trx, deployed);
+    await recordStageDeployed(trx, actor, deploy, sent);
     if (target.deploy_to_devices) await recordInstanceDeviceTarget(ctx, trx, targetInstance, copy);
   };
   await writeOntoInstance(

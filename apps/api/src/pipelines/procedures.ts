@@ -17,13 +17,11 @@ import {
   findPipeline,
   insertPipeline,
   listPipelines,
-  type PipelineWithApplication,
-  recordAudit,
   renamePipeline,
-  type TeamForUser,
 } from "@flowplane/db";
 import { notFound } from "../core/errors";
-import { actorOf, type Context, procedure, teamOf } from "../core/trpc";
+import { type Context, procedure, teamOf } from "../core/trpc";
+import { recordPipelineEvent } from "./events";
 import { pipelineViews } from "./views";
 
 export const TAG = "Pipelines";
@@ -32,34 +30,6 @@ export async function pipelineOf(ctx: Pick<Context, "db">, pipelineId: string) {
   const pipeline = await findPipeline(ctx.db, pipelineId);
   if (!pipeline) throw notFound();
   return pipeline;
-}
-
-/**
- * The audit entries of a change to a pipeline, as FlowFuse logs them: the team's (scope `team`),
- * their body naming the team, the application and the pipeline (FlowFuse's `generateBody`).
- */
-export function pipelineAudit(
-  ctx: Pick<Context, "auth"> & { team: TeamForUser | undefined },
-  pipeline: Pick<
-    PipelineWithApplication,
-    "id" | "name" | "team_id" | "application_id" | "application_name"
-  >,
-  event: string,
-  body: Record<string, unknown> = {},
-) {
-  const team = ctx.team?.team;
-  return {
-    event,
-    entity: { type: "team" as const, id: pipeline.team_id },
-    teamId: pipeline.team_id,
-    actor: actorOf(ctx),
-    body: {
-      ...(team && { team: { id: team.id, name: team.name, slug: team.slug } }),
-      application: { id: pipeline.application_id, name: pipeline.application_name },
-      pipeline: { id: pipeline.id, name: pipeline.name },
-      ...body,
-    },
-  };
 }
 
 /** The procedures of pipelines (index.ts puts them in one router with the stages' and the deploy). */
@@ -145,7 +115,7 @@ export const pipelineProcedures = {
           name: input.name,
         });
         const found = (await findPipeline(trx, created.id))!;
-        await recordAudit(trx, pipelineAudit(ctx, found, "application.pipeline.created"));
+        await recordPipelineEvent(trx, "application.pipeline.created", ctx, found);
         return found;
       });
       const [view] = await pipelineViews([row], ctx);
@@ -171,11 +141,14 @@ export const pipelineProcedures = {
       const name = input.pipeline.name;
       await ctx.db.transaction().execute(async (trx) => {
         await renamePipeline(trx, pipeline.id, name);
-        await recordAudit(
+        await recordPipelineEvent(
           trx,
-          pipelineAudit(ctx, { ...pipeline, name }, "application.pipeline.updated", {
+          "application.pipeline.updated",
+          ctx,
+          { ...pipeline, name },
+          {
             updates: [{ key: "name", old: pipeline.name, new: name }],
-          }),
+          },
         );
       });
       const [view] = await pipelineViews([(await findPipeline(ctx.db, pipeline.id))!], ctx);
@@ -200,7 +173,7 @@ export const pipelineProcedures = {
       const pipeline = await pipelineOf(ctx, input.pipelineId);
       await ctx.db.transaction().execute(async (trx) => {
         if (!(await deletePipeline(trx, pipeline.id))) throw notFound();
-        await recordAudit(trx, pipelineAudit(ctx, pipeline, "application.pipeline.deleted"));
+        await recordPipelineEvent(trx, "application.pipeline.deleted", ctx, pipeline);
       });
       return { status: "okay" as const };
     }),

@@ -16,13 +16,13 @@ import {
   insertStage,
   lockPipeline,
   type PipelineStageRow,
-  recordAudit,
   updateStage,
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
 import { stageView } from "./views";
-import { TAG, pipelineOf, pipelineAudit } from "./procedures";
+import { recordAssignedToStage, recordPipelineEvent } from "./events";
+import { TAG, pipelineOf } from "./procedures";
 import { checkAction, checkTargetFree, kindOfStage, targetOf } from "./targets";
 
 async function stageOf(ctx: Pick<Context, "db">, pipelineId: string, stageId: string) {
@@ -120,22 +120,10 @@ export const stageProcedures = {
           },
           after,
         );
-        await recordAudit(
-          trx,
-          pipelineAudit(ctx, pipeline, "application.pipeline.stage-added", stageBody(created)),
-        );
+        const event = "application.pipeline.stage-added";
+        await recordPipelineEvent(trx, event, ctx, pipeline, stageBody(created));
         if (instance) {
-          await recordAudit(trx, {
-            event: "project.assigned-to-pipeline-stage",
-            entity: { type: "project", id: instance.id },
-            teamId: pipeline.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: instance.id, name: instance.name },
-              pipeline: { id: pipeline.id, name: pipeline.name },
-              pipelineStage: { id: created.id, name: created.name },
-            },
-          });
+          await recordAssignedToStage(trx, actorOf(ctx), pipeline, created, instance);
         }
         return created;
       });
@@ -185,25 +173,12 @@ export const stageProcedures = {
         )
           .filter((key) => before[key] !== changed[key])
           .map((key) => ({ key, old: before[key], new: changed[key] }));
-        await recordAudit(
-          trx,
-          pipelineAudit(ctx, pipeline, "application.pipeline.stage-updated", {
-            ...stageBody(changed),
-            updates,
-          }),
-        );
+        await recordPipelineEvent(trx, "application.pipeline.stage-updated", ctx, pipeline, {
+          ...stageBody(changed),
+          updates,
+        });
         if (instance && instance.id !== before.instance_id) {
-          await recordAudit(trx, {
-            event: "project.assigned-to-pipeline-stage",
-            entity: { type: "project", id: instance.id },
-            teamId: pipeline.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: instance.id, name: instance.name },
-              pipeline: { id: pipeline.id, name: pipeline.name },
-              pipelineStage: { id: changed.id, name: changed.name },
-            },
-          });
+          await recordAssignedToStage(trx, actorOf(ctx), pipeline, changed, instance);
         }
         return changed;
       });
@@ -232,10 +207,8 @@ export const stageProcedures = {
         const stage = await findStage(trx, pipeline.id, input.stageId);
         if (!stage) throw notFound();
         await deleteStage(trx, stage);
-        await recordAudit(
-          trx,
-          pipelineAudit(ctx, pipeline, "application.pipeline.stage-deleted", stageBody(stage)),
-        );
+        const event = "application.pipeline.stage-deleted";
+        await recordPipelineEvent(trx, event, ctx, pipeline, stageBody(stage));
       });
       return { status: "okay" as const };
     }),

@@ -2,10 +2,11 @@
 // PUT /settings: administrators change the settings Flowplane has.
 import { actsAsAdmin } from "@flowplane/auth";
 import { Settings, Status, UpdateSettingsInput } from "@flowplane/contract";
-import { platformSettings, recordAudit, writePlatformSettings } from "@flowplane/db";
+import { platformSettings, writePlatformSettings } from "@flowplane/db";
 import { z } from "zod";
 import { actorOf, procedure, router } from "../core/trpc";
 import { VERSION } from "../core/version";
+import { recordSettingsUpdated } from "./events";
 
 export const settingsRouter = router({
   get: procedure
@@ -57,12 +58,7 @@ export const settingsRouter = router({
           .map(([key, value]) => ({ key, old: before[key as keyof typeof before], new: value }));
         await writePlatformSettings(trx, input);
         if (updates.length > 0) {
-          await recordAudit(trx, {
-            event: "platform.settings.updated",
-            entity: { type: "platform", id: null },
-            actor: actorOf(ctx),
-            body: { updates },
-          });
+          await recordSettingsUpdated(trx, actorOf(ctx), updates);
         }
       });
       return { status: "okay" as const };

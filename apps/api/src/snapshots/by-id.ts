@@ -7,11 +7,12 @@ import {
   Status,
   UpdateSnapshotInput,
 } from "@flowplane/contract";
-import { findSnapshot, recordAudit, updateSnapshot } from "@flowplane/db";
+import { findSnapshot, updateSnapshot } from "@flowplane/db";
 import { notFound } from "../core/errors";
 import { actorOf, procedure } from "../core/trpc";
 import { fullSnapshotView, snapshotView } from "./views";
-import { TAG, snapshotOf, snapshotEvent, snapshotAuditEntity, remove } from "./records";
+import { recordSnapshotUpdated } from "./events";
+import { TAG, snapshotOf, remove } from "./records";
 
 /** The procedures under /snapshots/{snapshotId}. */
 export const snapshotByIdProcedures = {
@@ -74,19 +75,7 @@ export const snapshotByIdProcedures = {
       if (Object.keys(change).length > 0) {
         await ctx.db.transaction().execute(async (trx) => {
           if (!(await updateSnapshot(trx, before.id, change))) throw notFound();
-          await recordAudit(trx, {
-            event: snapshotEvent(before, "updated"),
-            entity: snapshotAuditEntity(before),
-            teamId: before.team_id,
-            actor: actorOf(ctx),
-            body: {
-              snapshot: { id: before.id, name: input.name ?? before.name },
-              ...(input.name !== undefined &&
-                input.name !== before.name && { name: { old: before.name, new: input.name } }),
-              ...(input.description !== undefined &&
-                input.description !== before.description && { description: true }),
-            },
-          });
+          await recordSnapshotUpdated(trx, actorOf(ctx), before, input);
         });
       }
       return snapshotView(await snapshotOf(ctx, input.snapshotId), ctx.baseUrl);

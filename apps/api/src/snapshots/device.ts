@@ -18,7 +18,6 @@ import {
   findProject,
   findSnapshot,
   findSnapshotSummary,
-  recordAudit,
   type SnapshotSummaryRow,
   updateDevice,
 } from "@flowplane/db";
@@ -26,6 +25,7 @@ import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
 import { DEFAULT_DEVICE_NODE_RED, deviceEnv, deviceOf } from "../devices/index";
 import { contentOf, type SnapshotContent } from "./content";
+import { recordDeviceSnapshotEvent } from "./events";
 import {
   insertContent,
   remove,
@@ -115,33 +115,18 @@ export async function storeDeviceSnapshot(
     content,
     meta,
   );
-  const snapshot = { id: row.id, name: row.name };
-  const deviceRef = { id: device.id, name: device.name };
-  await recordAudit(
+  const teamId = device.team_id;
+  await recordDeviceSnapshotEvent(
     trx,
     owner.type === "instance"
-      ? {
-          event: "project.device.snapshot.created",
-          entity: { type: "project", id: owner.projectId },
-          teamId: device.team_id,
-          actor: actorOf(ctx),
-          body: {
-            project: { id: owner.projectId, name: device.project_name },
-            device: deviceRef,
-            snapshot,
-          },
-        }
-      : {
-          event: `application.device.snapshot.${meta.event}`,
-          entity: { type: "application", id: applicationId },
-          teamId: device.team_id,
-          actor: actorOf(ctx),
-          body: {
-            application: { id: applicationId, name: device.application_name },
-            device: deviceRef,
-            snapshot,
-          },
-        },
+      ? "project.device.snapshot.created"
+      : `application.device.snapshot.${meta.event}`,
+    actorOf(ctx),
+    owner.type === "instance"
+      ? { type: "project", id: owner.projectId, name: device.project_name, team_id: teamId }
+      : { type: "application", id: applicationId, name: device.application_name, team_id: teamId },
+    device,
+    { id: row.id, name: row.name },
   );
   return row;
 }
@@ -221,17 +206,19 @@ export const deviceSnapshotProcedures = {
         (trx) => storeDeviceSnapshot(ctx, trx, device, content, created(input)),
         async (trx, stored) => {
           await updateDevice(trx, device.id, { targetSnapshotId: stored.id });
-          await recordAudit(trx, {
-            event: "application.device.snapshot.device-target-set",
-            entity: { type: "application", id: stored.application_id },
-            teamId: device.team_id,
-            actor: actorOf(ctx),
-            body: {
-              application: { id: stored.application_id, name: device.application_name },
-              device: { id: device.id, name: device.name },
-              snapshot: { id: stored.id, name: stored.name },
+          await recordDeviceSnapshotEvent(
+            trx,
+            "application.device.snapshot.device-target-set",
+            actorOf(ctx),
+            {
+              type: "application",
+              id: stored.application_id,
+              name: device.application_name,
+              team_id: device.team_id,
             },
-          });
+            device,
+            stored,
+          );
         },
       );
     }),

@@ -13,20 +13,18 @@ import {
   findSnapshot,
   findSnapshotSummary,
   findUser,
-  recordAudit,
   type SnapshotSummaryRow,
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
 import { storeDeviceSnapshot } from "./device";
+import { recordSnapshotEvent } from "./events";
 import { exportSnapshot, importedContent } from "./transfer";
 import { snapshotView } from "./views";
 import {
   TAG,
   instanceSnapshotOf,
   snapshotOf,
-  snapshotEvent,
-  snapshotAuditEntity,
   storeInstanceSnapshot,
   invalidSnapshot,
 } from "./records";
@@ -60,20 +58,9 @@ async function exportOf(
     components: input.components,
     exportedBy: await exportedBy(ctx),
   });
-  await ctx.db.transaction().execute((trx) =>
-    recordAudit(trx, {
-      event: snapshotEvent(summary, "exported"),
-      entity: snapshotAuditEntity(summary),
-      teamId: summary.team_id,
-      actor: actorOf(ctx),
-      body: {
-        ...(summary.project_id !== null && {
-          project: { id: summary.project_id, name: summary.project_name },
-        }),
-        snapshot: { id: summary.id, name: summary.name },
-      },
-    }),
-  );
+  await ctx.db
+    .transaction()
+    .execute((trx) => recordSnapshotEvent(trx, "exported", actorOf(ctx), summary));
   return exported;
 }
 

@@ -10,7 +10,7 @@ import {
   PlainCredentials,
   Status,
 } from "@flowplane/contract";
-import { recordAudit } from "@flowplane/db";
+
 import type { z } from "zod";
 import { ApiError, invalidRequest } from "../core/errors";
 import { actorOf, procedure } from "../core/trpc";
@@ -21,6 +21,7 @@ import {
   writeOntoInstance,
   withCredentialSecret,
 } from "./content";
+import { recordInstanceSnapshotEvent } from "./events";
 import { projectOf } from "./records";
 
 /** A JSON text field, parsed and checked against its schema (400 naming the field). */
@@ -102,14 +103,7 @@ export const flowImportProcedures = {
                   : encryptWith(credentialSecretOf(runtimeSettings), credentials),
           };
         },
-        (trx) =>
-          recordAudit(trx, {
-            event: "project.flow-imported",
-            entity: { type: "project", id: project.id },
-            teamId: project.team_id,
-            actor: actorOf(ctx),
-            body: { project: { id: project.id, name: project.name } },
-          }),
+        (trx) => recordInstanceSnapshotEvent(trx, "project.flow-imported", actorOf(ctx), project),
       );
       return { status: "okay" as const };
     }),

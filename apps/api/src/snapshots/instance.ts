@@ -13,12 +13,7 @@ import {
   SnapshotList,
   Status,
 } from "@flowplane/contract";
-import {
-  findSnapshot,
-  findSnapshotSummary,
-  recordAudit,
-  type SnapshotSummaryRow,
-} from "@flowplane/db";
+import { findSnapshot, findSnapshotSummary, type SnapshotSummaryRow } from "@flowplane/db";
 import { actorOf, procedure } from "../core/trpc";
 import {
   contentOf,
@@ -28,6 +23,7 @@ import {
   openCredentials,
   writeOntoInstance,
 } from "./content";
+import { recordInstanceSnapshotEvent } from "./events";
 import { snapshotView } from "./views";
 import {
   TAG,
@@ -173,16 +169,13 @@ export const instanceSnapshotProcedures = {
         project.id,
         (before) => deployedState(before, content),
         (trx) =>
-          recordAudit(trx, {
-            event: "project.snapshot.rolled-back",
-            entity: { type: "project", id: project.id },
-            teamId: project.team_id,
-            actor: actorOf(ctx),
-            body: {
-              project: { id: project.id, name: project.name },
-              snapshot: { id: summary.id, name: summary.name },
-            },
-          }),
+          recordInstanceSnapshotEvent(
+            trx,
+            "project.snapshot.rolled-back",
+            actorOf(ctx),
+            project,
+            summary,
+          ),
       );
       return { status: "okay" as const };
     }),

@@ -13,7 +13,6 @@ import {
   type NewSnapshot,
   newId,
   type ProjectDetail,
-  recordAudit,
   setProjectDeviceTarget,
   type SnapshotOwnerFilter,
   type SnapshotRow,
@@ -22,6 +21,7 @@ import {
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context } from "../core/trpc";
 import type { SnapshotContent } from "./content";
+import { recordInstanceSnapshotEvent, recordSnapshotEvent } from "./events";
 import { snapshotView } from "./views";
 
 export const TAG = "Snapshots";
@@ -50,25 +50,6 @@ export async function snapshotOf(ctx: Pick<Context, "db">, snapshotId: string) {
   const row = await findSnapshotSummary(ctx.db, snapshotId);
   if (!row) throw notFound();
   return row;
-}
-
-/** The audit event of a change to a snapshot, by its owner (FlowFuse's names). */
-export function snapshotEvent(
-  row: Pick<SnapshotSummaryRow, "owner_type">,
-  action: "created" | "updated" | "deleted" | "exported" | "imported",
-): string {
-  return row.owner_type === "instance"
-    ? `project.snapshot.${action}`
-    : `application.device.snapshot.${action}`;
-}
-
-/** Where a snapshot's audit entry goes: its instance's log (devices: their own area). */
-export function snapshotAuditEntity(
-  row: Pick<SnapshotSummaryRow, "project_id" | "application_id">,
-) {
-  return row.project_id !== null
-    ? { type: "project" as const, id: row.project_id }
-    : { type: "application" as const, id: row.application_id };
 }
 
 /** A page of an owner's snapshots, newest first, as the API lists them. */
@@ -125,16 +106,8 @@ export async function storeInstanceSnapshot(
     content,
     meta,
   );
-  await recordAudit(db, {
-    event: `project.snapshot.${meta.event}`,
-    entity: { type: "project", id: project.id },
-    teamId: project.team_id,
-    actor: actorOf(ctx),
-    body: {
-      project: { id: project.id, name: project.name },
-      snapshot: { id: row.id, name: row.name },
-    },
-  });
+  const event = `project.snapshot.${meta.event}` as const;
+  await recordInstanceSnapshotEvent(db, event, actorOf(ctx), project, row);
   return row;
 }
 
@@ -174,16 +147,8 @@ export async function recordInstanceDeviceTarget(
   project: Pick<ProjectDetail, "id" | "name" | "team_id">,
   snapshot: Pick<SnapshotRow, "id" | "name"> | null,
 ) {
-  await recordAudit(trx, {
-    event: "project.snapshot.device-target-set",
-    entity: { type: "project", id: project.id },
-    teamId: project.team_id,
-    actor: actorOf(ctx),
-    body: {
-      project: { id: project.id, name: project.name },
-      snapshot: snapshot ? { id: snapshot.id, name: snapshot.name } : null,
-    },
-  });
+  const event = "project.snapshot.device-target-set";
+  await recordInstanceSnapshotEvent(trx, event, actorOf(ctx), project, snapshot);
 }
 
 /** A snapshot named in a body that is not the one it must be: 400 naming the field. */
@@ -194,15 +159,6 @@ export const invalidSnapshot = (field: string, message: string) =>
 export async function remove(ctx: Context, row: SnapshotSummaryRow) {
   await ctx.db.transaction().execute(async (trx) => {
     if (!(await deleteSnapshot(trx, row.id))) throw notFound();
-    await recordAudit(trx, {
-      event: snapshotEvent(row, "deleted"),
-      entity: snapshotAuditEntity(row),
-      teamId: row.team_id,
-      actor: actorOf(ctx),
-      body: {
-        ...(row.project_id !== null && { project: { id: row.project_id, name: row.project_name } }),
-        snapshot: { id: row.id, name: row.name },
-      },
-    });
+    await recordSnapshotEvent(trx, "deleted", actorOf(ctx), row);
   });
 }

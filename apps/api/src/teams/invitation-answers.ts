@@ -13,13 +13,13 @@ import {
   type InvitationDetail,
   listUserInvitations,
   lockTeam,
-  recordAudit,
   teamLimits,
   type UserRow,
 } from "@flowplane/db";
 import { z } from "zod";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
+import { recordInvitationAnswer } from "./events";
 import { userSummaryView } from "./members";
 import { teamSummary } from "./views";
 
@@ -48,37 +48,6 @@ export function invitationView(
           ? { external: true, email: row.email }
           : { username: row.invitee!.username },
   };
-}
-
-/**
- * The invitee's answer, in both logs: the team's (`team.user.invite.accepted|rejected`) and the
- * user's own (`user.invitation.accepted|deleted`), FlowFuse's names.
- */
-async function recordAnswer(
-  trx: Db,
-  ctx: Context,
-  user: UserRow,
-  found: { id: string; role: number; team_id: string; team: { name: string } },
-  answer: "accepted" | "rejected",
-): Promise<void> {
-  const body = {
-    invitation: { id: found.id, role: found.role },
-    user: { id: user.id, username: user.username, name: user.name },
-    team: { id: found.team_id, name: found.team.name },
-  };
-  await recordAudit(trx, {
-    event: `team.user.invite.${answer}`,
-    entity: { type: "team", id: found.team_id },
-    teamId: found.team_id,
-    actor: actorOf(ctx),
-    body,
-  });
-  await recordAudit(trx, {
-    event: answer === "accepted" ? "user.invitation.accepted" : "user.invitation.deleted",
-    entity: { type: "user", id: user.id },
-    actor: actorOf(ctx),
-    body,
-  });
 }
 
 /** The most members the team's type allows; null: no limit. */
@@ -155,7 +124,7 @@ export const invitationAnswerProcedures = {
           }
           await addMember(trx, { teamId, userId: user.id, role: found.role });
         }
-        await recordAnswer(trx, ctx, user, found, "accepted");
+        await recordInvitationAnswer(trx, actorOf(ctx), user, found, "accepted");
       });
       return { status: "okay" as const };
     }),
@@ -179,7 +148,7 @@ export const invitationAnswerProcedures = {
         const found = await findUserInvitation(trx, user, input.invitationId);
         if (!found) throw notFound();
         if (!(await deleteInvitation(trx, found.id))) throw notFound();
-        await recordAnswer(trx, ctx, user, found, "rejected");
+        await recordInvitationAnswer(trx, actorOf(ctx), user, found, "rejected");
       });
       return { status: "okay" as const };
     }),

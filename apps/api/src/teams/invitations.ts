@@ -33,12 +33,12 @@ import {
   listTeamInvitations,
   lockTeam,
   pendingInvitees,
-  recordAudit,
   renewInvitation,
   type UserRow,
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, procedure, router, teamOf } from "../core/trpc";
+import { recordInvitationEvent } from "./events";
 import { invalidTeamRole } from "./members";
 
 import {
@@ -234,19 +234,16 @@ export const invitationRouter = router({
             role,
             expiresAt,
           });
-          await recordAudit(trx, {
-            event: "team.user.invited",
-            entity: { type: "team", id: teamId },
+          await recordInvitationEvent(
+            trx,
+            "invited",
+            actorOf(ctx),
             teamId,
-            actor: actorOf(ctx),
-            body: {
-              invitation: { id: row.id, role },
-              user:
-                "user" in invitee && invitee.email === undefined
-                  ? { id: invitee.user.id, username: invitee.user.username }
-                  : { email: invitee.email },
-            },
-          });
+            { id: row.id, role },
+            "user" in invitee && invitee.email === undefined
+              ? { id: invitee.user.id, username: invitee.user.username }
+              : { email: invitee.email },
+          );
         }
         return { invited: invite.length + covered, errors };
       });
@@ -284,13 +281,8 @@ export const invitationRouter = router({
       if (!found) throw notFound();
       const renewed = await ctx.db.transaction().execute(async (trx) => {
         if (!(await renewInvitation(trx, found.id, expiryFromNow()))) throw notFound();
-        await recordAudit(trx, {
-          event: "team.user.invite-resent",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: { invitation: { id: found.id, role: found.role }, user: auditInvitee(found) },
-        });
+        const invitee = auditInvitee(found);
+        await recordInvitationEvent(trx, "invite-resent", actorOf(ctx), teamId, found, invitee);
         return findTeamInvitation(trx, teamId, found.id);
       });
       if (!renewed) throw notFound();
@@ -315,13 +307,8 @@ export const invitationRouter = router({
       if (!found) throw notFound();
       await ctx.db.transaction().execute(async (trx) => {
         if (!(await deleteInvitation(trx, found.id))) throw notFound();
-        await recordAudit(trx, {
-          event: "team.user.uninvited",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: { invitation: { id: found.id, role: found.role }, user: auditInvitee(found) },
-        });
+        const invitee = auditInvitee(found);
+        await recordInvitationEvent(trx, "uninvited", actorOf(ctx), teamId, found, invitee);
       });
       return { status: "okay" as const };
     }),

@@ -18,13 +18,13 @@ import {
   listMembers,
   lockTeamOwners,
   type MemberRow,
-  recordAudit,
   deleteEditorSessionsInTeam,
   removeMember,
   setMemberRole,
 } from "@flowplane/db";
 import { ApiError, forbidden, notFound } from "../core/errors";
 import { actorOf, procedure, router, teamOf } from "../core/trpc";
+import { recordMemberEvent } from "./events";
 
 export function userSummaryView(row: InvitationUser): UserSummary {
   return {
@@ -45,9 +45,6 @@ export const invalidTeamRole = () =>
   new ApiError(400, "invalid_team_role", "The role must be 5, 10, 30 or 50", [
     { path: "role", message: "Not a team role (5, 10, 30 or 50)" },
   ]);
-
-/** What the audit log says about a member: who, never anything private. */
-const auditUser = (row: MemberRow) => ({ id: row.id, username: row.username, name: row.name });
 
 export const memberRouter = router({
   list: procedure
@@ -98,12 +95,9 @@ export const memberRouter = router({
           );
         }
         if (!(await setMemberRole(trx, teamId, member.id, input.role))) throw notFound();
-        await recordAudit(trx, {
-          event: "team.user.role-changed",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: { user: auditUser(member), role: { old: member.role, new: input.role } },
+        await recordMemberEvent(trx, "role-changed", actorOf(ctx), teamId, member, {
+          old: member.role,
+          new: input.role,
         });
       });
       return { status: "okay" as const };
@@ -139,13 +133,7 @@ export const memberRouter = router({
         if (!(await removeMember(trx, teamId, member.id))) throw notFound();
         // Their editor sessions on the team's instances end: joining again does not revive one.
         await deleteEditorSessionsInTeam(trx, member.id, teamId);
-        await recordAudit(trx, {
-          event: "team.user.removed",
-          entity: { type: "team", id: teamId },
-          teamId,
-          actor: actorOf(ctx),
-          body: { user: auditUser(member), role: member.role },
-        });
+        await recordMemberEvent(trx, "removed", actorOf(ctx), teamId, member, member.role);
       });
       return { status: "okay" as const };
     }),

@@ -18,13 +18,12 @@ import {
   isUniqueViolation,
   listTeamTypes,
   lockActiveTeamTypes,
-  recordAudit,
   teamTypeTeamCount,
-  type TeamTypeRow,
   updateTeamType,
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, procedure, router } from "../core/trpc";
+import { recordTeamTypeEvent } from "./events";
 import { teamTypeView } from "./views";
 
 const nameTaken = () =>
@@ -41,8 +40,6 @@ const lastActive = (what: string) =>
 
 const AUDIT_NOTE =
   "FlowFuse logs no event of its own for team types; this one is logged in the platform's log as `platform.team-type.";
-
-const summary = (row: TeamTypeRow) => ({ id: row.id, name: row.name });
 
 export const teamTypesRouter = router({
   all: procedure
@@ -103,12 +100,7 @@ export const teamTypesRouter = router({
       try {
         const row = await ctx.db.transaction().execute(async (trx) => {
           const row = await insertTeamType(trx, input);
-          await recordAudit(trx, {
-            event: "platform.team-type.created",
-            entity: { type: "platform", id: null },
-            actor: actorOf(ctx),
-            body: { teamType: summary(row) },
-          });
+          await recordTeamTypeEvent(trx, "created", actorOf(ctx), row);
           return row;
         });
         return teamTypeView(row);
@@ -151,12 +143,7 @@ export const teamTypesRouter = router({
           if (active && before.active && active.length === 1) throw lastActive("made inactive");
           const after = await updateTeamType(trx, teamTypeId, change);
           if (!after) throw notFound();
-          await recordAudit(trx, {
-            event: "platform.team-type.updated",
-            entity: { type: "platform", id: null },
-            actor: actorOf(ctx),
-            body: { teamType: summary(after), updates },
-          });
+          await recordTeamTypeEvent(trx, "updated", actorOf(ctx), after, { updates });
           return after;
         });
         return teamTypeView(row);
@@ -189,12 +176,7 @@ export const teamTypesRouter = router({
           const teams = await teamTypeTeamCount(trx, type.id);
           if (teams > 0) throw inUse(teams);
           if (!(await deleteTeamType(trx, type.id))) throw notFound();
-          await recordAudit(trx, {
-            event: "platform.team-type.deleted",
-            entity: { type: "platform", id: null },
-            actor: actorOf(ctx),
-            body: { teamType: summary(type) },
-          });
+          await recordTeamTypeEvent(trx, "deleted", actorOf(ctx), type);
         });
       } catch (error) {
         // A team given the type while this ran: the reference refuses the delete.

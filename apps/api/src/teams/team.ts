@@ -26,7 +26,7 @@ import {
 import { ApiError, forbidden, invalidRequest, notFound } from "../core/errors";
 import { actorOf, procedure, router, teamOf } from "../core/trpc";
 import { teamLifecycleProcedures } from "./lifecycle";
-import { recordTeamCreated } from "./events";
+import { recordTeamCreated, teamEntry } from "./events";
 import { teamView } from "./views";
 
 /** FlowFuse's rule: with `team:create` off, only administrators create teams (else 403). */
@@ -176,13 +176,7 @@ export const teamRouter = router({
           ctx.db,
           before.id,
           Object.fromEntries(updates.map((u) => [u.key, u.new])),
-          {
-            event: "team.settings.updated",
-            entity: { type: "team", id: before.id },
-            teamId: before.id,
-            actor: actorOf(ctx),
-            body: { updates },
-          },
+          teamEntry("team.settings.updated", before.id, actorOf(ctx), { updates }),
         );
         if (!team) throw notFound();
         return teamView(team, ctx.baseUrl);

@@ -24,13 +24,13 @@ import {
   insertToken,
   listTokens,
   memberTeamIds,
-  recordAudit,
   tokenDescendants,
   updateToken,
 } from "@flowplane/db";
 import { z } from "zod";
 import { ApiError, forbidden, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router } from "../core/trpc";
+import { recordTokenCreated, recordTokenDeleted, recordTokenUpdated } from "./events";
 import { tokenView } from "./views";
 
 const TOO_BROAD: Record<ScopeViolation, string> = {
@@ -88,15 +88,6 @@ function checkAdminOptIn(ctx: Context, scope: TokenScope) {
 }
 
 const actor = actorOf;
-
-function scopeBody(scope: TokenScope) {
-  return {
-    readOnly: scope.readOnly,
-    adminOptIn: scope.adminOptIn,
-    teamIds: scope.teamIds,
-    expiresAt: scope.expiresAt?.toISOString() ?? null,
-  };
-}
 
 /** The user's token `id`, which the calling token must be allowed to manage. */
 async function managedToken(ctx: Context, id: string) {
@@ -166,12 +157,7 @@ export const tokenRouter = router({
           digest: tokenDigest(ctx.tokenSecret, value),
           scope,
         });
-        await recordAudit(trx, {
-          event: "user.pat.created",
-          entity: { type: "user", id: ctx.auth.userId },
-          actor: actor(ctx),
-          body: { token: { id: row.id, name: row.name, ...scopeBody(scope) } },
-        });
+        await recordTokenCreated(trx, actor(ctx), ctx.auth.userId, row, scope);
         return (await findTokenSummary(trx, ctx.auth.userId, row.id))!;
       });
       return { ...tokenView(summary), token: value };
@@ -229,16 +215,7 @@ export const tokenRouter = router({
             await updateToken(trx, child.id, { name: child.name, scope: narrowed });
           }
         }
-        await recordAudit(trx, {
-          event: "user.pat.updated",
-          entity: { type: "user", id: ctx.auth.userId },
-          actor: actor(ctx),
-          body: {
-            token: { id: target.id, name },
-            before: { name: target.name, ...scopeBody(target) },
-            after: { name, ...scopeBody(scope) },
-          },
-        });
+        await recordTokenUpdated(trx, actor(ctx), ctx.auth.userId, target, { name, scope });
         return (await findTokenSummary(trx, ctx.auth.userId, target.id))!;
       });
       return tokenView(summary);
@@ -263,15 +240,7 @@ export const tokenRouter = router({
       await ctx.db.transaction().execute(async (trx) => {
         const descendants = await tokenDescendants(trx, target.id);
         await deleteToken(trx, target.id);
-        await recordAudit(trx, {
-          event: "user.pat.deleted",
-          entity: { type: "user", id: ctx.auth.userId },
-          actor: actor(ctx),
-          body: {
-            token: { id: target.id, name: target.name },
-            revokedWithIt: descendants.map((d) => ({ id: d.id, name: d.name })),
-          },
-        });
+        await recordTokenDeleted(trx, actor(ctx), ctx.auth.userId, target, descendants);
       });
     }),
 });
