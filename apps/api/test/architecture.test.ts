@@ -1,7 +1,9 @@
 // The layout's rules, read from the source files (docs/architecture.md, "Imports point downward
 // only"): an area of the API uses another only through that area's index.ts, type imports
 // included; no file imports itself around a circle, in any package's or app's src; no source file
-// is over 400 lines. Imports are found by a regular expression over each file's `from "…"`,
+// is over 400 lines; app.ts only lists (under 120 lines, no path in it); no regular expression
+// over the URL decides authentication or parsing (the context a route is registered in does);
+// docs/architecture.md names every file of apps/api/src. Imports are found by a regular expression over each file's `from "…"`,
 // `import "…"` and `import("…")` specifiers; only relative ones, naming a file, count.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -171,5 +173,50 @@ describe("the layout", () => {
       .filter(({ lines }) => lines > MAX_LINES)
       .map(({ file, lines }) => `${name(file)}: ${lines} lines`);
     expect(offending, `split these files (at most ${MAX_LINES} lines each)`).toEqual([]);
+  });
+
+  it("app.ts lists the areas and the cross-cutting plugins: under 120 lines, no path in it", () => {
+    const app = readFileSync(join(apiSrc, "app.ts"), "utf8");
+    const lines = app.split("\n").length - 1;
+    expect(lines, "app.ts's length").toBeLessThan(120);
+    // A path, a route or a path pattern: a string or regular expression starting with "/" (the
+    // import specifiers are "./…").
+    const paths = [...app.matchAll(/["'`]\/[^"'`]*["'`]|\/\^\\\//g)].map((match) => match[0]);
+    expect(paths, "app.ts names no path").toEqual([]);
+  });
+
+  it("no regular expression over the URL decides who is authenticated or what is parsed", () => {
+    const deciders = [
+      "plugins/authentication.ts",
+      "plugins/people.ts",
+      "plugins/csrf.ts",
+      "plugins/request-parsing.ts",
+      "plugins/areas.ts",
+      "core/authenticator.ts",
+      ...readdirSync(join(apiSrc, "core/credentials")).map((file) => `core/credentials/${file}`),
+    ];
+    const offending = deciders.flatMap((file) => {
+      const source = readFileSync(join(apiSrc, file), "utf8");
+      // A regular expression literal matching from a "/": a path pattern.
+      return [...source.matchAll(/\/\^?\\\/[^\n]*\//g)].map((match) => `${file}: ${match[0]}`);
+    });
+    expect(offending, "decide by the context a route is registered in").toEqual([]);
+    // Nor may an area hand the platform paths to leave alone.
+    const handedUp = apiFiles.filter((file) =>
+      /ownPaths|checkedByTheirRoutes/.test(readFileSync(file, "utf8")),
+    );
+    expect(handedUp.map(name)).toEqual([]);
+  });
+
+  it("docs/architecture.md names every source file of apps/api/src", () => {
+    const docs = readFileSync(join(repository, "docs/architecture.md"), "utf8");
+    const unnamed = apiFiles
+      .map((file) => relative(apiSrc, file))
+      .filter((file) => {
+        // Named as a file (`kind.ts`) or, for a plugin, by its name (`request-parsing`).
+        const base = file.split(sep).pop()!;
+        return !docs.includes(base) && !docs.includes(`\`${base.replace(/\.ts$/, "")}\``);
+      });
+    expect(unnamed, "say in docs/architecture.md what these files hold").toEqual([]);
   });
 });
