@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import type { Context } from "../context";
 import { json, table } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam } from "./options";
+import { withJson, withTeam, withTeamToLookIn } from "./options";
 import { resolveApplication, resolveTeam } from "../resolve";
 
 export function addAppsCommands(program: Command, context: Context): void {
@@ -59,7 +59,7 @@ export function addAppsCommands(program: Command, context: Context): void {
   );
 
   withJson(
-    withTeam(
+    withTeamToLookIn(
       withExamples(apps.command("delete"), [
         { does: "Delete an application that has no instances", run: "apps delete <applicationId>" },
         {
@@ -67,11 +67,7 @@ export function addAppsCommands(program: Command, context: Context): void {
           run: 'apps delete "Line 1" --team night',
         },
       ]),
-      {
-        required: false,
-        description:
-          "the application's team, by id, slug or name (default: look in all your teams)",
-      },
+      "the application's team",
     )
       .description("Delete an application; it must have no instances (owners)")
       .argument("<application>", "the application's id or name"),

@@ -2,12 +2,13 @@
 // (listed, taken, deleted asked first), or, taken from an instance's device, the instance's.
 import type { Command } from "commander";
 import type { Context } from "../context";
-import { CliError } from "../errors";
-import { json, table, when } from "../output";
+import { json } from "../output";
 import { deviceCommand } from "./devices";
-import { positiveInteger, withJson, withYes } from "./options";
+import { withJson, withYes } from "./options";
 import { resolveDevice, resolveSnapshot } from "../resolve";
 import { targetSet } from "./targets";
+import { refuseUnanswerable } from "./ask-first";
+import { addSnapshotList, confirmSnapshotDelete } from "./snapshot-lists";
 
 interface Options {
   team?: string;
@@ -22,37 +23,22 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
       "Snapshots of what a device runs: an application's device's own, or its instance's",
     );
 
-  withJson(
+  addSnapshotList(
     deviceCommand(snapshots, "list", [
       {
         does: "A device's snapshots, newest first",
         run: "devices snapshots list line-1 --team night",
       },
-    ])
-      .description("An application's device's snapshots, newest first (viewers and up)")
-      .option("--limit <n>", "how many (default 100)", positiveInteger)
-      .option("--cursor <id>", "the page after this snapshot (the previous page's last)"),
-  ).action(async (device: string, options: Options & { limit?: number; cursor?: string }) => {
-    const { client } = await context.connect();
-    const deviceId = (await resolveDevice(client, device, options.team)).id;
-    const list = await client.snapshots.ofDevice.query({
-      deviceId,
-      limit: options.limit,
-      cursor: options.cursor,
-    });
-    if (options.json) return context.print(json(list));
-    context.print(
-      list.snapshots.length === 0
-        ? "No snapshots of this device.\n"
-        : table(list.snapshots, [
-            { header: "ID", value: (s) => s.id },
-            { header: "NAME", value: (s) => s.name },
-            { header: "TAKEN", value: (s) => when(s.createdAt) },
-            { header: "BY", value: (s) => s.user?.username ?? "-" },
-            { header: "DESCRIPTION", value: (s) => s.description },
-          ]) + (list.meta.next_cursor ? `More: --cursor ${list.meta.next_cursor}\n` : ""),
-    );
-  });
+    ]).description("An application's device's snapshots, newest first (viewers and up)"),
+    context,
+    "No snapshots of this device.\n",
+    async (client, device, { team, limit, cursor }) =>
+      client.snapshots.ofDevice.query({
+        deviceId: (await resolveDevice(client, device, team)).id,
+        limit,
+        cursor,
+      }),
+  );
 
   withJson(
     deviceCommand(snapshots, "create", [
@@ -128,22 +114,11 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
       options: Options & { yes?: boolean },
       command: Command,
     ) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: devices snapshots delete asks before it deletes, and no terminal is there to " +
-            "answer: give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
+      refuseUnanswerable(context, command, options.yes);
       const { client } = await context.connect();
       const owner = await resolveDevice(client, device, options.team);
       const found = await resolveSnapshot(client, { device: owner }, snapshot);
-      if (
-        !options.yes &&
-        !(await context.confirm(`Delete snapshot ${found.name} (id ${found.id}) for good?`))
-      ) {
-        throw new CliError(`${found.name} was not deleted`, "not_confirmed");
-      }
+      if (!options.yes) await confirmSnapshotDelete(context, found);
       const result = await client.snapshots.deleteOfDevice.mutate({
         deviceId: owner.id,
         snapshotId: found.id,

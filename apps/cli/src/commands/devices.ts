@@ -14,7 +14,7 @@ import { addDeviceBulkCommands } from "./device-bulk";
 import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
 import { addProvisioningCommands } from "./provisioning";
-import { withJson, withTeam } from "./options";
+import { commandOnOne, withJson, withTeam } from "./options";
 import { writePrivate } from "./private-file";
 import {
   resolveApplication,
@@ -23,7 +23,7 @@ import {
   resolveSnapshot,
   resolveTeam,
 } from "../resolve";
-import { targetCleared, targetSet } from "./targets";
+import { needSnapshotOrClear, targetChanged } from "./targets";
 
 interface Options {
   team?: string;
@@ -81,13 +81,7 @@ function otcLine(otc: string | undefined, url: string): string {
 
 /** A command on one device: `<device>`, and --team to look it up by name in. */
 export function deviceCommand(group: Command, name: string, examples: readonly Example[]): Command {
-  return withTeam(
-    withExamples(group.command(name), examples).argument("<device>", "the device's id or name"),
-    {
-      required: false,
-      description: "the device's team, by id, slug or name (default: look in all your teams)",
-    },
-  );
+  return commandOnOne("device", group, name, examples);
 }
 
 /** The `devices` command and its subcommands (device-snapshots.ts adds `devices snapshots`). */
@@ -285,9 +279,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       options: Options & { clear?: boolean },
       command: Command,
     ) => {
-      if ((snapshot === undefined) === !options.clear) {
-        command.error("error: give a snapshot or --clear", { exitCode: 2 });
-      }
+      needSnapshotOrClear(command, snapshot, options.clear);
       const { client } = await context.connect();
       const { id: deviceId } = await resolveDevice(client, device, options.team);
       const found = await client.devices.byId.query({ deviceId });
@@ -309,9 +301,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       });
       if (options.json) return context.print(json(updated));
       const owner = `device ${updated.name}'s`;
-      context.print(
-        target ? targetSet(owner, "the device", target) : targetCleared(owner, "the device"),
-      );
+      context.print(targetChanged(owner, "the device", target));
       // A group's target wins over the device's own.
       if (
         updated.deviceGroup &&

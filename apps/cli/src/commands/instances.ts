@@ -8,13 +8,13 @@ import type { Instance, InstanceSummary } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { type Column, fields, json, table, when } from "../output";
 import { withExamples } from "./examples";
 import { instanceCommand, type InstanceOptions } from "./instance-command";
 import { addInstanceEnvCommands } from "./instance-env";
-import { positiveInteger, withJson, withTeam, withYes } from "./options";
+import { positiveInteger, withJson, withTeam, withTeamToLookIn, withYes } from "./options";
 import { resolveApplication, resolveInstance, resolveTeam } from "../resolve";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 const FOLLOW_INTERVAL_MS = 1000;
 
@@ -117,7 +117,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    withTeam(
+    withTeamToLookIn(
       withExamples(instances.command("create"), [
         {
           does: "Create an instance in an application; it starts at once",
@@ -140,11 +140,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
         .option("--type <instanceTypeId>", "the instance type")
         .option("--template <templateId>", "the template of default settings")
         .option("--wait", "return once the instance runs"),
-      {
-        required: false,
-        description:
-          "the application's team, by id, slug or name (default: look in all your teams)",
-      },
+      "the application's team",
     ),
   ).action(
     async (
@@ -281,13 +277,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
     ),
   ).action(
     async (instance: string, options: InstanceOptions & { yes?: boolean }, command: Command) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: instances delete asks before it deletes, and no terminal is there to answer: " +
-            "give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
+      refuseUnanswerable(context, command, options.yes);
       const { client } = await context.connect();
       const { id: instanceId, name: instanceName } = await resolveInstance(
         client,
@@ -296,11 +286,12 @@ export function addInstancesCommands(program: Command, context: Context): void {
       );
       if (!options.yes) {
         const found = await client.instances.get.query({ instanceId });
-        const sure = await context.confirm(
+        await confirmOrStop(
+          context,
           `Delete instance ${found.name} (id ${found.id}) of team ${found.team.name}? ` +
             "Its Node-RED stops; its flows, files and log are deleted for good.",
+          `${found.name} was not deleted`,
         );
-        if (!sure) throw new CliError(`${found.name} was not deleted`, "not_confirmed");
       }
       const result = await client.instances.delete.mutate({ instanceId });
       context.print(options.json ? json(result) : `Deleted instance ${instanceName}.\n`);

@@ -9,6 +9,7 @@ import { type Column, json, table, when } from "../output";
 import { withExamples } from "./examples";
 import { withJson, withTeam, withYes } from "./options";
 import { resolveTeam } from "../resolve";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 const COLUMNS: Column<LibraryEntrySummary>[] = [
   { header: "TYPE", value: (entry) => entry.type },
@@ -161,20 +162,15 @@ export function addLibraryCommands(program: Command, context: Context): void {
     ),
   ).action(
     async (type: string, path: string, options: Options & { yes?: boolean }, command: Command) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: library delete asks before it deletes, and no terminal is there to answer: " +
-            "give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
+      refuseUnanswerable(context, command, options.yes);
       const { client } = await context.connect();
       const teamId = (await resolveTeam(client, options.team)).id;
       if (!options.yes) {
-        const sure = await context.confirm(
+        await confirmOrStop(
+          context,
           `Delete ${type} ${path} (and all in it, if it is a folder) from the team library?`,
+          `${path} was not deleted`,
         );
-        if (!sure) throw new CliError(`${path} was not deleted`, "not_confirmed");
       }
       const result = await client.library.delete.mutate({ teamId, type, path });
       context.print(

@@ -8,7 +8,7 @@ import type { Context } from "../context";
 import { CliError } from "../errors";
 import { json } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam } from "./options";
+import { withJson, withTeamToLookIn } from "./options";
 import { resolvePipeline, resolveSnapshot, resolveStage } from "../resolve";
 import { targetSet } from "./targets";
 
@@ -47,13 +47,9 @@ async function awaitOperation(client: Client, operation: Operation): Promise<Ope
 }
 
 /** `pipelines deploy`, under the `pipelines` group. */
-export function addPipelineDeployCommand(
-  pipelines: Command,
-  context: Context,
-  optionalTeam: Parameters<typeof withTeam>[1],
-): void {
+export function addPipelineDeployCommand(pipelines: Command, context: Context): void {
   withJson(
-    withTeam(
+    withTeamToLookIn(
       withExamples(pipelines.command("deploy"), [
         {
           does: "Deploy a stage to the next one and wait until it is done",
@@ -74,7 +70,7 @@ export function addPipelineDeployCommand(
           "the snapshot to deploy, by id or name (required when the stage's action is prompt)",
         )
         .option("--wait", "wait until the deploy is done"),
-      optionalTeam,
+      "the team",
     ),
   ).action(
     async (

@@ -3,11 +3,11 @@
 import type { StageAction } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { json } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam, withYes } from "./options";
+import { withJson, withTeamToLookIn, withYes } from "./options";
 import { resolveInstance, resolvePipeline, resolveStage } from "../resolve";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 type Options = { team?: string; json?: boolean };
 
@@ -27,17 +27,13 @@ function action(value: string): StageAction {
 }
 
 /** `pipelines stages add|update|delete`, under the `pipelines` group. */
-export function addPipelineStagesCommands(
-  pipelines: Command,
-  context: Context,
-  optionalTeam: Parameters<typeof withTeam>[1],
-): void {
+export function addPipelineStagesCommands(pipelines: Command, context: Context): void {
   const stages = pipelines
     .command("stages")
     .description("Add, change and delete a pipeline's stages");
 
   withJson(
-    withTeam(
+    withTeamToLookIn(
       withExamples(stages.command("add"), [
         {
           does: "The first stage: an instance named line-dev",
@@ -60,7 +56,7 @@ export function addPipelineStagesCommands(
           "--deploy-to-devices",
           "a snapshot deployed here also becomes the instance's devices' target",
         ),
-      optionalTeam,
+      "the team",
     ),
   ).action(
     async (
@@ -88,7 +84,7 @@ export function addPipelineStagesCommands(
   );
 
   withJson(
-    withTeam(
+    withTeamToLookIn(
       withExamples(stages.command("update"), [
         {
           does: "Deploy a chosen snapshot from this stage",
@@ -103,7 +99,7 @@ export function addPipelineStagesCommands(
         .option("--action <action>", `what a deploy from it sends: ${ACTIONS.join(", ")}`, action)
         .option("--deploy-to-devices", "a snapshot deployed here also becomes its devices' target")
         .option("--no-deploy-to-devices", "it does not"),
-      optionalTeam,
+      "the team",
     ),
   ).action(
     async (
@@ -133,7 +129,7 @@ export function addPipelineStagesCommands(
 
   withJson(
     withYes(
-      withTeam(
+      withTeamToLookIn(
         withExamples(stages.command("delete"), [
           {
             does: "Delete a stage; the one before it then leads to the one after",
@@ -145,7 +141,7 @@ export function addPipelineStagesCommands(
           )
           .argument("<pipeline>", "the pipeline's id or name")
           .argument("<stage>", "the stage's id or name"),
-        optionalTeam,
+        "the team",
       ),
       "delete",
     ),
@@ -156,18 +152,13 @@ export function addPipelineStagesCommands(
       options: Options & { yes?: boolean },
       command: Command,
     ) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: pipelines stages delete asks before it deletes, and no terminal is there to answer: give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
+      refuseUnanswerable(context, command, options.yes);
       const { client } = await context.connect();
       const pipeline = await resolvePipeline(client, given, options.team);
       const stage = await resolveStage(pipeline, givenStage);
       const named = `stage ${stage.name} (id ${stage.id}) of pipeline ${pipeline.name}`;
-      if (!options.yes && !(await context.confirm(`Delete ${named}?`))) {
-        throw new CliError(`${stage.name} was not deleted`, "not_confirmed");
+      if (!options.yes) {
+        await confirmOrStop(context, `Delete ${named}?`, `${stage.name} was not deleted`);
       }
       const result = await client.pipelines.deleteStage.mutate({
         pipelineId: pipeline.id,

@@ -6,13 +6,13 @@
 import type { Pipeline, PipelineStage } from "@flowplane/contract";
 import type { Command } from "commander";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { type Column, fields, json, table } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam, withYes } from "./options";
+import { withJson, withTeam, withTeamToLookIn, withYes } from "./options";
 import { resolveApplication, resolvePipeline, resolveTeam } from "../resolve";
 import { addPipelineDeployCommand } from "./pipeline-deploy";
 import { addPipelineStagesCommands } from "./pipeline-stages";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 const stageInstance = (stage: PipelineStage) => stage.instances[0]?.name ?? "(none)";
 
@@ -43,11 +43,6 @@ export function addPipelinesCommands(program: Command, context: Context): void {
   const pipelines = program
     .command("pipelines")
     .description("Delivery pipelines: stages of an application's instances, and deploying them");
-  const optionalTeam = {
-    required: false,
-    description: "the team, by id, slug or name (default: look in all your teams)",
-  };
-
   withJson(
     withTeam(
       withExamples(pipelines.command("list"), [
@@ -75,13 +70,13 @@ export function addPipelinesCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    withTeam(
+    withTeamToLookIn(
       withExamples(pipelines.command("show"), [
         { does: "A pipeline's stages in order", run: "pipelines show P1a2b3c4d5e6" },
       ])
         .description("A pipeline and its stages in order (viewers and up)")
         .argument("<pipeline>", "the pipeline's id or name"),
-      optionalTeam,
+      "the team",
     ),
   ).action(async (given: string, options: Options) => {
     const { client } = await context.connect();
@@ -97,7 +92,7 @@ export function addPipelinesCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    withTeam(
+    withTeamToLookIn(
       withExamples(pipelines.command("create"), [
         {
           does: "A pipeline in an application",
@@ -110,7 +105,7 @@ export function addPipelinesCommands(program: Command, context: Context): void {
           "--application <application>",
           "the application whose instances it deploys (id or name)",
         ),
-      optionalTeam,
+      "the team",
     ),
   ).action(async (name: string, options: Options & { application: string }) => {
     const { client } = await context.connect();
@@ -124,14 +119,14 @@ export function addPipelinesCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    withTeam(
+    withTeamToLookIn(
       withExamples(pipelines.command("rename"), [
         { does: "Rename a pipeline", run: "pipelines rename P1a2b3c4d5e6 Ship" },
       ])
         .description("Rename a pipeline (owners)")
         .argument("<pipeline>", "the pipeline's id or name")
         .argument("<name>", "its new name"),
-      optionalTeam,
+      "the team",
     ),
   ).action(async (given: string, name: string, options: Options) => {
     const { client } = await context.connect();
@@ -149,7 +144,7 @@ export function addPipelinesCommands(program: Command, context: Context): void {
 
   withJson(
     withYes(
-      withTeam(
+      withTeamToLookIn(
         withExamples(pipelines.command("delete"), [
           {
             does: "Delete a pipeline and its stages, from a script",
@@ -160,27 +155,26 @@ export function addPipelinesCommands(program: Command, context: Context): void {
             "Delete a pipeline and its stages (owners); its instances and snapshots stay. Asked at the terminal first; without one, only with --yes.",
           )
           .argument("<pipeline>", "the pipeline's id or name"),
-        optionalTeam,
+        "the team",
       ),
       "delete",
     ),
   ).action(async (given: string, options: Options & { yes?: boolean }, command: Command) => {
-    if (!options.yes && !context.canAsk()) {
-      command.error(
-        "error: pipelines delete asks before it deletes, and no terminal is there to answer: give --yes to delete without asking",
-        { exitCode: 2 },
-      );
-    }
+    refuseUnanswerable(context, command, options.yes);
     const { client } = await context.connect();
     const found = await resolvePipeline(client, given, options.team);
     const named = `pipeline ${found.name} (id ${found.id})`;
-    if (!options.yes && !(await context.confirm(`Delete ${named} and its stages?`))) {
-      throw new CliError(`${found.name} was not deleted`, "not_confirmed");
+    if (!options.yes) {
+      await confirmOrStop(
+        context,
+        `Delete ${named} and its stages?`,
+        `${found.name} was not deleted`,
+      );
     }
     const result = await client.pipelines.delete.mutate({ pipelineId: found.id });
     context.print(options.json ? json(result) : `Deleted ${named}.\n`);
   });
 
-  addPipelineStagesCommands(pipelines, context, optionalTeam);
-  addPipelineDeployCommand(pipelines, context, optionalTeam);
+  addPipelineStagesCommands(pipelines, context);
+  addPipelineDeployCommand(pipelines, context);
 }

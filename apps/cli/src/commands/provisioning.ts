@@ -6,7 +6,6 @@ import type { ProvisioningTokenSummary } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
 import type { z } from "zod";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { json, table, when } from "../output";
 import { type Example, withExamples } from "./examples";
 import { withJson, withTeam, withYes } from "./options";
@@ -17,6 +16,7 @@ import {
   resolveProvisioningToken,
   resolveTeam,
 } from "../resolve";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 type Summary = z.infer<typeof ProvisioningTokenSummary>;
 
@@ -242,21 +242,16 @@ export function addProvisioningCommands(devices: Command, context: Context): voi
       "revoke it",
     ),
   ).action(async (token: string, options: Options & { yes?: boolean }, command: Command) => {
-    if (!options.yes && !context.canAsk()) {
-      command.error(
-        "error: devices provisioning delete asks before it revokes, and no terminal is there to " +
-          "answer: give --yes to revoke without asking",
-        { exitCode: 2 },
-      );
-    }
+    refuseUnanswerable(context, command, options.yes, "revoke");
     const { client } = await context.connect();
     const team = await resolveTeam(client, options.team);
     const found = await resolveProvisioningToken(client, team, token);
-    if (
-      !options.yes &&
-      !(await context.confirm(`Revoke provisioning token ${found.name} (id ${found.id})?`))
-    ) {
-      throw new CliError(`${found.name} was not revoked`, "not_confirmed");
+    if (!options.yes) {
+      await confirmOrStop(
+        context,
+        `Revoke provisioning token ${found.name} (id ${found.id})?`,
+        `${found.name} was not revoked`,
+      );
     }
     const result = await client.provisioningTokens.delete.mutate({
       teamId: team.id,
