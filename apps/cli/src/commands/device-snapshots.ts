@@ -31,13 +31,7 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
       },
     ]).description("An application's device's snapshots, newest first (viewers and up)"),
     context,
-    "No snapshots of this device.\n",
-    async (client, device, { team, limit, cursor }) =>
-      client.snapshots.ofDevice.query({
-        deviceId: (await resolveDevice(client, device, team)).id,
-        limit,
-        cursor,
-      }),
+    "device",
   );
 
   withJson(

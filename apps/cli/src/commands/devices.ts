@@ -14,16 +14,17 @@ import { addDeviceBulkCommands } from "./device-bulk";
 import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
 import { addProvisioningCommands } from "./provisioning";
-import { commandOnOne, withJson, withTeam } from "./options";
+import { commandOnOne, needOneAssignment, withJson, withTeam } from "./options";
 import { writePrivate } from "./private-file";
 import {
   resolveApplication,
+  resolveAssignment,
   resolveDevice,
-  resolveInstance,
   resolveSnapshot,
   resolveTeam,
 } from "../resolve";
 import { needSnapshotOrClear, targetChanged } from "./targets";
+import { deviceYml } from "./device-yml";
 
 interface Options {
   team?: string;
@@ -59,15 +60,9 @@ function describe(device: Device): string {
   ]);
 }
 
-/** The agent's device.yml for these credentials (every value quoted as YAML strings). */
-function deviceYml(deviceId: string, token: string, credentialSecret: string, url: string) {
-  const quoted = (value: string) => JSON.stringify(value);
-  return (
-    `deviceId: ${quoted(deviceId)}\n` +
-    `token: ${quoted(token)}\n` +
-    `credentialSecret: ${quoted(credentialSecret)}\n` +
-    `forgeURL: ${quoted(url.replace(/\/+$/, ""))}\n`
-  );
+/** The agent's device.yml for these credentials. */
+function credentialsYml(deviceId: string, token: string, credentialSecret: string, url: string) {
+  return deviceYml({ deviceId, token, credentialSecret }, url);
 }
 
 /** How to set the device up with its one-time code instead of writing its device.yml. */
@@ -172,27 +167,21 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       },
       command: Command,
     ) => {
-      if (options.application !== undefined && options.instance !== undefined) {
-        command.error("error: give --application or --instance, not both", { exitCode: 2 });
-      }
+      needOneAssignment(command, options);
       const { client, url } = await context.connect();
       const team = (await resolveTeam(client, options.team)).id;
       const created = await client.devices.create.mutate({
         name,
         team,
         type: options.type,
-        application:
-          options.application === undefined
-            ? undefined
-            : (await resolveApplication(client, options.application, options.team)).id,
-        instance:
-          options.instance === undefined
-            ? undefined
-            : (await resolveInstance(client, options.instance, options.team)).id,
+        ...(await resolveAssignment(client, options, options.team)),
       });
       const { token, credentialSecret } = created.credentials;
       if (options.output !== undefined) {
-        await writePrivate(options.output, deviceYml(created.id, token, credentialSecret, url));
+        await writePrivate(
+          options.output,
+          credentialsYml(created.id, token, credentialSecret, url),
+        );
         return context.print(
           options.json
             ? json({ ...created, credentials: undefined, file: options.output })
@@ -203,7 +192,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         options.json
           ? json(created)
           : `Created device ${created.name} (id ${created.id}). Its credentials, shown this once:\n` +
-              deviceYml(created.id, token, credentialSecret, url) +
+              credentialsYml(created.id, token, credentialSecret, url) +
               otcLine(created.credentials.otc, url),
       );
     },
@@ -242,7 +231,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       deviceId,
     });
     if (options.output !== undefined) {
-      await writePrivate(options.output, deviceYml(deviceId, token, credentialSecret, url));
+      await writePrivate(options.output, credentialsYml(deviceId, token, credentialSecret, url));
       return context.print(
         options.json
           ? json({ status: "okay", file: options.output })
@@ -253,7 +242,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       options.json
         ? json({ token, credentialSecret, otc })
         : `New credentials for device ${deviceName}, shown this once:\n` +
-            deviceYml(deviceId, token, credentialSecret, url) +
+            credentialsYml(deviceId, token, credentialSecret, url) +
             otcLine(otc, url),
     );
   });

@@ -47,6 +47,16 @@ export function commandOnOne(
   );
 }
 
+/** `--application` and `--instance` assign to one or the other, not both (exit 2). */
+export function needOneAssignment(
+  command: Command,
+  options: { application?: string; instance?: string },
+): void {
+  if (options.application !== undefined && options.instance !== undefined) {
+    command.error("error: give --application or --instance, not both", { exitCode: 2 });
+  }
+}
+
 /** Whether `option` is the team a command acts in (not, say, a token's team restriction). */
 export function isTeamOption(option: Option): boolean {
   return teamOptions.has(option);

@@ -8,6 +8,7 @@ import type { Context } from "../context";
 import { json, table, when } from "../output";
 import { confirmOrStop } from "./ask-first";
 import { positiveInteger, withJson } from "./options";
+import { resolveDevice, resolveInstance } from "../resolve";
 
 interface ListOptions {
   team?: string;
@@ -16,19 +17,31 @@ interface ListOptions {
   cursor?: string;
 }
 
-/**
- * `list` on `command` (the owner's argument, examples and description given): the page `list`
- * reads for the owner the command line names, or `none` when it holds no snapshot.
- */
+/** A page of the snapshots of the instance or the device the command line names. */
+async function pageOf(
+  client: Client,
+  kind: "instance" | "device",
+  given: string,
+  { team, limit, cursor }: ListOptions,
+): Promise<z.infer<typeof SnapshotList>> {
+  return kind === "instance"
+    ? client.snapshots.ofInstance.query({
+        instanceId: (await resolveInstance(client, given, team)).id,
+        limit,
+        cursor,
+      })
+    : client.snapshots.ofDevice.query({
+        deviceId: (await resolveDevice(client, given, team)).id,
+        limit,
+        cursor,
+      });
+}
+
+/** `list` on `command` (the instance's or the device's argument, examples and description given). */
 export function addSnapshotList(
   command: Command,
   context: Context,
-  none: string,
-  list: (
-    client: Client,
-    owner: string,
-    options: ListOptions,
-  ) => Promise<z.infer<typeof SnapshotList>>,
+  kind: "instance" | "device",
 ): void {
   withJson(
     command
@@ -36,11 +49,11 @@ export function addSnapshotList(
       .option("--cursor <id>", "the page after this snapshot (the previous page's last)"),
   ).action(async (owner: string, options: ListOptions) => {
     const { client } = await context.connect();
-    const page = await list(client, owner, options);
+    const page = await pageOf(client, kind, owner, options);
     if (options.json) return context.print(json(page));
     context.print(
       page.snapshots.length === 0
-        ? none
+        ? `No snapshots of this ${kind}.\n`
         : table(page.snapshots, [
             { header: "ID", value: (s) => s.id },
             { header: "NAME", value: (s) => s.name },

@@ -58,13 +58,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
       { does: "An instance's snapshots, newest first", run: "snapshots list line-one" },
     ]).description("An instance's snapshots, newest first (viewers and up)"),
     context,
-    "No snapshots of this instance.\n",
-    async (client, instance, { team, limit, cursor }) =>
-      client.snapshots.ofInstance.query({
-        instanceId: (await resolveInstance(client, instance, team)).id,
-        limit,
-        cursor,
-      }),
+    "instance",
   );
 
   withJson(

@@ -6,6 +6,7 @@ export {
   type ApplicationRef,
   type InstanceRef,
   resolveApplication,
+  resolveAssignment,
   resolveInstance,
 } from "./instances";
 export {

@@ -80,3 +80,21 @@ export async function resolveInstance(
         },
   });
 }
+
+/** What `--application` or `--instance` names, as ids: what a device or a token is assigned to. */
+export async function resolveAssignment(
+  client: Client,
+  given: { application?: string; instance?: string },
+  team?: string,
+): Promise<{ application?: string; instance?: string }> {
+  return {
+    application:
+      given.application === undefined
+        ? undefined
+        : (await resolveApplication(client, given.application, team)).id,
+    instance:
+      given.instance === undefined
+        ? undefined
+        : (await resolveInstance(client, given.instance, team)).id,
+  };
+}
