@@ -18,4 +18,6 @@ export {
 } from "./devices";
 export { resolveSnapshot } from "./snapshots";
 export { type PipelineRef, resolvePipeline, resolveStage } from "./pipelines";
+export { invitee, resolveMyInvitation, resolveTeamInvitation } from "./invitations";
+export { resolveUser, USER_ADMINISTRATION } from "./users";
 export { resolveBrokerClient, resolveBrokerToken, resolveToken } from "./tokens";

@@ -4,19 +4,15 @@
 // username or email; one sent to you by its id or, with --team, by the team that sent it.
 import { type Invitation, roleName } from "@flowplane/contract";
 import type { Command } from "commander";
-import type { Client } from "../../client";
 import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
-import { withExamples } from "../examples";
+import { type Example, withExamples } from "../examples";
 import { teamRole } from "./members";
 import { withJson, withTeam } from "../options";
-import { pick, resolveTeam } from "../../resolve";
+import { invitee, resolveMyInvitation, resolveTeam, resolveTeamInvitation } from "../../resolve";
 
 const role = (invitation: Invitation) => roleName(invitation.role) ?? String(invitation.role);
-
-const invitee = (invitation: Invitation) =>
-  "external" in invitation.invitee ? invitation.invitee.email : invitation.invitee.username;
 
 const TEAM_COLUMNS: Column<Invitation>[] = [
   { header: "ID", value: (invitation) => invitation.id },
@@ -33,59 +29,6 @@ const MY_COLUMNS: Column<Invitation>[] = [
   { header: "FROM", value: (invitation) => invitation.invitor?.username ?? "-" },
   { header: "EXPIRES", value: (invitation) => when(invitation.expiresAt) },
 ];
-
-/** The team's pending invitation named by its id or its invitee's username or email. */
-async function teamInvitation(
-  client: Client,
-  teamId: string,
-  invitation: string,
-): Promise<Invitation> {
-  const { invitations } = await client.invitation.list.query({ teamId });
-  return pick({
-    kind: "pending invitation",
-    given: invitation,
-    scope: "of the team",
-    candidates: invitations.map((i) => ({
-      ...i,
-      name: invitee(i),
-      where: `sent ${when(i.sentAt)}`,
-    })),
-  });
-}
-
-/**
- * The invitation sent to you that the command line names: by its id, or by the team that sent it
- * (--team, its id, slug or name), or both (then they must agree).
- */
-async function myInvitation(
-  client: Client,
-  invitation: string | undefined,
-  team: string | undefined,
-): Promise<{ id: string; team: { name: string } }> {
-  const { invitations } = await client.invitation.mine.query();
-  const candidates = invitations.map((i) => ({
-    ...i,
-    name: i.team.name,
-    where: `from team ${i.team.name}`,
-  }));
-  if (team === undefined) {
-    return pick({ kind: "invitation", given: invitation!, scope: "of yours", candidates });
-  }
-  const from = await pick({
-    kind: "team",
-    given: team,
-    scope: "among those that invited you",
-    candidates: invitations.map((i) => ({ ...i.team, where: `slug ${i.team.slug}` })),
-  });
-  const found = invitations.find(
-    (candidate) =>
-      candidate.team.id === from.id && (invitation === undefined || candidate.id === invitation),
-  );
-  if (!found) {
-    throw new CliError(`you have no invitation ${invitation} from team ${from.name}`, "not_found");
-  }
-  return found;
-}
 
 export function addInvitationsCommands(program: Command, context: Context): void {
   const invitations = program
@@ -159,24 +102,35 @@ export function addInvitationsCommands(program: Command, context: Context): void
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(invitations.command("resend"), [
-        {
-          does: "Send an invitation again: it expires 7 days from now",
-          run: "invitations resend alice --team night",
-        },
-      ])
-        .description("Send a pending invitation again; it expires 7 days from now (owners)")
-        .argument(
-          "<invitation>",
-          "the invitation's id, or its invitee's username (or email, for one sent to an email)",
-        ),
-    ),
-  ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
+  /** `resend` and `revoke`: a command on one of the team's pending invitations. */
+  const onTeamInvitation = (name: string, example: Example, description: string) =>
+    withJson(
+      withTeam(
+        withExamples(invitations.command(name), [example])
+          .description(description)
+          .argument(
+            "<invitation>",
+            "the invitation's id, or its invitee's username (or email, for one sent to an email)",
+          ),
+      ),
+    );
+
+  /** The team, and its pending invitation, that a command line names. */
+  async function named(invitation: string, options: { team: string }) {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
-    const found = await teamInvitation(client, teamId, invitation);
+    return { client, teamId, found: await resolveTeamInvitation(client, teamId, invitation) };
+  }
+
+  onTeamInvitation(
+    "resend",
+    {
+      does: "Send an invitation again: it expires 7 days from now",
+      run: "invitations resend alice --team night",
+    },
+    "Send a pending invitation again; it expires 7 days from now (owners)",
+  ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
+    const { client, teamId, found } = await named(invitation, options);
     const sent = await client.invitation.resend.mutate({ teamId, invitationId: found.id });
     context.print(
       options.json
@@ -186,24 +140,15 @@ export function addInvitationsCommands(program: Command, context: Context): void
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(invitations.command("revoke"), [
-        {
-          does: "Revoke an invitation: it can no longer be accepted",
-          run: "invitations revoke bob@example.com --team night",
-        },
-      ])
-        .description("Revoke a pending invitation (owners)")
-        .argument(
-          "<invitation>",
-          "the invitation's id, or its invitee's username (or email, for one sent to an email)",
-        ),
-    ),
+  onTeamInvitation(
+    "revoke",
+    {
+      does: "Revoke an invitation: it can no longer be accepted",
+      run: "invitations revoke bob@example.com --team night",
+    },
+    "Revoke a pending invitation (owners)",
   ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
-    const { client } = await context.connect();
-    const teamId = (await resolveTeam(client, options.team)).id;
-    const found = await teamInvitation(client, teamId, invitation);
+    const { client, teamId, found } = await named(invitation, options);
     const result = await client.invitation.revoke.mutate({ teamId, invitationId: found.id });
     context.print(
       options.json
@@ -248,7 +193,7 @@ export function addInvitationsCommands(program: Command, context: Context): void
           });
         }
         const { client } = await context.connect();
-        const found = await myInvitation(client, invitation, options.team);
+        const found = await resolveMyInvitation(client, invitation, options.team);
         const result = await client.invitation[answer].mutate({ invitationId: found.id });
         context.print(
           options.json
