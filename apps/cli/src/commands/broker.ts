@@ -8,7 +8,7 @@ import type { Context } from "../context";
 import { type Column, fields, json, table, when } from "../output";
 import { withExamples } from "./examples";
 import { withJson, withTeam } from "./options";
-import { resolveBrokerClient, resolveBrokerToken, resolveTeam } from "../resolve";
+import { everyPage, resolveBrokerClient, resolveBrokerToken, resolveTeam } from "../resolve";
 
 const ACTIONS = ["subscribe", "publish", "both"] as const;
 
@@ -66,6 +66,14 @@ export function addBrokerCommands(program: Command, context: Context): void {
   const broker = program
     .command("broker")
     .description("The team broker: a team's MQTT clients, and tokens for an external broker");
+  /** The team, and its MQTT client, that a command line names. */
+  async function named(given: string, options: { team: string }) {
+    const { client } = await context.connect();
+    const team = await resolveTeam(client, options.team);
+    const { name: username } = await resolveBrokerClient(client, team, given);
+    return { client, teamId: team.id, username };
+  }
+
   const clients = broker
     .command("clients")
     .description("List, create, change and delete a team's MQTT clients");
@@ -82,13 +90,10 @@ export function addBrokerCommands(program: Command, context: Context): void {
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
-    const all: BrokerClient[] = [];
-    let cursor: string | undefined;
-    do {
+    const all = await everyPage(async (cursor) => {
       const page = await client.broker.listClients.query({ teamId, cursor });
-      all.push(...page.clients);
-      cursor = page.meta.next_cursor;
-    } while (cursor !== undefined);
+      return { items: page.clients, next: page.meta.next_cursor };
+    });
     context.print(
       options.json
         ? json({ meta: {}, count: all.length, clients: all })
@@ -110,10 +115,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
         .argument("<client>", "the client's username or id"),
     ),
   ).action(async (given: string, options: { team: string; json?: boolean }) => {
-    const { client } = await context.connect();
-    const team = await resolveTeam(client, options.team);
-    const teamId = team.id;
-    const { name: username } = await resolveBrokerClient(client, team, given);
+    const { client, teamId, username } = await named(given, options);
     const found = await client.broker.getClient.query({ teamId, username });
     if (options.json) return context.print(json(found));
     context.print(
@@ -196,10 +198,7 @@ export function addBrokerCommands(program: Command, context: Context): void {
     if (!options.acl && !options.password) {
       command.error("error: nothing to change: give --acl and/or --password", { exitCode: 2 });
     }
-    const { client } = await context.connect();
-    const team = await resolveTeam(client, options.team);
-    const teamId = team.id;
-    const { name: username } = await resolveBrokerClient(client, team, given);
+    const { client, teamId, username } = await named(given, options);
     const password = options.password
       ? await context.readSecret(`New password for the MQTT client ${username}: `, {
           confirm: "The same password again: ",
@@ -231,10 +230,8 @@ export function addBrokerCommands(program: Command, context: Context): void {
         .argument("<client>", "the client's username or id"),
     ),
   ).action(async (given: string, options: { team: string; json?: boolean }) => {
-    const { client } = await context.connect();
-    const team = await resolveTeam(client, options.team);
-    const { name: username } = await resolveBrokerClient(client, team, given);
-    const result = await client.broker.deleteClient.mutate({ teamId: team.id, username });
+    const { client, teamId, username } = await named(given, options);
+    const result = await client.broker.deleteClient.mutate({ teamId, username });
     context.print(options.json ? json(result) : `Deleted MQTT client ${username}.\n`);
   });
 

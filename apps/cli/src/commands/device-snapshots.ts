@@ -4,11 +4,10 @@ import type { Command } from "commander";
 import type { Context } from "../context";
 import { json } from "../output";
 import { deviceCommand } from "./devices";
-import { withJson, withYes } from "./options";
-import { resolveDevice, resolveSnapshot } from "../resolve";
+import { withJson } from "./options";
+import { resolveDevice } from "../resolve";
 import { targetSet } from "./targets";
-import { refuseUnanswerable } from "./ask-first";
-import { addSnapshotList, confirmSnapshotDelete } from "./snapshot-lists";
+import { addSnapshotDelete, addSnapshotList } from "./owned-snapshots";
 
 interface Options {
   team?: string;
@@ -89,37 +88,14 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
     },
   );
 
-  withJson(
-    withYes(
-      deviceCommand(snapshots, "delete", [
-        {
-          does: "Delete one of a device's snapshots (asks first)",
-          run: "devices snapshots delete line-1 Pinned --team night",
-        },
-      ])
-        .description("Delete one of a device's snapshots (owners), asking first")
-        .argument("<snapshot>", "the snapshot's id or name"),
-      "delete",
-    ),
-  ).action(
-    async (
-      device: string,
-      snapshot: string,
-      options: Options & { yes?: boolean },
-      command: Command,
-    ) => {
-      refuseUnanswerable(context, command, options.yes);
-      const { client } = await context.connect();
-      const owner = await resolveDevice(client, device, options.team);
-      const found = await resolveSnapshot(client, { device: owner }, snapshot);
-      if (!options.yes) await confirmSnapshotDelete(context, found);
-      const result = await client.snapshots.deleteOfDevice.mutate({
-        deviceId: owner.id,
-        snapshotId: found.id,
-      });
-      context.print(
-        options.json ? json(result) : `Deleted snapshot ${found.name} (id ${found.id}).\n`,
-      );
-    },
+  addSnapshotDelete(
+    deviceCommand(snapshots, "delete", [
+      {
+        does: "Delete one of a device's snapshots (asks first)",
+        run: "devices snapshots delete line-1 Pinned --team night",
+      },
+    ]).description("Delete one of a device's snapshots (owners), asking first"),
+    context,
+    "device",
   );
 }

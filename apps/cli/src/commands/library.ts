@@ -8,7 +8,7 @@ import { CliError } from "../errors";
 import { type Column, json, table, when } from "../output";
 import { withExamples } from "./examples";
 import { withJson, withTeam, withYes } from "./options";
-import { resolveTeam } from "../resolve";
+import { everyPage, resolveTeam } from "../resolve";
 import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 const COLUMNS: Column<LibraryEntrySummary>[] = [
@@ -45,18 +45,15 @@ export function addLibraryCommands(program: Command, context: Context): void {
   ).action(async (options: Options & { type?: string; path?: string }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
-    const all: LibraryEntrySummary[] = [];
-    let cursor: string | undefined;
-    do {
+    const all = await everyPage(async (cursor) => {
       const page = await client.library.list.query({
         teamId,
         type: options.type,
         path: options.path,
         cursor,
       });
-      all.push(...page.entries);
-      cursor = page.meta.next_cursor;
-    } while (cursor !== undefined);
+      return { items: page.entries, next: page.meta.next_cursor };
+    });
     context.print(
       options.json
         ? json({ meta: {}, count: all.length, entries: all })

@@ -11,11 +11,10 @@ import { CliError } from "../errors";
 import { fields, json, when } from "../output";
 import { instanceCommand } from "./instance-command";
 import { writePrivate } from "./private-file";
-import { withJson, withYes } from "./options";
+import { withJson } from "./options";
 import { resolveInstance, resolveSnapshot } from "../resolve";
 import { targetChanged, targetSet } from "./targets";
-import { refuseUnanswerable } from "./ask-first";
-import { addSnapshotList, confirmSnapshotDelete } from "./snapshot-lists";
+import { addSnapshotDelete, addSnapshotList } from "./owned-snapshots";
 
 interface Options {
   team?: string;
@@ -149,38 +148,16 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
     },
   );
 
-  withJson(
-    withYes(
-      instanceCommand(snapshots, "delete", [
-        { does: "Delete a snapshot (asks first)", run: "snapshots delete line-one Release-3" },
-        {
-          does: "From a script, which has no terminal to answer",
-          run: "snapshots delete line-one Release-3 --yes",
-        },
-      ])
-        .description("Delete one of an instance's snapshots (owners), asking first")
-        .argument("<snapshot>", "the snapshot's id or name"),
-      "delete",
-    ),
-  ).action(
-    async (
-      instance: string,
-      snapshot: string,
-      options: Options & { yes?: boolean },
-      command: Command,
-    ) => {
-      refuseUnanswerable(context, command, options.yes);
-      const { client } = await context.connect();
-      const { instanceId, snapshot: found } = await named(instance, snapshot, options);
-      if (!options.yes) await confirmSnapshotDelete(context, found);
-      const result = await client.snapshots.deleteOfInstance.mutate({
-        instanceId,
-        snapshotId: found.id,
-      });
-      context.print(
-        options.json ? json(result) : `Deleted snapshot ${found.name} (id ${found.id}).\n`,
-      );
-    },
+  addSnapshotDelete(
+    instanceCommand(snapshots, "delete", [
+      { does: "Delete a snapshot (asks first)", run: "snapshots delete line-one Release-3" },
+      {
+        does: "From a script, which has no terminal to answer",
+        run: "snapshots delete line-one Release-3 --yes",
+      },
+    ]).description("Delete one of an instance's snapshots (owners), asking first"),
+    context,
+    "instance",
   );
 
   withJson(

@@ -1,5 +1,5 @@
 // What the commands on an instance's snapshots (snapshots.ts) and on a device's
-// (device-snapshots.ts) share: `list`, a page of them newest first, and the question `delete` asks.
+// (device-snapshots.ts) share: `list`, a page of them newest first, and `delete`, asking first.
 import type { SnapshotList } from "@flowplane/contract";
 import type { Command } from "commander";
 import type { z } from "zod";
@@ -7,8 +7,9 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { json, table, when } from "../output";
 import { confirmOrStop } from "./ask-first";
-import { positiveInteger, withJson } from "./options";
-import { resolveDevice, resolveInstance } from "../resolve";
+import { positiveInteger, withJson, withYes } from "./options";
+import { refuseUnanswerable } from "./ask-first";
+import { resolveDevice, resolveInstance, resolveSnapshot } from "../resolve";
 
 interface ListOptions {
   team?: string;
@@ -65,14 +66,50 @@ export function addSnapshotList(
   });
 }
 
-/** `delete`'s question about the snapshot; anything but yes keeps it. */
-export function confirmSnapshotDelete(
+/** `delete` on `command` (the instance's or the device's argument, examples and description given). */
+export function addSnapshotDelete(
+  command: Command,
   context: Context,
-  snapshot: { id: string; name: string },
-): Promise<void> {
-  return confirmOrStop(
-    context,
-    `Delete snapshot ${snapshot.name} (id ${snapshot.id}) for good?`,
-    `${snapshot.name} was not deleted`,
+  kind: "instance" | "device",
+): void {
+  withJson(withYes(command.argument("<snapshot>", "the snapshot's id or name"), "delete")).action(
+    async (
+      given: string,
+      snapshot: string,
+      options: { team?: string; json?: boolean; yes?: boolean },
+      command: Command,
+    ) => {
+      refuseUnanswerable(context, command, options.yes);
+      const { client } = await context.connect();
+      const owner =
+        kind === "instance"
+          ? await resolveInstance(client, given, options.team)
+          : await resolveDevice(client, given, options.team);
+      const found = await resolveSnapshot(
+        client,
+        kind === "instance" ? { instance: owner } : { device: owner },
+        snapshot,
+      );
+      if (!options.yes) {
+        await confirmOrStop(
+          context,
+          `Delete snapshot ${found.name} (id ${found.id}) for good?`,
+          `${found.name} was not deleted`,
+        );
+      }
+      const result =
+        kind === "instance"
+          ? await client.snapshots.deleteOfInstance.mutate({
+              instanceId: owner.id,
+              snapshotId: found.id,
+            })
+          : await client.snapshots.deleteOfDevice.mutate({
+              deviceId: owner.id,
+              snapshotId: found.id,
+            });
+      context.print(
+        options.json ? json(result) : `Deleted snapshot ${found.name} (id ${found.id}).\n`,
+      );
+    },
   );
 }
