@@ -3,18 +3,21 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loginFileOf, newUser, type Outcome, type User, userWith } from "./cli";
-import { deadUrl, startServer, startServerWithAdmin, type TestServer } from "./server";
+import { describe, expect, it } from "vitest";
+import {
+  createUserAs,
+  loginAs,
+  loginFileOf,
+  newUser,
+  type Outcome,
+  type User,
+  userWith,
+} from "./cli";
+import { deadUrl, serveWithAdmin, startServer, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
-beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
-});
-afterAll(async () => {
-  await server?.close();
-});
+serveWithAdmin((served) => ({ server, admin } = served));
 
 let counter = 0;
 const PASSWORD = "correct horse battery staple";
@@ -22,12 +25,10 @@ const PASSWORD = "correct horse battery staple";
 /** A new user with PASSWORD, created by the administrator through the CLI. */
 async function createUser(...options: string[]): Promise<{ id: string; username: string }> {
   const username = `member-${++counter}`;
-  const created = await admin.flowplaneWith(
-    `${PASSWORD}\n`,
-    "users",
-    "create",
+  const created = await createUserAs(
+    admin,
+    PASSWORD,
     username,
-    "--name",
     `Member ${counter}`,
     ...options,
     "--json",
@@ -37,15 +38,7 @@ async function createUser(...options: string[]): Promise<{ id: string; username:
 }
 
 const loginWithPassword = (user: User, username: string, password = PASSWORD, ...more: string[]) =>
-  user.flowplaneWith(
-    `${password}\n`,
-    "login",
-    "--username",
-    username,
-    "--url",
-    server.url,
-    ...more,
-  );
+  loginAs(user, server.url, username, password, ...more);
 
 const storedLogin = async (user: User) => JSON.parse(await readFile(loginFileOf(user), "utf8"));
 

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cell, newUser, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let team: { id: string; slug: string };
+serveWithAdmin((served) => ({ server, admin } = served));
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
   const created = await admin.flowplane(
     "teams",
     "create",
@@ -17,9 +17,6 @@ beforeAll(async () => {
   );
   team = JSON.parse(created.stdout);
   await admin.flowplane("teams", "rename", team.id, "Audit Crew Two");
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 describe("flowplane audit-log", () => {

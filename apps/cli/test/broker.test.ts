@@ -4,15 +4,15 @@
 import mqtt, { type MqttClient } from "mqtt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cell, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let team: { id: string; slug: string };
 const opened: MqttClient[] = [];
 
+serveWithAdmin((served) => ({ server, admin } = served), { broker: true });
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin({ broker: true }));
   const created = await admin.flowplane(
     "teams",
     "create",
@@ -25,7 +25,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(opened.map((client) => client.endAsync(true)));
-  await server?.close();
 });
 
 /** A CONNECT with what the CLI printed: the MQTT username (also the client id) and the broker. */

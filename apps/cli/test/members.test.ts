@@ -1,19 +1,11 @@
 // `flowplane members` and `flowplane invitations`: an owner invites, the invitee lists and accepts
 // or rejects, the owner changes roles and removes; tables for people, the API's JSON for scripts.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cell, newUser, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
-let admin: User;
-beforeAll(async () => {
-  server = await startServer();
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
-});
-afterAll(async () => {
-  await server?.close();
-});
+serveWithAdmin((served) => ({ server } = served));
 
 let counter = 0;
 
