@@ -14,12 +14,7 @@ const opened: MqttClient[] = [];
 serveWithAdmin((served) => ({ server, admin } = served), { broker: true });
 beforeAll(async () => {
   const created = await admin.flowplane(
-    "teams",
-    "create",
-    "Sensors",
-    "--slug",
-    "sensors",
-    "--json",
+    ...["teams", "create", "Sensors", "--slug", "sensors", "--json"],
   );
   team = JSON.parse(created.stdout);
 });
@@ -92,12 +87,7 @@ describe("flowplane broker clients", () => {
     });
 
     const shown = await admin.flowplane(
-      "broker",
-      "clients",
-      "show",
-      "sensor-1",
-      "--team",
-      "sensors",
+      ...["broker", "clients", "show", "sensor-1", "--team", "sensors"],
     );
     expect(shown.status).toBe(0);
     expect(shown.stdout).toMatch(/^ACLs\s+both:sensors\/#, subscribe:commands\/\+$/m);
@@ -106,12 +96,7 @@ describe("flowplane broker clients", () => {
 
   it("a new password ends the live session; the old one is refused, the new one accepted", async () => {
     const before = await admin.flowplane(
-      "broker",
-      "clients",
-      "show",
-      "sensor-1",
-      "--team",
-      "sensors",
+      ...["broker", "clients", "show", "sensor-1", "--team", "sensors"],
     );
     const live = await connect(before.stdout, "first-password");
 
@@ -163,12 +148,7 @@ describe("flowplane broker clients", () => {
     expect(badAcl.stderr).toContain("Not an ACL: give <action>:<topic filter>");
 
     const nothing = await admin.flowplane(
-      "broker",
-      "clients",
-      "update",
-      "sensor-1",
-      "--team",
-      "sensors",
+      ...["broker", "clients", "update", "sensor-1", "--team", "sensors"],
     );
     expect(nothing.status).toBe(2);
     expect(nothing.stderr).toContain("nothing to change: give --acl and/or --password");

@@ -65,11 +65,7 @@ describe("flowplane devices", { timeout: 60_000 }, () => {
     expect(yml).toMatch(/token: "fpd_\S+"\n/);
 
     const again = await admin.flowplane(
-      "devices",
-      "generate-credentials",
-      created,
-      "--output",
-      file,
+      ...["devices", "generate-credentials", created, "--output", file],
     );
     expect(again.status).toBe(1);
     expect(again.stderr).toContain("exists");

@@ -82,11 +82,7 @@ describe("instances editor-token", () => {
     const before = (await sessionsOf(pressId)).length;
     for (const value of ["30", "86401", "ten"]) {
       const outcome = await admin.flowplane(
-        "instances",
-        "editor-token",
-        "press",
-        "--expires-in",
-        value,
+        ...["instances", "editor-token", "press", "--expires-in", value],
       );
       expect(outcome.status, value).toBe(2);
       expect(outcome.stderr).toContain("60 to 86400");

@@ -116,12 +116,7 @@ describe("instances delete", () => {
 
   it("--yes deletes without asking, as a script does", async () => {
     const deleted = await admin.flowplane(
-      "instances",
-      "delete",
-      "crane",
-      "--team",
-      "depot",
-      "--yes",
+      ...["instances", "delete", "crane", "--team", "depot", "--yes"],
     );
 
     expect(deleted).toEqual({ status: 0, stdout: "Deleted instance crane.\n", stderr: "" });

@@ -142,12 +142,7 @@ describe("flowplane apps and instances", { timeout: 120_000 }, () => {
       (
         await admin.flowplaneWith(
           "s3cret\n",
-          "instances",
-          "env",
-          "set",
-          "line-one",
-          "TOKEN",
-          "--hidden",
+          ...["instances", "env", "set", "line-one", "TOKEN", "--hidden"],
         )
       ).status,
     ).toBe(0);

@@ -9,12 +9,7 @@ let admin: User;
 serveWithAdmin((served) => ({ admin } = served));
 beforeAll(async () => {
   const created = await admin.flowplane(
-    "teams",
-    "create",
-    "Finders",
-    "--slug",
-    "finders",
-    "--json",
+    ...["teams", "create", "Finders", "--slug", "finders", "--json"],
   );
   expect(created.status, created.stderr).toBe(0);
   const app = await admin.flowplane("apps", "create", "Packing LINE", "--team", "finders");

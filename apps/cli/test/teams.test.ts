@@ -69,14 +69,16 @@ describe("flowplane teams", () => {
     const next = JSON.parse(
       (
         await admin.flowplane(
-          "teams",
-          "list",
-          "--all",
-          "--limit",
-          "1",
-          "--cursor",
-          page.meta.next_cursor,
-          "--json",
+          ...[
+            "teams",
+            "list",
+            "--all",
+            "--limit",
+            "1",
+            "--cursor",
+            page.meta.next_cursor,
+            "--json",
+          ],
         )
       ).stdout,
     );
@@ -97,12 +99,7 @@ describe("flowplane teams", () => {
   it("rename changes the name and, with --slug, the slug", async () => {
     const team = await createTeam("Old Name");
     const renamed = await admin.flowplane(
-      "teams",
-      "rename",
-      team.id,
-      "New Name",
-      "--slug",
-      "new-name",
+      ...["teams", "rename", team.id, "New Name", "--slug", "new-name"],
     );
     const shown = JSON.parse(
       (await admin.flowplane("teams", "rename", team.id, "Newer Name", "--json")).stdout,

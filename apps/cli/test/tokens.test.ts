@@ -97,12 +97,7 @@ describe("flowplane tokens", () => {
     ) as { id: string };
     const before = JSON.parse((await admin.flowplane("tokens", "list", "--json")).stdout).count;
     const both = await admin.flowplane(
-      "tokens",
-      "create",
-      "both",
-      "--team",
-      team.id,
-      "--admin-opt-in",
+      ...["tokens", "create", "both", "--team", team.id, "--admin-opt-in"],
     );
     const after = JSON.parse((await admin.flowplane("tokens", "list", "--json")).stdout).count;
 

@@ -166,13 +166,7 @@ describe("flowplane users list", () => {
     const next = JSON.parse(
       (
         await admin.flowplane(
-          "users",
-          "list",
-          "--limit",
-          "1",
-          "--cursor",
-          page.meta.next_cursor,
-          "--json",
+          ...["users", "list", "--limit", "1", "--cursor", page.meta.next_cursor, "--json"],
         )
       ).stdout,
     );

@@ -7,8 +7,9 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { type Column, fields, json, table, when } from "../output";
 import { withExamples } from "./examples";
+import { printEvery } from "./pages";
 import { withJson, withTeam } from "./options";
-import { everyPage, resolveBrokerClient, resolveBrokerToken, resolveTeam } from "../resolve";
+import { listEvery, resolveBrokerClient, resolveBrokerToken, resolveTeam } from "../resolve";
 
 const ACTIONS = ["subscribe", "publish", "both"] as const;
 
@@ -90,16 +91,15 @@ export function addBrokerCommands(program: Command, context: Context): void {
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
-    const all = await everyPage(async (cursor) => {
-      const page = await client.broker.listClients.query({ teamId, cursor });
-      return { items: page.clients, next: page.meta.next_cursor };
-    });
-    context.print(
-      options.json
-        ? json({ meta: {}, count: all.length, clients: all })
-        : all.length === 0
-          ? "No MQTT clients in this team.\n"
-          : table(all, CLIENT_COLUMNS),
+    const all = await listEvery("clients", (cursor) =>
+      client.broker.listClients.query({ teamId, cursor }),
+    );
+    printEvery(
+      context,
+      "clients",
+      all,
+      { columns: CLIENT_COLUMNS, none: "No MQTT clients in this team.\n" },
+      options.json,
     );
   });
 

@@ -5,10 +5,11 @@ import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
 import type { Context } from "../context";
 import { CliError } from "../errors";
-import { type Column, json, table, when } from "../output";
+import { type Column, json, when } from "../output";
 import { withExamples } from "./examples";
+import { printEvery } from "./pages";
 import { withJson, withTeam, withYes } from "./options";
-import { everyPage, resolveTeam } from "../resolve";
+import { listEvery, resolveTeam } from "../resolve";
 import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 const COLUMNS: Column<LibraryEntrySummary>[] = [
@@ -45,21 +46,20 @@ export function addLibraryCommands(program: Command, context: Context): void {
   ).action(async (options: Options & { type?: string; path?: string }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
-    const all = await everyPage(async (cursor) => {
-      const page = await client.library.list.query({
+    const all = await listEvery("entries", (cursor) =>
+      client.library.list.query({
         teamId,
         type: options.type,
         path: options.path,
         cursor,
-      });
-      return { items: page.entries, next: page.meta.next_cursor };
-    });
-    context.print(
-      options.json
-        ? json({ meta: {}, count: all.length, entries: all })
-        : all.length === 0
-          ? "The team library has no such entries.\n"
-          : table(all, COLUMNS),
+      }),
+    );
+    printEvery(
+      context,
+      "entries",
+      all,
+      { columns: COLUMNS, none: "The team library has no such entries.\n" },
+      options.json,
     );
   });
 

@@ -19,7 +19,7 @@ interface ListOptions {
 }
 
 /** A page of the snapshots of the instance or the device the command line names. */
-async function pageOf(
+async function listSnapshotPage(
   client: Client,
   kind: "instance" | "device",
   given: string,
@@ -50,7 +50,7 @@ export function addSnapshotList(
       .option("--cursor <id>", "the page after this snapshot (the previous page's last)"),
   ).action(async (owner: string, options: ListOptions) => {
     const { client } = await context.connect();
-    const page = await pageOf(client, kind, owner, options);
+    const page = await listSnapshotPage(client, kind, owner, options);
     if (options.json) return context.print(json(page));
     context.print(
       page.snapshots.length === 0

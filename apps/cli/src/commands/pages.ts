@@ -1,6 +1,7 @@
 // A list the API gives a page at a time (`users list`, `team-types list`, `teams list --all`): the
 // page --cursor names, or with --all every page from there gathered into one; printed as a table
-// and, while there are more, where the next page starts.
+// and, while there are more, where the next page starts. And a list read whole, every page
+// (`broker clients list`, `library list`): printed as one page.
 import type { Context } from "../context";
 import { type Column, json, table } from "../output";
 
@@ -10,7 +11,7 @@ interface Page {
 }
 
 /** The page from `cursor`, or (`all`) it and every page after it as one, its items under `key`. */
-export async function pageOrAll<K extends string, P extends Page & Record<K, unknown[]>>(
+async function listPageOrAll<K extends string, P extends Page & Record<K, unknown[]>>(
   key: K,
   read: (cursor: string | undefined) => Promise<P>,
   cursor: string | undefined,
@@ -51,4 +52,33 @@ export function printPage<T>(
         `${how.all ? " (or --all for every page)" : ""}\n`,
     );
   }
+}
+
+/** Items read from every page: the API's JSON of them as one page, or a table (`none` if empty). */
+export function printEvery<T>(
+  context: Context,
+  key: string,
+  items: readonly T[],
+  how: Pick<PagePrint<T>, "columns" | "none">,
+  asJson: boolean | undefined,
+): void {
+  context.print(
+    asJson
+      ? json({ meta: {}, count: items.length, [key]: items })
+      : items.length === 0
+        ? how.none
+        : table(items, how.columns),
+  );
+}
+
+/** `list` of a paged list: the page --cursor names, or --all of them, printed (`printPage`). */
+export async function listPages<K extends string, T>(
+  context: Context,
+  key: K,
+  read: (cursor: string | undefined) => Promise<Page & Record<K, T[]>>,
+  options: { cursor?: string; all?: boolean; json?: boolean },
+  how: PagePrint<T>,
+): Promise<void> {
+  const page = await listPageOrAll(key, read, options.cursor, options.all);
+  printPage(context, page, page[key], how, options.json);
 }

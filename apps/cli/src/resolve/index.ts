@@ -1,6 +1,6 @@
 // How a command line names a thing, for every command: the one rule (rule.ts) and its look-ups,
 // one module per kind of thing. Commands import from here.
-export { everyPage, type Named, pick, type Ref } from "./rule";
+export { listEvery, type Named, pick, type Ref } from "./rule";
 export { resolveMember, resolveTeam, resolveTeamType, type TeamRef } from "./teams";
 export {
   type ApplicationRef,

@@ -2,7 +2,7 @@
 // team given or else in all the caller's teams; an id outside them is fetched.
 import type { Client } from "../client";
 import { type Named, orNone, pick } from "./rule";
-import { type TeamRef, teamRef, teamsOf } from "./teams";
+import { type TeamRef, teamRef, listTeams } from "./teams";
 
 export interface ApplicationRef extends Named {
   team: TeamRef;
@@ -12,8 +12,8 @@ export interface InstanceRef extends Named {
   application: ApplicationRef;
 }
 
-async function applicationsOf(client: Client, team?: string) {
-  const { teams, scope } = await teamsOf(client, team);
+async function listApplications(client: Client, team?: string) {
+  const { teams, scope } = await listTeams(client, team);
   const applications = (
     await Promise.all(
       teams.map(async (t) =>
@@ -33,7 +33,7 @@ export async function resolveApplication(
   given: string,
   team?: string,
 ): Promise<ApplicationRef> {
-  const { applications, scope, given: scoped } = await applicationsOf(client, team);
+  const { applications, scope, given: scoped } = await listApplications(client, team);
   return pick({
     kind: "application",
     given,
@@ -56,7 +56,7 @@ export async function resolveInstance(
   given: string,
   team?: string,
 ): Promise<InstanceRef> {
-  const { applications, scope, given: scoped } = await applicationsOf(client, team);
+  const { applications, scope, given: scoped } = await listApplications(client, team);
   return pick<InstanceRef>({
     kind: "instance",
     given,

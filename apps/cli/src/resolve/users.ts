@@ -3,7 +3,7 @@
 import type { User } from "@flowplane/contract";
 import { asAdministrator, type Client } from "../client";
 import { CliError } from "../errors";
-import { everyPage, pick } from "./rule";
+import { listEvery, pick } from "./rule";
 
 /** What a user who is not an administrator is told when a users' command is refused. */
 export const USER_ADMINISTRATION =
@@ -12,13 +12,9 @@ export const USER_ADMINISTRATION =
 /** The user named by id or username. */
 export async function resolveUser(client: Client, given: string): Promise<User> {
   const username = given.toLowerCase();
-  const users = await everyPage(async (cursor) => {
-    const page = await asAdministrator(
-      client.users.all.query({ query: given, cursor }),
-      USER_ADMINISTRATION,
-    );
-    return { items: page.users, next: page.meta.next_cursor };
-  });
+  const users = await listEvery("users", (cursor) =>
+    asAdministrator(client.users.all.query({ query: given, cursor }), USER_ADMINISTRATION),
+  );
   const named = (user: User) => ({ id: user.id, name: user.username, where: user.email ?? "-" });
   const found = await pick({
     kind: "user",

@@ -9,7 +9,7 @@ import { type Column, json, when } from "../../output";
 import { withExamples } from "../examples";
 import { positiveInteger, withJson } from "../options";
 import { resolveUser, USER_ADMINISTRATION } from "../../resolve";
-import { pageOrAll, printPage } from "../pages";
+import { listPages } from "../pages";
 
 const USER_COLUMNS: Column<User>[] = [
   { header: "USERNAME", value: (user) => user.username },
@@ -62,21 +62,15 @@ export function addUsersCommands(program: Command, context: Context): void {
       .option("--all", "every page, not only the first"),
   ).action(async (options: ListOptions) => {
     const { client } = await context.connect();
-    const page = await pageOrAll(
+    await listPages(
+      context,
       "users",
       (cursor) =>
         asAdministratorOfUsers(
           client.users.all.query({ query: options.query, limit: options.limit, cursor }),
         ),
-      options.cursor,
-      options.all,
-    );
-    printPage(
-      context,
-      page,
-      page.users,
+      options,
       { columns: USER_COLUMNS, none: "No users.\n", what: "users", all: true },
-      options.json,
     );
   });
 

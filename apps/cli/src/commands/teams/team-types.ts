@@ -1,10 +1,10 @@
 // `flowplane team-types`: the kinds of team the platform offers and the limits their teams live
 // within. Everyone may list and read them; administrators (a token with admin opt-in) create,
 // change and delete them. A type is named by its id or its name (unique without regard to case).
-import type { TeamType, TeamTypeList, TeamTypeProperties } from "@flowplane/contract";
+import type { TeamType, TeamTypeProperties } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { asAdministrator } from "../../client";
-import { pageOrAll, printPage } from "../pages";
+import { listPages } from "../pages";
 import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, fields, json, when } from "../../output";
@@ -222,19 +222,13 @@ export function addTeamTypesCommands(program: Command, context: Context): void {
       json?: boolean;
     }) => {
       const { client } = await context.connect();
-      const page: TeamTypeList = await pageOrAll(
+      await listPages(
+        context,
         "types",
         (cursor) =>
           client.teamTypes.all.query({ filter: options.filter, limit: options.limit, cursor }),
-        options.cursor,
-        options.all,
-      );
-      printPage(
-        context,
-        page,
-        page.types,
+        options,
         { columns: TYPE_COLUMNS, none: "No team types.\n", what: "types", all: true },
-        options.json,
       );
     },
   );
