@@ -8,7 +8,7 @@ import type { Context } from "../context";
 import { type Column, fields, json, table, when } from "../output";
 import { withExamples } from "./examples";
 import { printEvery } from "./pages";
-import { withJson, withTeam } from "./options";
+import { teamCommand, withJson } from "./options";
 import { listEvery, resolveBrokerClient, resolveBrokerToken, resolveTeam } from "../resolve";
 
 const ACTIONS = ["subscribe", "publish", "both"] as const;
@@ -79,15 +79,16 @@ export function addBrokerCommands(program: Command, context: Context): void {
     .command("clients")
     .description("List, create, change and delete a team's MQTT clients");
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("list"), [
-        {
-          does: "List a team's MQTT clients and their ACLs",
-          run: "broker clients list --team night",
-        },
-      ]).description("A team's MQTT clients and their ACLs (viewers and up)"),
-    ),
+  teamCommand(
+    clients,
+    "list",
+    [
+      {
+        does: "List a team's MQTT clients and their ACLs",
+        run: "broker clients list --team night",
+      },
+    ],
+    (command) => command.description("A team's MQTT clients and their ACLs (viewers and up)"),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
@@ -103,17 +104,19 @@ export function addBrokerCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("show"), [
-        {
-          does: "Show a client's ACLs and how it connects",
-          run: "broker clients show sensor-1 --team night",
-        },
-      ])
+  teamCommand(
+    clients,
+    "show",
+    [
+      {
+        does: "Show a client's ACLs and how it connects",
+        run: "broker clients show sensor-1 --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("One MQTT client: its ACLs and how it connects (viewers and up)")
         .argument("<client>", "the client's username or id"),
-    ),
   ).action(async (given: string, options: { team: string; json?: boolean }) => {
     const { client, teamId, username } = await named(given, options);
     const found = await client.broker.getClient.query({ teamId, username });
@@ -129,18 +132,21 @@ export function addBrokerCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("create"), [
-        {
-          does: "Create a client that reads sensors/ and writes commands/; its password is asked for",
-          run: "broker clients create sensor-1 --acl subscribe:sensors/# --acl publish:commands/+ --team night",
-        },
-        {
-          does: "From a script, with the password piped in as the first line of stdin",
-          run: "broker clients create sensor-1 --acl both:# --team <teamId>",
-        },
-      ])
+  teamCommand(
+    clients,
+    "create",
+    [
+      {
+        does: "Create a client that reads sensors/ and writes commands/; its password is asked for",
+        run: "broker clients create sensor-1 --acl subscribe:sensors/# --acl publish:commands/+ --team night",
+      },
+      {
+        does: "From a script, with the password piped in as the first line of stdin",
+        run: "broker clients create sensor-1 --acl both:# --team <teamId>",
+      },
+    ],
+    (command) =>
+      command
         .summary("Create an MQTT client (owners), asking for its password")
         .description(
           "Create an MQTT client (owners). Its password (8 characters or more) is asked for on the " +
@@ -153,7 +159,6 @@ export function addBrokerCommands(program: Command, context: Context): void {
           "what it may do: subscribe, publish or both, a colon, an MQTT topic filter (repeat for more)",
           (value: string, previous: BrokerAcl[] = []) => [...previous, acl(value)],
         ),
-    ),
   ).action(async (username: string, options: ClientOptions) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
@@ -173,18 +178,21 @@ export function addBrokerCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("update"), [
-        {
-          does: "Replace a client's ACLs; it is held to them from its next operation",
-          run: "broker clients update sensor-1 --acl subscribe:sensors/# --team night",
-        },
-        {
-          does: "Give a client a new password (asked for); its live session ends at once",
-          run: "broker clients update sensor-1 --password --team night",
-        },
-      ])
+  teamCommand(
+    clients,
+    "update",
+    [
+      {
+        does: "Replace a client's ACLs; it is held to them from its next operation",
+        run: "broker clients update sensor-1 --acl subscribe:sensors/# --team night",
+      },
+      {
+        does: "Give a client a new password (asked for); its live session ends at once",
+        run: "broker clients update sensor-1 --password --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Replace an MQTT client's ACLs and/or password (owners)")
         .argument("<client>", "the client's username or id")
         .option(
@@ -193,7 +201,6 @@ export function addBrokerCommands(program: Command, context: Context): void {
           (value: string, previous: BrokerAcl[] = []) => [...previous, acl(value)],
         )
         .option("--password", "ask for a new password (or read it from stdin)"),
-    ),
   ).action(async (given: string, options: ClientOptions, command: Command) => {
     if (!options.acl && !options.password) {
       command.error("error: nothing to change: give --acl and/or --password", { exitCode: 2 });
@@ -218,17 +225,19 @@ export function addBrokerCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("delete"), [
-        {
-          does: "Delete a client and end its live session",
-          run: "broker clients delete sensor-1 --team night",
-        },
-      ])
+  teamCommand(
+    clients,
+    "delete",
+    [
+      {
+        does: "Delete a client and end its live session",
+        run: "broker clients delete sensor-1 --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Delete an MQTT client (owners); its live session ends at once")
         .argument("<client>", "the client's username or id"),
-    ),
   ).action(async (given: string, options: { team: string; json?: boolean }) => {
     const { client, teamId, username } = await named(given, options);
     const result = await client.broker.deleteClient.mutate({ teamId, username });

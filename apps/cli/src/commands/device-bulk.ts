@@ -8,7 +8,7 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { json } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam, withTeamToLookIn, withYes } from "./options";
+import { teamCommand, withJson, withTeamToLookIn, withYes } from "./options";
 import {
   resolveApplication,
   resolveDevice,
@@ -45,21 +45,24 @@ async function targetOf(client: Client, team: TeamRef, options: MoveOptions) {
 }
 
 export function addDeviceBulkCommands(devices: Command, context: Context): void {
-  withJson(
-    withTeam(
-      withExamples(devices.command("move"), [
-        {
-          does: "Assign devices to an application",
-          run: "devices move line-1 line-2 --team night --application Line",
-        },
-        { does: "To a hosted instance", run: "devices move line-1 --team night --instance dev" },
-        {
-          does: "Into a device group of their application",
-          run: "devices move line-1 line-2 --team night --group Line-A",
-        },
-        { does: "Out of their groups", run: "devices move line-1 --team night --ungroup" },
-        { does: "Unassign them", run: "devices move line-1 --team night --unassign" },
-      ])
+  teamCommand(
+    devices,
+    "move",
+    [
+      {
+        does: "Assign devices to an application",
+        run: "devices move line-1 line-2 --team night --application Line",
+      },
+      { does: "To a hosted instance", run: "devices move line-1 --team night --instance dev" },
+      {
+        does: "Into a device group of their application",
+        run: "devices move line-1 line-2 --team night --group Line-A",
+      },
+      { does: "Out of their groups", run: "devices move line-1 --team night --ungroup" },
+      { does: "Unassign them", run: "devices move line-1 --team night --unassign" },
+    ],
+    (command) =>
+      command
         .description(
           "Move devices of the team (owners): to an application, a hosted instance or a device " +
             "group, out of their groups, or unassigned. All or nothing.",
@@ -70,7 +73,6 @@ export function addDeviceBulkCommands(devices: Command, context: Context): void 
         .option("--group <group>", "into this device group of the team (id or name)")
         .option("--unassign", "from their application or instance (and their group)")
         .option("--ungroup", "out of their device groups"),
-    ),
   ).action(async (names: string[], options: MoveOptions, command: Command) => {
     const given = [
       options.application !== undefined,

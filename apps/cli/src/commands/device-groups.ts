@@ -11,7 +11,7 @@ import type { Context } from "../context";
 import { fields, json, table } from "../output";
 import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
-import { withJson, withTeam, withTeamToLookIn, withYes } from "./options";
+import { teamCommand, withJson, withTeamToLookIn, withYes } from "./options";
 import {
   resolveApplication,
   resolveDevice,
@@ -78,22 +78,24 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
     return { client, application, applicationId: application.id };
   }
 
-  withJson(
-    withTeam(
-      withExamples(groups.command("list"), [
-        {
-          does: "An application's device groups",
-          run: "device-groups list --application A1b2c3d4e5f6",
-        },
-        { does: "Every device group of a team", run: "device-groups list --team night" },
-      ])
+  teamCommand(
+    groups,
+    "list",
+    [
+      {
+        does: "An application's device groups",
+        run: "device-groups list --application A1b2c3d4e5f6",
+      },
+      { does: "Every device group of a team", run: "device-groups list --team night" },
+    ],
+    (command) =>
+      command
         .description("An application's device groups, or the whole team's (members and up)")
         .option("--application <app>", "the application's id, or its name in --team"),
-      {
-        required: false,
-        description: "the team, by id or slug: its groups, or its application's by name",
-      },
-    ),
+    {
+      required: false,
+      description: "the team, by id or slug: its groups, or its application's by name",
+    },
   ).action(async (options: Partial<Options>, command: Command) => {
     if (options.application === undefined && options.team === undefined) {
       command.error("error: give --application, or --team for every group of the team", {

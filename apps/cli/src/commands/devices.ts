@@ -12,9 +12,9 @@ import type { Context } from "../context";
 import { fields, json, table, when } from "../output";
 import { addDeviceBulkCommands } from "./device-bulk";
 import { addEnvCommands } from "./device-env";
-import { type Example, withExamples } from "./examples";
+import { type Example } from "./examples";
 import { addProvisioningCommands } from "./provisioning";
-import { commandOnOne, needOneAssignment, withJson, withTeam } from "./options";
+import { commandOnOne, needOneAssignment, teamCommand, withJson } from "./options";
 import { writePrivate } from "./private-file";
 import {
   resolveApplication,
@@ -85,18 +85,20 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     .command("devices")
     .description("A team's remote devices, run by the FlowFuse device agent");
 
-  withJson(
-    withTeam(
-      withExamples(devices.command("list"), [
-        { does: "The team's devices", run: "devices list --team night" },
-        {
-          does: "Only an application's",
-          run: "devices list --team night --application Line",
-        },
-      ])
+  teamCommand(
+    devices,
+    "list",
+    [
+      { does: "The team's devices", run: "devices list --team night" },
+      {
+        does: "Only an application's",
+        run: "devices list --team night --application Line",
+      },
+    ],
+    (command) =>
+      command
         .description("The team's devices, or one application's (viewers and up)")
         .option("--application <app>", "only the devices of this application (id or name)"),
-    ),
   ).action(async (options: Options & { team: string; application?: string }) => {
     const { client } = await context.connect();
     const list = options.application
@@ -133,18 +135,21 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     context.print(options.json ? json(found) : describe(found));
   });
 
-  withJson(
-    withTeam(
-      withExamples(devices.command("create"), [
-        {
-          does: "A device of an application; its credentials are printed once",
-          run: "devices create line-1 --team night --application Line --type RaspberryPi4",
-        },
-        {
-          does: "Write the agent's device.yml (readable by you alone) instead of printing",
-          run: "devices create line-2 --team night --output device.yml",
-        },
-      ])
+  teamCommand(
+    devices,
+    "create",
+    [
+      {
+        does: "A device of an application; its credentials are printed once",
+        run: "devices create line-1 --team night --application Line --type RaspberryPi4",
+      },
+      {
+        does: "Write the agent's device.yml (readable by you alone) instead of printing",
+        run: "devices create line-2 --team night --output device.yml",
+      },
+    ],
+    (command) =>
+      command
         .description(
           "Create a device (owners). Its token and credential secret are shown once and never " +
             "again: printed, or written with the platform's URL to the agent's device.yml (--output).",
@@ -154,7 +159,6 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         .option("--instance <instance>", "assign it to this hosted instance (id or name)")
         .option("--type <type>", "free text, e.g. the hardware")
         .option("--output <file>", "write the agent's device.yml here (created, mode 0600)"),
-    ),
   ).action(
     async (
       name: string,

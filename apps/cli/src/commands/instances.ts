@@ -9,10 +9,9 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Context } from "../context";
 import { type Column, fields, json, table, when } from "../output";
-import { withExamples } from "./examples";
 import { instanceCommand, type InstanceOptions } from "./instance-command";
 import { addInstanceEnvCommands } from "./instance-env";
-import { positiveInteger, withJson, withTeam, withTeamToLookIn, withYes } from "./options";
+import { positiveInteger, teamCommand, withJson, withYes } from "./options";
 import { resolveApplication, resolveInstance, resolveTeam } from "../resolve";
 import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
@@ -84,15 +83,17 @@ export function addInstancesCommands(program: Command, context: Context): void {
     .command("instances")
     .description("Hosted Node-RED instances: create, run, read their logs, set their variables");
 
-  withJson(
-    withTeam(
-      withExamples(instances.command("list"), [
-        {
-          does: "List a team's instances with their state and editor",
-          run: "instances list --team night",
-        },
-      ]).description("A team's instances, with their state and editor URL (viewers and up)"),
-    ),
+  teamCommand(
+    instances,
+    "list",
+    [
+      {
+        does: "List a team's instances with their state and editor",
+        run: "instances list --team night",
+      },
+    ],
+    (command) =>
+      command.description("A team's instances, with their state and editor URL (viewers and up)"),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
@@ -116,18 +117,21 @@ export function addInstancesCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeamToLookIn(
-      withExamples(instances.command("create"), [
-        {
-          does: "Create an instance in an application; it starts at once",
-          run: "instances create line-one --app <applicationId>",
-        },
-        {
-          does: "The same, naming the application by its name in a team",
-          run: 'instances create line-one --app "Line 1" --team night',
-        },
-      ])
+  teamCommand(
+    instances,
+    "create",
+    [
+      {
+        does: "Create an instance in an application; it starts at once",
+        run: "instances create line-one --app <applicationId>",
+      },
+      {
+        does: "The same, naming the application by its name in a team",
+        run: 'instances create line-one --app "Line 1" --team night',
+      },
+    ],
+    (command) =>
+      command
         .description(
           "Create an instance (owners); the platform's default type, stack and template unless given",
         )
@@ -140,8 +144,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
         .option("--type <instanceTypeId>", "the instance type")
         .option("--template <templateId>", "the template of default settings")
         .option("--wait", "return once the instance runs"),
-      "the application's team",
-    ),
+    { lookIn: "the application's team" },
   ).action(
     async (
       name: string,

@@ -8,7 +8,7 @@ import { CliError } from "../errors";
 import { type Column, json, when } from "../output";
 import { withExamples } from "./examples";
 import { printEvery } from "./pages";
-import { withJson, withTeam, withYes } from "./options";
+import { teamCommand, withJson, withTeam, withYes } from "./options";
 import { listEvery, resolveTeam } from "../resolve";
 import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
@@ -30,19 +30,21 @@ export function addLibraryCommands(program: Command, context: Context): void {
       "The team library: flows, functions and templates every instance of a team shares",
     );
 
-  withJson(
-    withTeam(
-      withExamples(library.command("list"), [
-        { does: "Every entry of a team's library", run: "library list --team night" },
-        {
-          does: "The flows in one folder and below it",
-          run: "library list --type flows --path shared --team night",
-        },
-      ])
+  teamCommand(
+    library,
+    "list",
+    [
+      { does: "Every entry of a team's library", run: "library list --team night" },
+      {
+        does: "The flows in one folder and below it",
+        run: "library list --type flows --path shared --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Entries of the team library, without their bodies (viewers and up)")
         .option("--type <type>", "only this type: flows, functions, templates, …")
         .option("--path <folder>", "only this folder and below it"),
-    ),
   ).action(async (options: Options & { type?: string; path?: string }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
@@ -63,18 +65,20 @@ export function addLibraryCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(library.command("show"), [
-        {
-          does: "Print a flow of the team library (its JSON, to save or import)",
-          run: "library show flows shared/starter.json --team night",
-        },
-      ])
+  teamCommand(
+    library,
+    "show",
+    [
+      {
+        does: "Print a flow of the team library (its JSON, to save or import)",
+        run: "library show flows shared/starter.json --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("An entry's body, as it is (viewers and up); --json adds its meta")
         .argument("<type>", "flows, functions, templates, …")
         .argument("<path>", "the entry's path: folder/name"),
-    ),
   ).action(async (type: string, path: string, options: Options) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
@@ -84,24 +88,26 @@ export function addLibraryCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(library.command("save"), [
-        {
-          does: "Share a flow exported from Node-RED with every instance of the team",
-          run: "library save flows shared/starter.json --file starter.json --team night",
-        },
-        {
-          does: "A function with two outputs",
-          run: "library save functions tools/split --file split.js --meta '{\"outputs\":2}' --team night",
-        },
-      ])
+  teamCommand(
+    library,
+    "save",
+    [
+      {
+        does: "Share a flow exported from Node-RED with every instance of the team",
+        run: "library save flows shared/starter.json --file starter.json --team night",
+      },
+      {
+        does: "A function with two outputs",
+        run: "library save functions tools/split --file split.js --meta '{\"outputs\":2}' --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Create or replace an entry from a file (members and owners)")
         .argument("<type>", "flows, functions, templates, …")
         .argument("<path>", "the entry's path: folder/name")
         .requiredOption("--file <file>", "the entry's body: a flow's JSON, a function's code, …")
         .option("--meta <json>", "what Node-RED keeps beside the body, as a JSON object"),
-    ),
   ).action(
     async (
       type: string,

@@ -57,6 +57,24 @@ export function needOneAssignment(
   }
 }
 
+/**
+ * A command that acts in a team: its examples, what `build` adds (a description, arguments, its
+ * own options), then --team (required, unless `team` says otherwise; `lookIn`: withTeamToLookIn's)
+ * and --json, in that order, as its help lists them.
+ */
+export function teamCommand(
+  group: Command,
+  name: string,
+  examples: readonly Example[],
+  build: (command: Command) => Command = (command) => command,
+  team?: Parameters<typeof withTeam>[1] | { lookIn: string },
+): Command {
+  const command = build(withExamples(group.command(name), examples));
+  return withJson(
+    team && "lookIn" in team ? withTeamToLookIn(command, team.lookIn) : withTeam(command, team),
+  );
+}
+
 /** Whether `option` is the team a command acts in (not, say, a token's team restriction). */
 export function isTeamOption(option: Option): boolean {
   return teamOptions.has(option);

@@ -5,7 +5,7 @@ import { type Command, InvalidArgumentError } from "commander";
 import type { Context } from "../context";
 import { json } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeamToLookIn, withYes } from "./options";
+import { teamCommand, withJson, withTeamToLookIn, withYes } from "./options";
 import { resolveInstance, resolvePipeline, resolveStage } from "../resolve";
 import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
@@ -32,18 +32,21 @@ export function addPipelineStagesCommands(pipelines: Command, context: Context):
     .command("stages")
     .description("Add, change and delete a pipeline's stages");
 
-  withJson(
-    withTeamToLookIn(
-      withExamples(stages.command("add"), [
-        {
-          does: "The first stage: an instance named line-dev",
-          run: "pipelines stages add P1a2b3c4d5e6 Development --instance line-dev --team night",
-        },
-        {
-          does: "A stage after another, deploying the newest snapshot on",
-          run: "pipelines stages add P1a2b3c4d5e6 Production --instance line-prod --after S1a2b3c4d5e6 --team night",
-        },
-      ])
+  teamCommand(
+    stages,
+    "add",
+    [
+      {
+        does: "The first stage: an instance named line-dev",
+        run: "pipelines stages add P1a2b3c4d5e6 Development --instance line-dev --team night",
+      },
+      {
+        does: "A stage after another, deploying the newest snapshot on",
+        run: "pipelines stages add P1a2b3c4d5e6 Production --instance line-prod --after S1a2b3c4d5e6 --team night",
+      },
+    ],
+    (command) =>
+      command
         .description(
           "Add a stage after another (owners); without --after, the first of an empty pipeline",
         )
@@ -56,8 +59,7 @@ export function addPipelineStagesCommands(pipelines: Command, context: Context):
           "--deploy-to-devices",
           "a snapshot deployed here also becomes the instance's devices' target",
         ),
-      "the team",
-    ),
+    { lookIn: "the team" },
   ).action(
     async (
       given: string,
@@ -83,14 +85,17 @@ export function addPipelineStagesCommands(pipelines: Command, context: Context):
     },
   );
 
-  withJson(
-    withTeamToLookIn(
-      withExamples(stages.command("update"), [
-        {
-          does: "Deploy a chosen snapshot from this stage",
-          run: "pipelines stages update P1a2b3c4d5e6 S1a2b3c4d5e6 --action prompt",
-        },
-      ])
+  teamCommand(
+    stages,
+    "update",
+    [
+      {
+        does: "Deploy a chosen snapshot from this stage",
+        run: "pipelines stages update P1a2b3c4d5e6 S1a2b3c4d5e6 --action prompt",
+      },
+    ],
+    (command) =>
+      command
         .description("Change a stage's name, instance or action (owners)")
         .argument("<pipeline>", "the pipeline's id or name")
         .argument("<stage>", "the stage's id or name")
@@ -99,8 +104,7 @@ export function addPipelineStagesCommands(pipelines: Command, context: Context):
         .option("--action <action>", `what a deploy from it sends: ${ACTIONS.join(", ")}`, action)
         .option("--deploy-to-devices", "a snapshot deployed here also becomes its devices' target")
         .option("--no-deploy-to-devices", "it does not"),
-      "the team",
-    ),
+    { lookIn: "the team" },
   ).action(
     async (
       given: string,

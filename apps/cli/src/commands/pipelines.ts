@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import type { Context } from "../context";
 import { type Column, fields, json, table } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam, withTeamToLookIn, withYes } from "./options";
+import { teamCommand, withJson, withTeamToLookIn, withYes } from "./options";
 import { resolveApplication, resolvePipeline, resolveTeam } from "../resolve";
 import { addPipelineDeployCommand } from "./pipeline-deploy";
 import { addPipelineStagesCommands } from "./pipeline-stages";
@@ -43,14 +43,14 @@ export function addPipelinesCommands(program: Command, context: Context): void {
   const pipelines = program
     .command("pipelines")
     .description("Delivery pipelines: stages of an application's instances, and deploying them");
-  withJson(
-    withTeam(
-      withExamples(pipelines.command("list"), [
-        { does: "The team's pipelines and their stages", run: "pipelines list --team night" },
-      ])
+  teamCommand(
+    pipelines,
+    "list",
+    [{ does: "The team's pipelines and their stages", run: "pipelines list --team night" }],
+    (command) =>
+      command
         .description("The team's pipelines, or one application's (viewers and up)")
         .option("--application <application>", "only this application's (id or name)"),
-    ),
   ).action(async (options: Options & { application?: string }) => {
     const { client } = await context.connect();
     const list = options.application
@@ -69,15 +69,15 @@ export function addPipelinesCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeamToLookIn(
-      withExamples(pipelines.command("show"), [
-        { does: "A pipeline's stages in order", run: "pipelines show P1a2b3c4d5e6" },
-      ])
+  teamCommand(
+    pipelines,
+    "show",
+    [{ does: "A pipeline's stages in order", run: "pipelines show P1a2b3c4d5e6" }],
+    (command) =>
+      command
         .description("A pipeline and its stages in order (viewers and up)")
         .argument("<pipeline>", "the pipeline's id or name"),
-      "the team",
-    ),
+    { lookIn: "the team" },
   ).action(async (given: string, options: Options) => {
     const { client } = await context.connect();
     const { id: pipelineId } = await resolvePipeline(client, given, options.team);
@@ -91,22 +91,24 @@ export function addPipelinesCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeamToLookIn(
-      withExamples(pipelines.command("create"), [
-        {
-          does: "A pipeline in an application",
-          run: "pipelines create Release --application A1b2c3d4e5f6",
-        },
-      ])
+  teamCommand(
+    pipelines,
+    "create",
+    [
+      {
+        does: "A pipeline in an application",
+        run: "pipelines create Release --application A1b2c3d4e5f6",
+      },
+    ],
+    (command) =>
+      command
         .description("Create a pipeline in an application (owners)")
         .argument("<name>", "its name")
         .requiredOption(
           "--application <application>",
           "the application whose instances it deploys (id or name)",
         ),
-      "the team",
-    ),
+    { lookIn: "the team" },
   ).action(async (name: string, options: Options & { application: string }) => {
     const { client } = await context.connect();
     const created = await client.pipelines.create.mutate({
@@ -118,16 +120,16 @@ export function addPipelinesCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeamToLookIn(
-      withExamples(pipelines.command("rename"), [
-        { does: "Rename a pipeline", run: "pipelines rename P1a2b3c4d5e6 Ship" },
-      ])
+  teamCommand(
+    pipelines,
+    "rename",
+    [{ does: "Rename a pipeline", run: "pipelines rename P1a2b3c4d5e6 Ship" }],
+    (command) =>
+      command
         .description("Rename a pipeline (owners)")
         .argument("<pipeline>", "the pipeline's id or name")
         .argument("<name>", "its new name"),
-      "the team",
-    ),
+    { lookIn: "the team" },
   ).action(async (given: string, name: string, options: Options) => {
     const { client } = await context.connect();
     const found = await resolvePipeline(client, given, options.team);

@@ -7,9 +7,9 @@ import type { Command } from "commander";
 import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
-import { type Example, withExamples } from "../examples";
+import { type Example } from "../examples";
 import { teamRole } from "./members";
-import { withJson, withTeam } from "../options";
+import { teamCommand } from "../options";
 import { invitee, resolveMyInvitation, resolveTeam, resolveTeamInvitation } from "../../resolve";
 
 const role = (invitation: Invitation) => roleName(invitation.role) ?? String(invitation.role);
@@ -35,20 +35,21 @@ export function addInvitationsCommands(program: Command, context: Context): void
     .command("invitations")
     .description("Invite people to a team; accept or reject invitations sent to you");
 
-  withJson(
-    withTeam(
-      withExamples(invitations.command("list"), [
-        { does: "List the invitations sent to you", run: "invitations list" },
-        {
-          does: "List a team's pending invitations (owners)",
-          run: "invitations list --team night",
-        },
-      ]),
+  teamCommand(
+    invitations,
+    "list",
+    [
+      { does: "List the invitations sent to you", run: "invitations list" },
       {
-        required: false,
-        description: "a team's invitations (owners), by the team's id, slug or name",
+        does: "List a team's pending invitations (owners)",
+        run: "invitations list --team night",
       },
-    ).description("Your pending invitations, or with --team a team's (owners)"),
+    ],
+    (command) => command.description("Your pending invitations, or with --team a team's (owners)"),
+    {
+      required: false,
+      description: "a team's invitations (owners), by the team's id, slug or name",
+    },
   ).action(async (options: { team?: string; json?: boolean }) => {
     const { client } = await context.connect();
     const list =
@@ -62,22 +63,24 @@ export function addInvitationsCommands(program: Command, context: Context): void
     context.print(table(list.invitations, options.team === undefined ? MY_COLUMNS : TEAM_COLUMNS));
   });
 
-  withJson(
-    withTeam(
-      withExamples(invitations.command("create"), [
-        {
-          does: "Invite two people as members, by username and by email",
-          run: "invitations create alice bob@example.com --team night",
-        },
-        {
-          does: "Invite someone as a viewer",
-          run: "invitations create carol --role viewer --team night",
-        },
-      ])
+  teamCommand(
+    invitations,
+    "create",
+    [
+      {
+        does: "Invite two people as members, by username and by email",
+        run: "invitations create alice bob@example.com --team night",
+      },
+      {
+        does: "Invite someone as a viewer",
+        run: "invitations create carol --role viewer --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Invite up to 5 people to a team by username or email (owners)")
         .argument("<users...>", "usernames or emails")
         .option("--role <role>", "dashboard, viewer, member (default) or owner", teamRole),
-    ),
   ).action(async (users: string[], options: { team: string; role?: number; json?: boolean }) => {
     const { client } = await context.connect();
     const result = await client.invitation.create.mutate({
@@ -104,15 +107,13 @@ export function addInvitationsCommands(program: Command, context: Context): void
 
   /** `resend` and `revoke`: a command on one of the team's pending invitations. */
   const onTeamInvitation = (name: string, example: Example, description: string) =>
-    withJson(
-      withTeam(
-        withExamples(invitations.command(name), [example])
-          .description(description)
-          .argument(
-            "<invitation>",
-            "the invitation's id, or its invitee's username (or email, for one sent to an email)",
-          ),
-      ),
+    teamCommand(invitations, name, [example], (command) =>
+      command
+        .description(description)
+        .argument(
+          "<invitation>",
+          "the invitation's id, or its invitee's username (or email, for one sent to an email)",
+        ),
     );
 
   /** The team, and its pending invitation, that a command line names. */
@@ -159,28 +160,30 @@ export function addInvitationsCommands(program: Command, context: Context): void
 
   for (const answer of ["accept", "reject"] as const) {
     const accept = answer === "accept";
-    withJson(
-      withTeam(
-        withExamples(invitations.command(answer), [
-          accept
-            ? {
-                does: "Accept an invitation: you join its team",
-                run: "invitations accept <invitationId>",
-              }
-            : { does: "Reject an invitation", run: "invitations reject <invitationId>" },
-          {
-            does: `${accept ? "Accept" : "Reject"} the invitation a team sent you, by the team's slug`,
-            run: `invitations ${answer} --team night`,
-          },
-        ])
+    teamCommand(
+      invitations,
+      answer,
+      [
+        accept
+          ? {
+              does: "Accept an invitation: you join its team",
+              run: "invitations accept <invitationId>",
+            }
+          : { does: "Reject an invitation", run: "invitations reject <invitationId>" },
+        {
+          does: `${accept ? "Accept" : "Reject"} the invitation a team sent you, by the team's slug`,
+          run: `invitations ${answer} --team night`,
+        },
+      ],
+      (command) =>
+        command
           .description(
             accept
               ? "Accept an invitation sent to you: you join the team with its role"
               : "Reject an invitation sent to you",
           )
           .argument("[invitation]", "the invitation's id, or the name of the team that sent it"),
-        { required: false, description: "the team that sent it, by id, slug or name" },
-      ),
+      { required: false, description: "the team that sent it, by id, slug or name" },
     ).action(
       async (
         invitation: string | undefined,
