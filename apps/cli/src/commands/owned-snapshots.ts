@@ -6,9 +6,8 @@ import type { z } from "zod";
 import type { Client } from "../client";
 import type { Context } from "../context";
 import { json, table, when } from "../output";
-import { confirmOrStop } from "./ask-first";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 import { positiveInteger, withJson, withYes } from "./options";
-import { refuseUnanswerable } from "./ask-first";
 import { resolveDevice, resolveInstance, resolveSnapshot } from "../resolve";
 
 interface ListOptions {
