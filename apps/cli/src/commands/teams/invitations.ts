@@ -7,7 +7,6 @@ import type { Command } from "commander";
 import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
-import { type Example } from "../examples";
 import { teamRole } from "./members";
 import { teamCommand } from "../options";
 import { invitee, resolveMyInvitation, resolveTeam, resolveTeamInvitation } from "../../resolve";
@@ -105,58 +104,54 @@ export function addInvitationsCommands(program: Command, context: Context): void
     );
   });
 
-  /** `resend` and `revoke`: a command on one of the team's pending invitations. */
-  const onTeamInvitation = (name: string, example: Example, description: string) =>
-    teamCommand(invitations, name, [example], (command) =>
+  // `resend` and `revoke`: on one of the team's pending invitations, by its id or its invitee.
+  for (const [verb, example, description] of [
+    [
+      "resend",
+      {
+        does: "Send an invitation again: it expires 7 days from now",
+        run: "invitations resend alice --team night",
+      },
+      "Send a pending invitation again; it expires 7 days from now (owners)",
+    ],
+    [
+      "revoke",
+      {
+        does: "Revoke an invitation: it can no longer be accepted",
+        run: "invitations revoke bob@example.com --team night",
+      },
+      "Revoke a pending invitation (owners)",
+    ],
+  ] as const) {
+    teamCommand(invitations, verb, [example], (command) =>
       command
         .description(description)
         .argument(
           "<invitation>",
           "the invitation's id, or its invitee's username (or email, for one sent to an email)",
         ),
-    );
-
-  /** The team, and its pending invitation, that a command line names. */
-  async function named(invitation: string, options: { team: string }) {
-    const { client } = await context.connect();
-    const teamId = (await resolveTeam(client, options.team)).id;
-    return { client, teamId, found: await resolveTeamInvitation(client, teamId, invitation) };
+    ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
+      const { client } = await context.connect();
+      const teamId = (await resolveTeam(client, options.team)).id;
+      const found = await resolveTeamInvitation(client, teamId, invitation);
+      const input = { teamId, invitationId: found.id };
+      if (verb === "revoke") {
+        const result = await client.invitation.revoke.mutate(input);
+        return context.print(
+          options.json
+            ? json(result)
+            : `Revoked the invitation to ${invitee(found)} (id ${found.id}).\n`,
+        );
+      }
+      const sent = await client.invitation.resend.mutate(input);
+      context.print(
+        options.json
+          ? json(sent)
+          : `Sent the invitation to ${invitee(sent)} again (id ${sent.id}); ` +
+              `it expires on ${when(sent.expiresAt)}.\n`,
+      );
+    });
   }
-
-  onTeamInvitation(
-    "resend",
-    {
-      does: "Send an invitation again: it expires 7 days from now",
-      run: "invitations resend alice --team night",
-    },
-    "Send a pending invitation again; it expires 7 days from now (owners)",
-  ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
-    const { client, teamId, found } = await named(invitation, options);
-    const sent = await client.invitation.resend.mutate({ teamId, invitationId: found.id });
-    context.print(
-      options.json
-        ? json(sent)
-        : `Sent the invitation to ${invitee(sent)} again (id ${sent.id}); ` +
-            `it expires on ${when(sent.expiresAt)}.\n`,
-    );
-  });
-
-  onTeamInvitation(
-    "revoke",
-    {
-      does: "Revoke an invitation: it can no longer be accepted",
-      run: "invitations revoke bob@example.com --team night",
-    },
-    "Revoke a pending invitation (owners)",
-  ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
-    const { client, teamId, found } = await named(invitation, options);
-    const result = await client.invitation.revoke.mutate({ teamId, invitationId: found.id });
-    context.print(
-      options.json
-        ? json(result)
-        : `Revoked the invitation to ${invitee(found)} (id ${found.id}).\n`,
-    );
-  });
 
   for (const answer of ["accept", "reject"] as const) {
     const accept = answer === "accept";
