@@ -143,3 +143,19 @@ function isErrorBody(body: unknown): body is { code: string; error: string; requ
 function serverFault(code: string, requestId: string | undefined): string[] {
   return code === "unexpected_error" && requestId ? [`request id: ${requestId}`] : [];
 }
+
+/**
+ * An administrator's request. The API refuses anyone else with only `unauthorized`, which tells
+ * nobody what is missing: `hint` says it, under the message.
+ */
+export async function asAdministrator<T>(request: Promise<T>, hint: string): Promise<T> {
+  try {
+    return await request;
+  } catch (error) {
+    const failure = apiFailure(error);
+    if (failure instanceof CliError && failure.status === 403 && failure.code === "unauthorized") {
+      throw new CliError(failure.message, failure.code, [hint]);
+    }
+    throw failure;
+  }
+}

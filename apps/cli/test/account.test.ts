@@ -1,74 +1,18 @@
 // `login --username` (the password piped in, as a script gives it) and `logout`, against the real
 // server: the sign-in session, the token it creates for the CLI, and that token's revocation.
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loginFileOf, newUser, type Outcome, type User, userWith } from "./cli";
-import { deadUrl, startServer, startServerWithAdmin, type TestServer } from "./server";
+import { describe, expect, it } from "vitest";
+import { expectNoSecrets, PASSWORD, serveAccounts, storedLogin } from "./accounts";
+import { loginFileOf, newUser, type User } from "./cli";
+import { deadUrl, startServer, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
-beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-let counter = 0;
-const PASSWORD = "correct horse battery staple";
-
-/** A new user with PASSWORD, created by the administrator through the CLI. */
-async function createUser(...options: string[]): Promise<{ id: string; username: string }> {
-  const username = `member-${++counter}`;
-  const created = await admin.flowplaneWith(
-    `${PASSWORD}\n`,
-    "users",
-    "create",
-    username,
-    "--name",
-    `Member ${counter}`,
-    ...options,
-    "--json",
-  );
-  expect(created.status).toBe(0);
-  return JSON.parse(created.stdout);
-}
-
-const loginWithPassword = (user: User, username: string, password = PASSWORD, ...more: string[]) =>
-  user.flowplaneWith(
-    `${password}\n`,
-    "login",
-    "--username",
-    username,
-    "--url",
-    server.url,
-    ...more,
-  );
-
-const storedLogin = async (user: User) => JSON.parse(await readFile(loginFileOf(user), "utf8"));
-
-/** Someone using only `token`, through the environment. */
-const holderOf = (token: string) => newUser({ FLOWPLANE_TOKEN: token, FLOWPLANE_URL: server.url });
-
-async function sessionsOf(userId: string): Promise<number> {
-  const rows = await server.db
-    .selectFrom("sessions")
-    .select("id")
-    .where("user_id", "=", userId)
-    .execute();
-  return rows.length;
-}
-
-function expectNoSecrets(outcomes: Outcome[], secrets: string[]) {
-  for (const outcome of outcomes) {
-    for (const secret of secrets) {
-      expect(outcome.stdout).not.toContain(secret);
-      expect(outcome.stderr).not.toContain(secret);
-    }
-  }
-}
+const { createUser, loginWithPassword, holderOf, sessionsOf, usersCreated } = serveAccounts(
+  (served) => ({ server, admin } = served),
+);
 
 describe("flowplane login --username", () => {
   it("signs in with the password from stdin, stores a new token of the CLI's own, and signs the session out", async () => {
@@ -86,7 +30,7 @@ describe("flowplane login --username", () => {
       expiresAt: null,
     });
     expect(login.stdout).toBe(
-      `Logged in to ${server.url} as ${username} (Member ${counter}).\n` +
+      `Logged in to ${server.url} as ${username} (Member ${usersCreated()}).\n` +
         `Created token flowplane CLI on ${hostname()} (id ${stored.tokenId}) for this CLI, ` +
         `expires: never; \`flowplane logout\` revokes it.\n` +
         `Stored in ${loginFileOf(user)}.\n`,
@@ -347,167 +291,5 @@ describe("flowplane logout", () => {
 
     expect(logout.status).toBe(0);
     expect(logout.stdout).toContain(`revoked the CLI's token (id ${tokenId})`);
-  });
-});
-
-describe("tokens made after login --username", () => {
-  /** A user logged in with their password, as a person is. */
-  async function signedIn() {
-    const { id, username } = await createUser();
-    const user = await newUser();
-    expect((await loginWithPassword(user, username)).status).toBe(0);
-    return { id, username, user, ...(await storedLogin(user)) };
-  }
-
-  it("a token handed to a CI job keeps working after the person logs out", async () => {
-    const { id, user } = await signedIn();
-
-    const created = await user.flowplaneWith(`${PASSWORD}\n`, "tokens", "create", "ci");
-
-    expect(created.status).toBe(0);
-    const token = /^ {4}(\S+)$/m.exec(created.stdout)![1]!;
-    const tokenId = /\(id (\S+)\)/.exec(created.stdout)![1]!;
-    expect(created.stdout).toContain(
-      "It is yours alone: `flowplane logout` does not revoke it; " +
-        `\`flowplane tokens revoke ${tokenId}\` does.\n`,
-    );
-    expect(created.stderr).toBe("warning: copy the token now: it will not be shown again\n");
-    // The sign-in only served to create it.
-    expect(await sessionsOf(id)).toBe(0);
-    const ci = await holderOf(token);
-    expect((await ci.flowplane("whoami")).status).toBe(0);
-
-    expect((await user.flowplane("logout")).status).toBe(0);
-
-    expect((await ci.flowplane("teams", "create", "Still works")).status).toBe(0);
-    expectNoSecrets([created], [PASSWORD]);
-  });
-
-  it("--no-sign-in makes it with the CLI's token, asks for no password, says logout revokes it, and logout does", async () => {
-    const { user, tokenId } = await signedIn();
-
-    const created = await user.flowplane("tokens", "create", "scratch", "--no-sign-in", "--json");
-
-    expect(created.status).toBe(0);
-    expect(created.stderr).toBe(
-      "warning: copy the token now: it will not be shown again\n" +
-        `warning: it was created with the CLI's own token (id ${tokenId}), which ` +
-        "`flowplane logout` revokes: revoking that token revokes this one too\n",
-    );
-    const scratch = await holderOf(JSON.parse(created.stdout).token);
-    expect((await scratch.flowplane("whoami")).status).toBe(0);
-
-    await user.flowplane("logout");
-
-    expect((await scratch.flowplane("whoami")).status).toBe(1);
-  });
-
-  it("without a password on stdin, nothing is created and the message names --no-sign-in (exit 1)", async () => {
-    const { user } = await signedIn();
-    const before = JSON.parse((await user.flowplane("tokens", "list", "--json")).stdout).count;
-
-    const created = await user.flowplane("tokens", "create", "ci");
-
-    expect(created.status).toBe(1);
-    expect(created.stderr).toMatch(/^error: no password on stdin: .*\(password_required\)\n/);
-    expect(created.stderr).toContain("--no-sign-in creates it with the CLI's token instead");
-    expect(JSON.parse((await user.flowplane("tokens", "list", "--json")).stdout).count).toBe(
-      before,
-    );
-  });
-
-  it("a wrong password creates nothing (the API's 401, not a refused token)", async () => {
-    const { user } = await signedIn();
-
-    const created = await user.flowplaneWith("not it at all\n", "tokens", "create", "ci");
-
-    expect(created).toEqual({
-      status: 1,
-      stdout: "",
-      stderr: "error: Wrong username or password (unauthorized)\n",
-    });
-  });
-
-  it("takes its scope from the options, teams by slug, and the sign-in adds no limit of its own", async () => {
-    const { user } = await signedIn();
-    const team = JSON.parse(
-      (await user.flowplane("teams", "create", "Scoped", "--slug", `scoped-${counter}`, "--json"))
-        .stdout,
-    ) as { id: string; slug: string };
-
-    const created = await user.flowplaneWith(
-      `${PASSWORD}\n`,
-      ...["tokens", "create", "deploy", "--read-only", "--team", team.slug, "--json"],
-    );
-
-    expect(created.status).toBe(0);
-    expect(JSON.parse(created.stdout)).toMatchObject({
-      name: "deploy",
-      readOnly: true,
-      adminOptIn: false,
-      expiresAt: null,
-      teams: [{ id: team.id }],
-    });
-  });
-});
-
-describe("a token the server refuses", () => {
-  it("is named by where it came from, the stored login, never by its value", async () => {
-    const { username } = await createUser();
-    const user = await newUser();
-    await loginWithPassword(user, username);
-    const { token, tokenId } = await storedLogin(user);
-    await user.flowplane("tokens", "revoke", tokenId);
-
-    const whoami = await user.flowplane("whoami");
-
-    expect(whoami).toEqual({
-      status: 1,
-      stdout: "",
-      stderr:
-        `error: ${server.url} refused the token of the stored login (unauthorized)\n` +
-        "  it was revoked (`flowplane tokens revoke`, or with the token that created it), " +
-        "or its user is suspended or deleted\n" +
-        `  run \`flowplane login\` again (the login is stored in ${loginFileOf(user)})\n`,
-    });
-    expectNoSecrets([whoami], [token]);
-  });
-
-  it("is said to have expired when the stored login knows its expiry has passed", async () => {
-    const { username } = await createUser();
-    const user = await newUser();
-    await loginWithPassword(user, username);
-    const stored = await storedLogin(user);
-    await user.flowplane("tokens", "revoke", stored.tokenId);
-    // The login as `--expires-at` stored it, its time since passed (the server deletes an
-    // expired token as it does a revoked one).
-    const expiresAt = "2026-01-02T03:04:05.000Z";
-    await writeFile(loginFileOf(user), JSON.stringify({ ...stored, expiresAt }));
-
-    expect(await user.flowplane("teams", "list")).toEqual({
-      status: 1,
-      stdout: "",
-      stderr:
-        "error: the token of the stored login expired on 2026-01-02 03:04:05 UTC (unauthorized)\n" +
-        `  run \`flowplane login\` again (the login is stored in ${loginFileOf(user)})\n`,
-    });
-  });
-
-  it("in FLOWPLANE_TOKEN is named as such, over a stored login", async () => {
-    const user = await newUser();
-    await user.flowplane("login", "--token", server.adminToken, "--url", server.url);
-    const overridden = userWith(user.configDir, {
-      FLOWPLANE_TOKEN: "fpp_notatokenatall0000000000000000000",
-    });
-    const whoami = await overridden.flowplane("whoami");
-
-    expect(whoami.status).toBe(1);
-    expect(whoami.stderr).toBe(
-      `error: ${server.url} refused the token in FLOWPLANE_TOKEN (unauthorized)\n` +
-        "  it was revoked or has expired, or its user is suspended or deleted\n" +
-        "  set FLOWPLANE_TOKEN to a token that works, or unset it to use the login stored by " +
-        "`flowplane login`\n",
-    );
-    expectNoSecrets([whoami], ["fpp_notatokenatall"]);
   });
 });

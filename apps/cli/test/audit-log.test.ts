@@ -1,25 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cell, newUser, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let team: { id: string; slug: string };
+serveWithAdmin((served) => ({ server, admin } = served));
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
   const created = await admin.flowplane(
-    "teams",
-    "create",
-    "Audit Crew",
-    "--slug",
-    "audit-crew",
-    "--json",
+    ...["teams", "create", "Audit Crew", "--slug", "audit-crew", "--json"],
   );
   team = JSON.parse(created.stdout);
   await admin.flowplane("teams", "rename", team.id, "Audit Crew Two");
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 describe("flowplane audit-log", () => {
@@ -50,14 +42,16 @@ describe("flowplane audit-log", () => {
     const both = JSON.parse(
       (
         await admin.flowplane(
-          "audit-log",
-          "--team",
-          team.id,
-          "--event",
-          "team.created",
-          "--event",
-          "team.user.added",
-          "--json",
+          ...[
+            "audit-log",
+            "--team",
+            team.id,
+            "--event",
+            "team.created",
+            "--event",
+            "team.user.added",
+            "--json",
+          ],
         )
       ).stdout,
     );
@@ -75,14 +69,16 @@ describe("flowplane audit-log", () => {
     const second = JSON.parse(
       (
         await admin.flowplane(
-          "audit-log",
-          "--team",
-          team.id,
-          "--limit",
-          "1",
-          "--cursor",
-          first.meta.next_cursor,
-          "--json",
+          ...[
+            "audit-log",
+            "--team",
+            team.id,
+            "--limit",
+            "1",
+            "--cursor",
+            first.meta.next_cursor,
+            "--json",
+          ],
         )
       ).stdout,
     );
@@ -94,11 +90,7 @@ describe("flowplane audit-log", () => {
 
   it("--admin reads the platform's log", async () => {
     const log = await admin.flowplane(
-      "audit-log",
-      "--admin",
-      "--event",
-      "users.created-user",
-      "--json",
+      ...["audit-log", "--admin", "--event", "users.created-user", "--json"],
     );
 
     expect(log.status).toBe(0);
@@ -167,15 +159,17 @@ describe("flowplane audit-log", () => {
 
   it("--follow --json prints one entry a line", async () => {
     const followed = await admin.flowplane(
-      "audit-log",
-      "--team",
-      team.id,
-      "--follow",
-      "--json",
-      "--max-polls",
-      "1",
-      "--poll-interval",
-      "10",
+      ...[
+        "audit-log",
+        "--team",
+        team.id,
+        "--follow",
+        "--json",
+        "--max-polls",
+        "1",
+        "--poll-interval",
+        "10",
+      ],
     );
 
     const entries = followed.stdout

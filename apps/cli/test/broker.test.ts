@@ -4,28 +4,22 @@
 import mqtt, { type MqttClient } from "mqtt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cell, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let team: { id: string; slug: string };
 const opened: MqttClient[] = [];
 
+serveWithAdmin((served) => ({ server, admin } = served), { broker: true });
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin({ broker: true }));
   const created = await admin.flowplane(
-    "teams",
-    "create",
-    "Sensors",
-    "--slug",
-    "sensors",
-    "--json",
+    ...["teams", "create", "Sensors", "--slug", "sensors", "--json"],
   );
   team = JSON.parse(created.stdout);
 });
 afterAll(async () => {
   await Promise.all(opened.map((client) => client.endAsync(true)));
-  await server?.close();
 });
 
 /** A CONNECT with what the CLI printed: the MQTT username (also the client id) and the broker. */
@@ -93,12 +87,7 @@ describe("flowplane broker clients", () => {
     });
 
     const shown = await admin.flowplane(
-      "broker",
-      "clients",
-      "show",
-      "sensor-1",
-      "--team",
-      "sensors",
+      ...["broker", "clients", "show", "sensor-1", "--team", "sensors"],
     );
     expect(shown.status).toBe(0);
     expect(shown.stdout).toMatch(/^ACLs\s+both:sensors\/#, subscribe:commands\/\+$/m);
@@ -107,12 +96,7 @@ describe("flowplane broker clients", () => {
 
   it("a new password ends the live session; the old one is refused, the new one accepted", async () => {
     const before = await admin.flowplane(
-      "broker",
-      "clients",
-      "show",
-      "sensor-1",
-      "--team",
-      "sensors",
+      ...["broker", "clients", "show", "sensor-1", "--team", "sensors"],
     );
     const live = await connect(before.stdout, "first-password");
 
@@ -164,12 +148,7 @@ describe("flowplane broker clients", () => {
     expect(badAcl.stderr).toContain("Not an ACL: give <action>:<topic filter>");
 
     const nothing = await admin.flowplane(
-      "broker",
-      "clients",
-      "update",
-      "sensor-1",
-      "--team",
-      "sensors",
+      ...["broker", "clients", "update", "sensor-1", "--team", "sensors"],
     );
     expect(nothing.status).toBe(2);
     expect(nothing.stderr).toContain("nothing to change: give --acl and/or --password");

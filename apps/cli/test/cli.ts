@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
-import { afterAll } from "vitest";
+import { afterAll, expect } from "vitest";
 import { run } from "../src/index";
 import type { Input } from "../src/prompt";
 
@@ -95,6 +95,44 @@ export function userWith(configDir: string | undefined, env: Record<string, stri
     };
   };
   return user;
+}
+
+/** Runs `flowplane ...args` as `user`, expecting it to succeed quietly, and returns what it printed. */
+export async function ok(user: User, ...args: string[]): Promise<string> {
+  const outcome = await user.flowplane(...args);
+  expect(outcome.stderr, args.join(" ")).toBe("");
+  expect(outcome.status, args.join(" ")).toBe(0);
+  return outcome.stdout;
+}
+
+/** `users create username --name name ...options` run by `by`, `password` piped in. */
+export function createUserAs(
+  by: User,
+  password: string,
+  username: string,
+  name: string,
+  ...options: string[]
+): Promise<Outcome> {
+  return by.flowplaneWith(`${password}\n`, "users", "create", username, "--name", name, ...options);
+}
+
+/** `login --username username --url url ...more` run by `user`, `password` piped in. */
+export function loginAs(
+  user: User,
+  url: string,
+  username: string,
+  password: string,
+  ...more: string[]
+): Promise<Outcome> {
+  return user.flowplaneWith(
+    `${password}\n`,
+    "login",
+    "--username",
+    username,
+    "--url",
+    url,
+    ...more,
+  );
 }
 
 export function loginFileOf(user: User): string {

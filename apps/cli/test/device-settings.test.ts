@@ -5,18 +5,17 @@
 // as the agent's device.yml), listed, changed and revoked, and a revoked one creates nothing.
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cell, scratchDir, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cell, ok, scratchDir, type User } from "./cli";
+import { createTeamWithLine, serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let device: { id: string; token: string };
 
+serveWithAdmin((served) => ({ server, admin } = served));
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
-  expect((await admin.flowplane("teams", "create", "Edge", "--slug", "edge")).status).toBe(0);
-  expect((await admin.flowplane("apps", "create", "Line", "--team", "edge")).status).toBe(0);
+  await createTeamWithLine(admin, "Edge", "edge");
   const created = await ok(
     admin,
     ...["devices", "create", "press-1", "--team", "edge", "--application", "Line"],
@@ -26,16 +25,6 @@ beforeAll(async () => {
     token: /token: "(fpd_\w+)"/.exec(created)![1]!,
   };
 }, 120_000);
-afterAll(async () => {
-  await server?.close();
-});
-
-async function ok(user: User, ...args: string[]) {
-  const outcome = await user.flowplane(...args);
-  expect(outcome.stderr, args.join(" ")).toBe("");
-  expect(outcome.status, args.join(" ")).toBe(0);
-  return outcome.stdout;
-}
 
 /** The variables the device gets, as its agent downloads them (hidden values opened). */
 async function deviceGets(): Promise<Record<string, string>> {

@@ -5,36 +5,27 @@
 // of what a device runs (`devices snapshots`).
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cell, scratchDir, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cell, ok, scratchDir, type User } from "./cli";
+import {
+  createRunningInstance,
+  createTeamWithLine,
+  serveWithAdmin,
+  type TestServer,
+} from "./server";
 
 let server: TestServer;
 let admin: User;
 let snapshotId: string;
 
+serveWithAdmin((served) => ({ server, admin } = served), { instances: true });
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin({ instances: true }));
-  expect((await admin.flowplane("teams", "create", "Devs", "--slug", "devs")).status).toBe(0);
-  expect((await admin.flowplane("apps", "create", "Line", "--team", "devs")).status).toBe(0);
-  const created = await admin.flowplane(
-    ...["instances", "create", "dev-cli", "--app", "Line", "--team", "devs", "--wait"],
-  );
-  expect(created.status, created.stderr).toBe(0);
+  await createTeamWithLine(admin, "Devs", "devs");
+  await createRunningInstance(admin, "dev-cli", "devs");
   const taken = await admin.flowplane("snapshots", "create", "dev-cli", "First", "--team", "devs");
   expect(taken.status, taken.stderr).toBe(0);
   snapshotId = /\(id (\w+)\)/.exec(taken.stdout)![1]!;
 }, 120_000);
-afterAll(async () => {
-  await server?.close();
-});
-
-async function ok(user: User, ...args: string[]) {
-  const outcome = await user.flowplane(...args);
-  expect(outcome.stderr, args.join(" ")).toBe("");
-  expect(outcome.status, args.join(" ")).toBe(0);
-  return outcome.stdout;
-}
 
 describe("flowplane devices", { timeout: 60_000 }, () => {
   let id: string;
@@ -74,11 +65,7 @@ describe("flowplane devices", { timeout: 60_000 }, () => {
     expect(yml).toMatch(/token: "fpd_\S+"\n/);
 
     const again = await admin.flowplane(
-      "devices",
-      "generate-credentials",
-      created,
-      "--output",
-      file,
+      ...["devices", "generate-credentials", created, "--output", file],
     );
     expect(again.status).toBe(1);
     expect(again.stderr).toContain("exists");

@@ -2,34 +2,24 @@
 // takes it (`Authorization: Bearer $(flowplane instances editor-token line-one)`): the token alone
 // on stdout, the editor's URL and expiry on the terminal, the whole reply with --json. The server
 // runs no Node-RED: what is checked is the token the platform made, for which instance, how long.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newUser, terminal, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ok as okAs, terminal, type User } from "./cli";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let pressId: string;
 
+serveWithAdmin((served) => ({ server, admin } = served));
 beforeAll(async () => {
-  server = await startServer();
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
   await ok("teams", "create", "plant", "--slug", "plant");
   await ok("apps", "create", "Line", "--team", "plant");
   pressId = JSON.parse(
     await ok("instances", "create", "press", "--app", "Line", "--team", "plant", "--json"),
   ).id;
 });
-afterAll(async () => {
-  await server?.close();
-});
 
-async function ok(...args: string[]) {
-  const outcome = await admin.flowplane(...args);
-  expect(outcome.stderr, args.join(" ")).toBe("");
-  expect(outcome.status, args.join(" ")).toBe(0);
-  return outcome.stdout;
-}
+const ok = (...args: string[]) => okAs(admin, ...args);
 
 const TOKEN = /^fpe_[0-9A-Za-z]{36}$/;
 
@@ -92,11 +82,7 @@ describe("instances editor-token", () => {
     const before = (await sessionsOf(pressId)).length;
     for (const value of ["30", "86401", "ten"]) {
       const outcome = await admin.flowplane(
-        "instances",
-        "editor-token",
-        "press",
-        "--expires-in",
-        value,
+        ...["instances", "editor-token", "press", "--expires-in", value],
       );
       expect(outcome.status, value).toBe(2);
       expect(outcome.stderr).toContain("60 to 86400");

@@ -1,18 +1,15 @@
 // `flowplane instances` naming an instance in a team (--team, on every command of the group as on
 // `instances list`), and `instances delete` asking first: at a terminal, or --yes for a script.
 // The server runs no Node-RED: what is checked is which instance the CLI names, not what it runs.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newUser, terminal, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ok as okAs, terminal, type User } from "./cli";
+import { serveWithAdmin } from "./server";
 
-let server: TestServer;
 let admin: User;
 const ids: Record<string, string> = {};
 
+serveWithAdmin((served) => ({ admin } = served));
 beforeAll(async () => {
-  server = await startServer();
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
   for (const team of ["plant", "depot"]) {
     await ok("teams", "create", team, "--slug", team);
     await ok("apps", "create", "Line", "--team", team);
@@ -35,16 +32,8 @@ beforeAll(async () => {
     ids[name!] = JSON.parse(created).id;
   }
 });
-afterAll(async () => {
-  await server?.close();
-});
 
-async function ok(...args: string[]) {
-  const outcome = await admin.flowplane(...args);
-  expect(outcome.stderr, args.join(" ")).toBe("");
-  expect(outcome.status, args.join(" ")).toBe(0);
-  return outcome.stdout;
-}
+const ok = (...args: string[]) => okAs(admin, ...args);
 
 const exists = async (name: string) =>
   JSON.parse(
@@ -127,12 +116,7 @@ describe("instances delete", () => {
 
   it("--yes deletes without asking, as a script does", async () => {
     const deleted = await admin.flowplane(
-      "instances",
-      "delete",
-      "crane",
-      "--team",
-      "depot",
-      "--yes",
+      ...["instances", "delete", "crane", "--team", "depot", "--yes"],
     );
 
     expect(deleted).toEqual({ status: 0, stdout: "Deleted instance crane.\n", stderr: "" });

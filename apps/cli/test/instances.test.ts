@@ -3,28 +3,18 @@
 // restart, read and follow the log, stop, start, suspend, unset, delete.
 import { lookup, type LookupAddress, type LookupOptions } from "node:dns";
 import { request } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cell, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cell, ok, type User } from "./cli";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 
+serveWithAdmin((served) => ({ server, admin } = served), { instances: true });
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin({ instances: true }));
   const team = await admin.flowplane("teams", "create", "Plant", "--slug", "plant");
   expect(team.status, team.stderr).toBe(0);
 });
-afterAll(async () => {
-  await server?.close();
-});
-
-async function ok(user: User, ...args: string[]) {
-  const outcome = await user.flowplane(...args);
-  expect(outcome.stderr, args.join(" ")).toBe("");
-  expect(outcome.status, args.join(" ")).toBe(0);
-  return outcome.stdout;
-}
 
 /**
  * An HTTP request to an instance's editor host (`<name>.localhost:<port>`), which Node.js's own
@@ -152,12 +142,7 @@ describe("flowplane apps and instances", { timeout: 120_000 }, () => {
       (
         await admin.flowplaneWith(
           "s3cret\n",
-          "instances",
-          "env",
-          "set",
-          "line-one",
-          "TOKEN",
-          "--hidden",
+          ...["instances", "env", "set", "line-one", "TOKEN", "--hidden"],
         )
       ).status,
     ).toBe(0);

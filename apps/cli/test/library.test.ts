@@ -3,23 +3,22 @@
 import { addMember } from "@flowplane/db";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cell, newUser, scratchDir, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let dir: string;
 let teamId: string;
 
+serveWithAdmin((served) => ({ server, admin } = served));
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
   const created = await admin.flowplane("teams", "create", "Shared", "--slug", "shared", "--json");
   expect(created.status, created.stderr).toBe(0);
   teamId = (JSON.parse(created.stdout) as { id: string }).id;
   dir = await scratchDir();
 });
-afterAll(() => server?.close());
 
 const FLOW = [{ id: "n1", type: "inject", wires: [] }];
 

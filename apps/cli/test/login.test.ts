@@ -36,10 +36,7 @@ describe("flowplane login", () => {
     const piped = await newUser();
     const login = await piped.flowplaneWith(
       `${server.adminToken}\n`,
-      "login",
-      "--token-stdin",
-      "--url",
-      server.url,
+      ...["login", "--token-stdin", "--url", server.url],
     );
     expect(login).toMatchObject({ status: 0, stderr: "" });
     expect(JSON.parse(await readFile(loginFileOf(piped), "utf8")).token).toBe(server.adminToken);
@@ -104,12 +101,7 @@ describe("flowplane login", () => {
   it("prints the API's user with --json", async () => {
     const user = await newUser();
     const login = await user.flowplane(
-      "login",
-      "--token",
-      server.adminToken,
-      "--url",
-      server.url,
-      "--json",
+      ...["login", "--token", server.adminToken, "--url", server.url, "--json"],
     );
     const whoami = await user.flowplane("whoami", "--json");
 
@@ -121,10 +113,7 @@ describe("flowplane login", () => {
     const user = await newUser();
     const login = await user.flowplaneWith(
       "fpat_notarealtoken0000000000000000\n",
-      "login",
-      "--token-stdin",
-      "--url",
-      server.url,
+      ...["login", "--token-stdin", "--url", server.url],
     );
 
     expect(login).toEqual({
@@ -211,19 +200,12 @@ describe("a URL where something other than Flowplane answers", () => {
           await user.flowplane("login", "--token-file", file, "--url", fake.url),
           await user.flowplaneWith(
             `${server.adminToken}\n`,
-            "login",
-            "--token-stdin",
-            "--url",
-            fake.url,
+            ...["login", "--token-stdin", "--url", fake.url],
           ),
           await user.flowplane("login", "--token", server.adminToken, "--url", fake.url),
           await user.flowplaneWith(
             "a password\n",
-            "login",
-            "--username",
-            "admin",
-            "--url",
-            fake.url,
+            ...["login", "--username", "admin", "--url", fake.url],
           ),
         ];
         for (const attempt of attempts) {

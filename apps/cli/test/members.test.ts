@@ -1,19 +1,11 @@
 // `flowplane members` and `flowplane invitations`: an owner invites, the invitee lists and accepts
 // or rejects, the owner changes roles and removes; tables for people, the API's JSON for scripts.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cell, newUser, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
-let admin: User;
-beforeAll(async () => {
-  server = await startServer();
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
-});
-afterAll(async () => {
-  await server?.close();
-});
+serveWithAdmin((served) => ({ server } = served));
 
 let counter = 0;
 
@@ -71,12 +63,7 @@ async function person(): Promise<User & { id: string; username: string }> {
 async function ownTeam(owner: User) {
   const slug = `crew-team-${++counter}`;
   const created = await owner.flowplane(
-    "teams",
-    "create",
-    `Crew Team ${counter}`,
-    "--slug",
-    slug,
-    "--json",
+    ...["teams", "create", `Crew Team ${counter}`, "--slug", slug, "--json"],
   );
   expect(created.status, created.stderr).toBe(0);
   return JSON.parse(created.stdout) as { id: string; name: string; slug: string };
@@ -95,13 +82,7 @@ describe("flowplane invitations and members", () => {
     const team = await ownTeam(owner);
 
     const invited = await owner.flowplane(
-      "invitations",
-      "create",
-      guest.username,
-      "--role",
-      "viewer",
-      "--team",
-      team.slug,
+      ...["invitations", "create", guest.username, "--role", "viewer", "--team", team.slug],
     );
     expect(invited).toEqual({ status: 0, stdout: `Invited ${guest.username}.\n`, stderr: "" });
 
@@ -190,13 +171,15 @@ describe("flowplane invitations and members", () => {
     const guest = await person();
     const team = await ownTeam(owner);
     const outcome = await owner.flowplane(
-      "invitations",
-      "create",
-      guest.username,
-      "nobody-here",
-      owner.username,
-      "--team",
-      team.slug,
+      ...[
+        "invitations",
+        "create",
+        guest.username,
+        "nobody-here",
+        owner.username,
+        "--team",
+        team.slug,
+      ],
     );
     expect(outcome.status).toBe(1);
     expect(outcome.stdout).toBe(`Invited ${guest.username}.\n`);
@@ -233,11 +216,7 @@ describe("flowplane invitations and members", () => {
     );
 
     const resent = await owner.flowplane(
-      "invitations",
-      "resend",
-      guest.username,
-      "--team",
-      team.slug,
+      ...["invitations", "resend", guest.username, "--team", team.slug],
     );
 
     expect(resent.status).toBe(0);
@@ -284,11 +263,7 @@ describe("flowplane invitations and members", () => {
     expect(accept.status).toBe(1);
     expect(accept.stderr).toContain("(not_found)");
     const again = await owner.flowplane(
-      "invitations",
-      "revoke",
-      guest.username,
-      "--team",
-      team.slug,
+      ...["invitations", "revoke", guest.username, "--team", team.slug],
     );
     expect(again).toMatchObject({
       status: 1,

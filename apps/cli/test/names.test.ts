@@ -7,21 +7,15 @@
 // The server runs no Node-RED: what is checked is what the CLI names, not what it runs.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cell, newUser, scratchDir, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cell, ok as okAs, scratchDir, type User } from "./cli";
+import { serveWithAdmin } from "./server";
 
-let server: TestServer;
 let admin: User;
 const ids: Record<string, string> = {};
 const TIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/;
 
-async function ok(...args: string[]) {
-  const outcome = await admin.flowplane(...args);
-  expect(outcome.stderr, args.join(" ")).toBe("");
-  expect(outcome.status, args.join(" ")).toBe(0);
-  return outcome.stdout;
-}
+const ok = (...args: string[]) => okAs(admin, ...args);
 
 const idOf = async (...args: string[]) => JSON.parse(await ok(...args, "--json")).id as string;
 
@@ -45,10 +39,8 @@ async function notFound(args: string[], message: string) {
   });
 }
 
+serveWithAdmin((served) => ({ admin } = served));
 beforeAll(async () => {
-  server = await startServer();
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
   // Two teams named Plant (slugs plant and plant-2) and one Depot; an application Line in each
   // of plant and depot; instances press (plant) and crane (depot).
   ids.plant = await idOf("teams", "create", "Plant", "--slug", "plant");
@@ -65,9 +57,6 @@ beforeAll(async () => {
     );
   }
 }, 120_000);
-afterAll(async () => {
-  await server?.close();
-});
 
 describe("teams", () => {
   it("by id, by slug and by name; the name in any case", async () => {

@@ -1,9 +1,9 @@
 // `flowplane pipelines`: an owner builds a pipeline of two real hosted instances from the terminal,
 // deploys the first stage with --wait (exit 0 once the operation succeeded), and is refused the
 // last stage (exit 1 with the API's message).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cell, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
@@ -22,8 +22,8 @@ async function api(method: string, path: string, body?: unknown) {
   return (await response.json()) as any;
 }
 
+serveWithAdmin((served) => ({ server, admin } = served), { instances: true });
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin({ instances: true }));
   const team = JSON.parse(
     (await admin.flowplane("teams", "create", "Lines", "--slug", "lines", "--json")).stdout,
   );
@@ -43,7 +43,6 @@ beforeAll(async () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }, 120_000);
-afterAll(() => server?.close());
 
 describe("flowplane pipelines", { timeout: 120_000 }, () => {
   it("builds a pipeline, deploys a stage with --wait, and refuses the last stage", async () => {

@@ -1,27 +1,20 @@
 // `flowplane search`: finds a team's applications, instances and devices by name in any case, says
 // so when nothing matches, and prints the API's JSON for scripts.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cell, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { serveWithAdmin } from "./server";
 
-let server: TestServer;
 let admin: User;
 
+serveWithAdmin((served) => ({ admin } = served));
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
   const created = await admin.flowplane(
-    "teams",
-    "create",
-    "Finders",
-    "--slug",
-    "finders",
-    "--json",
+    ...["teams", "create", "Finders", "--slug", "finders", "--json"],
   );
   expect(created.status, created.stderr).toBe(0);
   const app = await admin.flowplane("apps", "create", "Packing LINE", "--team", "finders");
   expect(app.status, app.stderr).toBe(0);
 });
-afterAll(() => server?.close());
 
 describe("flowplane search", () => {
   it("finds by name in any case, as a table or the API's JSON", async () => {

@@ -12,6 +12,7 @@ import { type OpenApiDocument, watchReplies } from "@flowplane/api/testing";
 import type { Db } from "@flowplane/db";
 import { createTestDb } from "@flowplane/db/testing";
 import { LocalDriver } from "@flowplane/runtime";
+import { afterAll, beforeAll, expect } from "vitest";
 import { newUser, type User } from "./cli";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { type AddressInfo, createServer } from "node:net";
@@ -113,6 +114,39 @@ export async function startServerWithAdmin(
   const admin = await newUser();
   await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
   return { server, admin };
+}
+
+/**
+ * A server and its administrator (`startServerWithAdmin`) for a test file: started before its
+ * tests, handed to `started`, and closed after them (after the file's own `afterAll` hooks).
+ */
+export function serveWithAdmin(
+  started: (served: { server: TestServer; admin: User }) => void,
+  options: Parameters<typeof startServer>[0] = {},
+): void {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    const served = await startServerWithAdmin(options);
+    server = served.server;
+    started(served);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+}
+
+/** As `user`, a team (`name`, its slug `slug`) with an application named Line. */
+export async function createTeamWithLine(user: User, name: string, slug: string): Promise<void> {
+  expect((await user.flowplane("teams", "create", name, "--slug", slug)).status).toBe(0);
+  expect((await user.flowplane("apps", "create", "Line", "--team", slug)).status).toBe(0);
+}
+
+/** As `user`, an instance of the team's application Line, once it runs. */
+export async function createRunningInstance(user: User, name: string, team: string): Promise<void> {
+  const created = await user.flowplane(
+    ...["instances", "create", name, "--app", "Line", "--team", team, "--wait"],
+  );
+  expect(created.status, created.stderr).toBe(0);
 }
 
 /** A loopback port nothing listens on now. */

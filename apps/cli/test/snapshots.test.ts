@@ -3,32 +3,17 @@
 // file back, roll back to it, set and clear the devices' target, delete it.
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cell, scratchDir, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cell, ok, scratchDir, type User } from "./cli";
+import { createRunningInstance, createTeamWithLine, serveWithAdmin } from "./server";
 
-let server: TestServer;
 let admin: User;
 
+serveWithAdmin((served) => ({ admin } = served), { instances: true });
 beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin({ instances: true }));
-  expect((await admin.flowplane("teams", "create", "Snaps", "--slug", "snaps")).status).toBe(0);
-  expect((await admin.flowplane("apps", "create", "Line", "--team", "snaps")).status).toBe(0);
-  const created = await admin.flowplane(
-    ...["instances", "create", "snap-cli", "--app", "Line", "--team", "snaps", "--wait"],
-  );
-  expect(created.status, created.stderr).toBe(0);
+  await createTeamWithLine(admin, "Snaps", "snaps");
+  await createRunningInstance(admin, "snap-cli", "snaps");
 }, 120_000);
-afterAll(async () => {
-  await server?.close();
-});
-
-async function ok(user: User, ...args: string[]) {
-  const outcome = await user.flowplane(...args);
-  expect(outcome.stderr, args.join(" ")).toBe("");
-  expect(outcome.status, args.join(" ")).toBe(0);
-  return outcome.stdout;
-}
 
 describe("flowplane snapshots", { timeout: 120_000 }, () => {
   let id: string;

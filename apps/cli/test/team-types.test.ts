@@ -1,17 +1,15 @@
 // `flowplane team-types` as an administrator and as an ordinary user runs it, against the real
 // server: list and show for everyone; create, update and delete for administrators; a team created
 // with a type, which is then kept to its limits.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cell, newUser, type User } from "./cli";
-import { startServer, type TestServer } from "./server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cell, newUser, ok, type User } from "./cli";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let someone: User;
+serveWithAdmin((served) => ({ server, admin } = served));
 beforeAll(async () => {
-  server = await startServer();
-  admin = await newUser();
-  await admin.flowplane("login", "--token", server.adminToken, "--url", server.url);
   // An ordinary user, logged in with their password.
   const password = "correct horse battery staple\n";
   const created = await admin.flowplaneWith(password, "users", "create", "tina", "--name", "Tina");
@@ -23,16 +21,6 @@ beforeAll(async () => {
   );
   expect(login.status, login.stderr).toBe(0);
 });
-afterAll(async () => {
-  await server?.close();
-});
-
-async function ok(user: User, ...args: string[]) {
-  const outcome = await user.flowplane(...args);
-  expect(outcome.stderr, args.join(" ")).toBe("");
-  expect(outcome.status, args.join(" ")).toBe(0);
-  return outcome.stdout;
-}
 
 describe("flowplane team-types", () => {
   it("anyone lists the active types with their limits, in aligned columns", async () => {

@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cell, newUser, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
-beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
-});
-afterAll(async () => {
-  await server?.close();
-});
+serveWithAdmin((served) => ({ server, admin } = served));
 
 async function createTeam(name: string, ...options: string[]) {
   const created = await admin.flowplane("teams", "create", name, ...options, "--json");
@@ -74,14 +69,16 @@ describe("flowplane teams", () => {
     const next = JSON.parse(
       (
         await admin.flowplane(
-          "teams",
-          "list",
-          "--all",
-          "--limit",
-          "1",
-          "--cursor",
-          page.meta.next_cursor,
-          "--json",
+          ...[
+            "teams",
+            "list",
+            "--all",
+            "--limit",
+            "1",
+            "--cursor",
+            page.meta.next_cursor,
+            "--json",
+          ],
         )
       ).stdout,
     );
@@ -102,12 +99,7 @@ describe("flowplane teams", () => {
   it("rename changes the name and, with --slug, the slug", async () => {
     const team = await createTeam("Old Name");
     const renamed = await admin.flowplane(
-      "teams",
-      "rename",
-      team.id,
-      "New Name",
-      "--slug",
-      "new-name",
+      ...["teams", "rename", team.id, "New Name", "--slug", "new-name"],
     );
     const shown = JSON.parse(
       (await admin.flowplane("teams", "rename", team.id, "Newer Name", "--json")).stdout,

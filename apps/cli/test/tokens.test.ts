@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cell, newUser, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
-beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
-});
-afterAll(async () => {
-  await server?.close();
-});
+serveWithAdmin((served) => ({ server, admin } = served));
 
 /** Someone using only `token`, through the environment. */
 const holderOf = (token: string) => newUser({ FLOWPLANE_TOKEN: token, FLOWPLANE_URL: server.url });
@@ -102,12 +97,7 @@ describe("flowplane tokens", () => {
     ) as { id: string };
     const before = JSON.parse((await admin.flowplane("tokens", "list", "--json")).stdout).count;
     const both = await admin.flowplane(
-      "tokens",
-      "create",
-      "both",
-      "--team",
-      team.id,
-      "--admin-opt-in",
+      ...["tokens", "create", "both", "--team", team.id, "--admin-opt-in"],
     );
     const after = JSON.parse((await admin.flowplane("tokens", "list", "--json")).stdout).count;
 

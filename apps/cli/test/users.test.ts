@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cell, newUser, type User } from "./cli";
-import { startServerWithAdmin, type TestServer } from "./server";
+import { describe, expect, it } from "vitest";
+import { cell, createUserAs, loginAs, newUser, type User } from "./cli";
+import { serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
-beforeAll(async () => {
-  ({ server, admin } = await startServerWithAdmin());
-});
-afterAll(async () => {
-  await server?.close();
-});
+serveWithAdmin((served) => ({ server, admin } = served));
 
 let counter = 0;
 /** A username no other test uses. */
@@ -26,12 +21,10 @@ interface ApiUser {
 }
 
 async function createUser(username: string, ...options: string[]): Promise<ApiUser> {
-  const created = await admin.flowplaneWith(
-    `${PASSWORD}\n`,
-    "users",
-    "create",
+  const created = await createUserAs(
+    admin,
+    PASSWORD,
     username,
-    "--name",
     `The ${username}`,
     ...options,
     "--json",
@@ -43,14 +36,7 @@ async function createUser(username: string, ...options: string[]): Promise<ApiUs
 /** Someone signed in as `username` with the CLI (login --username, the password piped in). */
 async function signedIn(username: string): Promise<User> {
   const user = await newUser();
-  const login = await user.flowplaneWith(
-    `${PASSWORD}\n`,
-    "login",
-    "--username",
-    username,
-    "--url",
-    server.url,
-  );
+  const login = await loginAs(user, server.url, username, PASSWORD);
   expect(login).toMatchObject({ status: 0, stderr: "" });
   return user;
 }
@@ -62,12 +48,10 @@ async function listed(): Promise<ApiUser[]> {
 describe("flowplane users create", () => {
   it("creates a user with the password read from stdin, and says so without the password", async () => {
     const username = fresh("alice");
-    const created = await admin.flowplaneWith(
-      `${PASSWORD}\n`,
-      "users",
-      "create",
+    const created = await createUserAs(
+      admin,
+      PASSWORD,
       username,
-      "--name",
       "Alice Liddell",
       "--email",
       `${username}@example.com`,
@@ -93,14 +77,7 @@ describe("flowplane users create", () => {
 
   it("passes on the API's refusal of a weak password (exit 1), never echoing it", async () => {
     const username = fresh("weak");
-    const created = await admin.flowplaneWith(
-      "short\n",
-      "users",
-      "create",
-      username,
-      "--name",
-      "Weak",
-    );
+    const created = await createUserAs(admin, "short", username, "Weak");
 
     expect(created.status).toBe(1);
     expect(created.stdout).toBe("");
@@ -121,14 +98,7 @@ describe("flowplane users create", () => {
   it("a taken username is the API's invalid_username (exit 1)", async () => {
     const username = fresh("taken");
     await createUser(username);
-    const again = await admin.flowplaneWith(
-      `${PASSWORD}\n`,
-      "users",
-      "create",
-      username,
-      "--name",
-      "Again",
-    );
+    const again = await createUserAs(admin, PASSWORD, username, "Again");
 
     expect(again).toEqual({
       status: 1,
@@ -196,13 +166,7 @@ describe("flowplane users list", () => {
     const next = JSON.parse(
       (
         await admin.flowplane(
-          "users",
-          "list",
-          "--limit",
-          "1",
-          "--cursor",
-          page.meta.next_cursor,
-          "--json",
+          ...["users", "list", "--limit", "1", "--cursor", page.meta.next_cursor, "--json"],
         )
       ).stdout,
     );
@@ -342,14 +306,7 @@ describe("flowplane users for someone who is not an administrator", () => {
           "  users are managed only with an administrator's token with admin opt-in\n",
       });
     }
-    const created = await plain.flowplaneWith(
-      `${PASSWORD}\n`,
-      "users",
-      "create",
-      fresh("sneaky"),
-      "--name",
-      "Sneaky",
-    );
+    const created = await createUserAs(plain, PASSWORD, fresh("sneaky"), "Sneaky");
     expect(created.status).toBe(1);
     expect(created.stderr).toContain("error: unauthorized (unauthorized)\n");
   });

@@ -4,19 +4,18 @@
 import type { Command } from "commander";
 import type { Context } from "../context";
 import { json, table } from "../output";
-import { withExamples } from "./examples";
-import { withJson, withTeam } from "./options";
+import { teamCommand } from "./options";
 import { resolveApplication, resolveTeam } from "../resolve";
 
 export function addAppsCommands(program: Command, context: Context): void {
   const apps = program.command("apps").description("A team's applications");
 
-  withJson(
-    withTeam(
-      withExamples(apps.command("list"), [
-        { does: "List a team's applications and their instances", run: "apps list --team night" },
-      ]).description("A team's applications, with their instances (viewers and up)"),
-    ),
+  teamCommand(
+    apps,
+    "list",
+    [{ does: "List a team's applications and their instances", run: "apps list --team night" }],
+    (command) =>
+      command.description("A team's applications, with their instances (viewers and up)"),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const list = await client.applications.ofTeam.query({
@@ -35,15 +34,15 @@ export function addAppsCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(apps.command("create"), [
-        { does: "Create an application in a team", run: 'apps create "Line 1" --team night' },
-      ])
+  teamCommand(
+    apps,
+    "create",
+    [{ does: "Create an application in a team", run: 'apps create "Line 1" --team night' }],
+    (command) =>
+      command
         .description("Create an application (owners)")
         .argument("<name>", "the application's name")
         .option("--description <text>", "what it is for"),
-    ),
   ).action(
     async (name: string, options: { team: string; description?: string; json?: boolean }) => {
       const { client } = await context.connect();
@@ -58,23 +57,21 @@ export function addAppsCommands(program: Command, context: Context): void {
     },
   );
 
-  withJson(
-    withTeam(
-      withExamples(apps.command("delete"), [
-        { does: "Delete an application that has no instances", run: "apps delete <applicationId>" },
-        {
-          does: "The same, naming the application by its name in a team",
-          run: 'apps delete "Line 1" --team night',
-        },
-      ]),
+  teamCommand(
+    apps,
+    "delete",
+    [
+      { does: "Delete an application that has no instances", run: "apps delete <applicationId>" },
       {
-        required: false,
-        description:
-          "the application's team, by id, slug or name (default: look in all your teams)",
+        does: "The same, naming the application by its name in a team",
+        run: 'apps delete "Line 1" --team night',
       },
-    )
-      .description("Delete an application; it must have no instances (owners)")
-      .argument("<application>", "the application's id or name"),
+    ],
+    (command) =>
+      command
+        .description("Delete an application; it must have no instances (owners)")
+        .argument("<application>", "the application's id or name"),
+    { lookIn: "the application's team" },
   ).action(async (application: string, options: { team?: string; json?: boolean }) => {
     const { client } = await context.connect();
     const found = await resolveApplication(client, application, options.team);

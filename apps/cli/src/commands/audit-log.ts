@@ -6,8 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "../client";
 import type { Context } from "../context";
 import { type Column, json, table, when } from "../output";
-import { withExamples } from "./examples";
-import { collect, positiveInteger, withJson, withTeam } from "./options";
+import { collect, positiveInteger, teamCommand } from "./options";
 import { resolveTeam } from "../resolve";
 
 const FOLLOW_INTERVAL_MS = 2000;
@@ -56,27 +55,30 @@ function nonNegativeInteger(value: string): number {
 }
 
 export function addAuditLogCommand(program: Command, context: Context): void {
-  withJson(
-    withTeam(
-      withExamples(program.command("audit-log"), [
-        { does: "Your own account's log: sign-ins, tokens, password changes", run: "audit-log" },
-        {
-          does: "A team's log (owners), by its slug, id or name, only renames and new members",
-          run: "audit-log --team night --event team.settings.updated --event team.user.added",
-        },
-        {
-          does: "Follow the platform's log as it grows (an administrator's token with admin opt-in)",
-          run: "audit-log --admin --follow",
-        },
-        {
-          does: "An instance's log (viewers and up): its starts, stops, deploys and snapshots",
-          run: "audit-log --instance <instanceId>",
-        },
-        {
-          does: "Everything alice did in a team, as JSON",
-          run: "audit-log --team <teamId> --username alice --json",
-        },
-      ])
+  teamCommand(
+    program,
+    "audit-log",
+    [
+      { does: "Your own account's log: sign-ins, tokens, password changes", run: "audit-log" },
+      {
+        does: "A team's log (owners), by its slug, id or name, only renames and new members",
+        run: "audit-log --team night --event team.settings.updated --event team.user.added",
+      },
+      {
+        does: "Follow the platform's log as it grows (an administrator's token with admin opt-in)",
+        run: "audit-log --admin --follow",
+      },
+      {
+        does: "An instance's log (viewers and up): its starts, stops, deploys and snapshots",
+        run: "audit-log --instance <instanceId>",
+      },
+      {
+        does: "Everything alice did in a team, as JSON",
+        run: "audit-log --team <teamId> --username alice --json",
+      },
+    ],
+    (command) =>
+      command
         .description(
           "Read an audit log, newest first: a team's (--team, owners), an application's (--app, owners), an instance's (--instance), the platform's (--admin), or else your own account's",
         )
@@ -91,8 +93,7 @@ export function addAuditLogCommand(program: Command, context: Context): void {
         .option("--follow", "keep printing new entries, oldest first, until Ctrl-C")
         .addOption(new Option("--max-polls <n>").argParser(nonNegativeInteger).hideHelp())
         .addOption(new Option("--poll-interval <ms>").argParser(positiveInteger).hideHelp()),
-      { required: false, description: "a team's log (its owners), by the team's id, slug or name" },
-    ),
+    { required: false, description: "a team's log (its owners), by the team's id, slug or name" },
   ).action(async (options: AuditLogOptions, command: Command) => {
     const logs = [options.team, options.admin, options.app, options.instance];
     if (logs.filter((given) => given !== undefined).length > 1) {

@@ -7,8 +7,9 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { type Column, fields, json, table, when } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam } from "./options";
-import { resolveBrokerClient, resolveBrokerToken, resolveTeam } from "../resolve";
+import { printEvery } from "./pages";
+import { teamCommand, withJson } from "./options";
+import { listEvery, resolveBrokerClient, resolveBrokerToken, resolveTeam } from "../resolve";
 
 const ACTIONS = ["subscribe", "publish", "both"] as const;
 
@@ -66,54 +67,58 @@ export function addBrokerCommands(program: Command, context: Context): void {
   const broker = program
     .command("broker")
     .description("The team broker: a team's MQTT clients, and tokens for an external broker");
+  /** The team, and its MQTT client, that a command line names. */
+  async function named(given: string, options: { team: string }) {
+    const { client } = await context.connect();
+    const team = await resolveTeam(client, options.team);
+    const { name: username } = await resolveBrokerClient(client, team, given);
+    return { client, teamId: team.id, username };
+  }
+
   const clients = broker
     .command("clients")
     .description("List, create, change and delete a team's MQTT clients");
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("list"), [
-        {
-          does: "List a team's MQTT clients and their ACLs",
-          run: "broker clients list --team night",
-        },
-      ]).description("A team's MQTT clients and their ACLs (viewers and up)"),
-    ),
+  teamCommand(
+    clients,
+    "list",
+    [
+      {
+        does: "List a team's MQTT clients and their ACLs",
+        run: "broker clients list --team night",
+      },
+    ],
+    (command) => command.description("A team's MQTT clients and their ACLs (viewers and up)"),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
-    const all: BrokerClient[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.broker.listClients.query({ teamId, cursor });
-      all.push(...page.clients);
-      cursor = page.meta.next_cursor;
-    } while (cursor !== undefined);
-    context.print(
-      options.json
-        ? json({ meta: {}, count: all.length, clients: all })
-        : all.length === 0
-          ? "No MQTT clients in this team.\n"
-          : table(all, CLIENT_COLUMNS),
+    const all = await listEvery("clients", (cursor) =>
+      client.broker.listClients.query({ teamId, cursor }),
+    );
+    printEvery(
+      context,
+      "clients",
+      all,
+      { columns: CLIENT_COLUMNS, none: "No MQTT clients in this team.\n" },
+      options.json,
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("show"), [
-        {
-          does: "Show a client's ACLs and how it connects",
-          run: "broker clients show sensor-1 --team night",
-        },
-      ])
+  teamCommand(
+    clients,
+    "show",
+    [
+      {
+        does: "Show a client's ACLs and how it connects",
+        run: "broker clients show sensor-1 --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("One MQTT client: its ACLs and how it connects (viewers and up)")
         .argument("<client>", "the client's username or id"),
-    ),
   ).action(async (given: string, options: { team: string; json?: boolean }) => {
-    const { client } = await context.connect();
-    const team = await resolveTeam(client, options.team);
-    const teamId = team.id;
-    const { name: username } = await resolveBrokerClient(client, team, given);
+    const { client, teamId, username } = await named(given, options);
     const found = await client.broker.getClient.query({ teamId, username });
     if (options.json) return context.print(json(found));
     context.print(
@@ -127,18 +132,21 @@ export function addBrokerCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("create"), [
-        {
-          does: "Create a client that reads sensors/ and writes commands/; its password is asked for",
-          run: "broker clients create sensor-1 --acl subscribe:sensors/# --acl publish:commands/+ --team night",
-        },
-        {
-          does: "From a script, with the password piped in as the first line of stdin",
-          run: "broker clients create sensor-1 --acl both:# --team <teamId>",
-        },
-      ])
+  teamCommand(
+    clients,
+    "create",
+    [
+      {
+        does: "Create a client that reads sensors/ and writes commands/; its password is asked for",
+        run: "broker clients create sensor-1 --acl subscribe:sensors/# --acl publish:commands/+ --team night",
+      },
+      {
+        does: "From a script, with the password piped in as the first line of stdin",
+        run: "broker clients create sensor-1 --acl both:# --team <teamId>",
+      },
+    ],
+    (command) =>
+      command
         .summary("Create an MQTT client (owners), asking for its password")
         .description(
           "Create an MQTT client (owners). Its password (8 characters or more) is asked for on the " +
@@ -151,7 +159,6 @@ export function addBrokerCommands(program: Command, context: Context): void {
           "what it may do: subscribe, publish or both, a colon, an MQTT topic filter (repeat for more)",
           (value: string, previous: BrokerAcl[] = []) => [...previous, acl(value)],
         ),
-    ),
   ).action(async (username: string, options: ClientOptions) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
@@ -171,18 +178,21 @@ export function addBrokerCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("update"), [
-        {
-          does: "Replace a client's ACLs; it is held to them from its next operation",
-          run: "broker clients update sensor-1 --acl subscribe:sensors/# --team night",
-        },
-        {
-          does: "Give a client a new password (asked for); its live session ends at once",
-          run: "broker clients update sensor-1 --password --team night",
-        },
-      ])
+  teamCommand(
+    clients,
+    "update",
+    [
+      {
+        does: "Replace a client's ACLs; it is held to them from its next operation",
+        run: "broker clients update sensor-1 --acl subscribe:sensors/# --team night",
+      },
+      {
+        does: "Give a client a new password (asked for); its live session ends at once",
+        run: "broker clients update sensor-1 --password --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Replace an MQTT client's ACLs and/or password (owners)")
         .argument("<client>", "the client's username or id")
         .option(
@@ -191,15 +201,11 @@ export function addBrokerCommands(program: Command, context: Context): void {
           (value: string, previous: BrokerAcl[] = []) => [...previous, acl(value)],
         )
         .option("--password", "ask for a new password (or read it from stdin)"),
-    ),
   ).action(async (given: string, options: ClientOptions, command: Command) => {
     if (!options.acl && !options.password) {
       command.error("error: nothing to change: give --acl and/or --password", { exitCode: 2 });
     }
-    const { client } = await context.connect();
-    const team = await resolveTeam(client, options.team);
-    const teamId = team.id;
-    const { name: username } = await resolveBrokerClient(client, team, given);
+    const { client, teamId, username } = await named(given, options);
     const password = options.password
       ? await context.readSecret(`New password for the MQTT client ${username}: `, {
           confirm: "The same password again: ",
@@ -219,22 +225,22 @@ export function addBrokerCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(clients.command("delete"), [
-        {
-          does: "Delete a client and end its live session",
-          run: "broker clients delete sensor-1 --team night",
-        },
-      ])
+  teamCommand(
+    clients,
+    "delete",
+    [
+      {
+        does: "Delete a client and end its live session",
+        run: "broker clients delete sensor-1 --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Delete an MQTT client (owners); its live session ends at once")
         .argument("<client>", "the client's username or id"),
-    ),
   ).action(async (given: string, options: { team: string; json?: boolean }) => {
-    const { client } = await context.connect();
-    const team = await resolveTeam(client, options.team);
-    const { name: username } = await resolveBrokerClient(client, team, given);
-    const result = await client.broker.deleteClient.mutate({ teamId: team.id, username });
+    const { client, teamId, username } = await named(given, options);
+    const result = await client.broker.deleteClient.mutate({ teamId, username });
     context.print(options.json ? json(result) : `Deleted MQTT client ${username}.\n`);
   });
 

@@ -6,10 +6,9 @@
 import type { Command } from "commander";
 import type { Client } from "../client";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { json } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam, withYes } from "./options";
+import { teamCommand, withJson, withTeamToLookIn, withYes } from "./options";
 import {
   resolveApplication,
   resolveDevice,
@@ -18,6 +17,7 @@ import {
   resolveTeamDeviceGroup,
   type TeamRef,
 } from "../resolve";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 interface MoveOptions {
   team: string;
@@ -45,21 +45,24 @@ async function targetOf(client: Client, team: TeamRef, options: MoveOptions) {
 }
 
 export function addDeviceBulkCommands(devices: Command, context: Context): void {
-  withJson(
-    withTeam(
-      withExamples(devices.command("move"), [
-        {
-          does: "Assign devices to an application",
-          run: "devices move line-1 line-2 --team night --application Line",
-        },
-        { does: "To a hosted instance", run: "devices move line-1 --team night --instance dev" },
-        {
-          does: "Into a device group of their application",
-          run: "devices move line-1 line-2 --team night --group Line-A",
-        },
-        { does: "Out of their groups", run: "devices move line-1 --team night --ungroup" },
-        { does: "Unassign them", run: "devices move line-1 --team night --unassign" },
-      ])
+  teamCommand(
+    devices,
+    "move",
+    [
+      {
+        does: "Assign devices to an application",
+        run: "devices move line-1 line-2 --team night --application Line",
+      },
+      { does: "To a hosted instance", run: "devices move line-1 --team night --instance dev" },
+      {
+        does: "Into a device group of their application",
+        run: "devices move line-1 line-2 --team night --group Line-A",
+      },
+      { does: "Out of their groups", run: "devices move line-1 --team night --ungroup" },
+      { does: "Unassign them", run: "devices move line-1 --team night --unassign" },
+    ],
+    (command) =>
+      command
         .description(
           "Move devices of the team (owners): to an application, a hosted instance or a device " +
             "group, out of their groups, or unassigned. All or nothing.",
@@ -70,7 +73,6 @@ export function addDeviceBulkCommands(devices: Command, context: Context): void 
         .option("--group <group>", "into this device group of the team (id or name)")
         .option("--unassign", "from their application or instance (and their group)")
         .option("--ungroup", "out of their device groups"),
-    ),
   ).action(async (names: string[], options: MoveOptions, command: Command) => {
     const given = [
       options.application !== undefined,
@@ -112,7 +114,7 @@ export function addDeviceBulkCommands(devices: Command, context: Context): void 
 
   withJson(
     withYes(
-      withTeam(
+      withTeamToLookIn(
         withExamples(devices.command("delete"), [
           { does: "Delete a device (asks first)", run: "devices delete D1a2b3c4d5e6" },
           { does: "Several of a team", run: "devices delete line-1 line-2 --team night" },
@@ -123,10 +125,7 @@ export function addDeviceBulkCommands(devices: Command, context: Context): void 
               "Several are deleted together, or none is.",
           )
           .argument("<devices...>", "the devices' ids or names"),
-        {
-          required: false,
-          description: "the devices' team, by id, slug or name (default: look in all your teams)",
-        },
+        "the devices' team",
       ),
       "delete",
     ),
@@ -136,31 +135,26 @@ export function addDeviceBulkCommands(devices: Command, context: Context): void 
       options: { team?: string; json?: boolean; yes?: boolean },
       command: Command,
     ) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: devices delete asks before it deletes, and no terminal is there to answer: " +
-            "give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
+      refuseUnanswerable(context, command, options.yes);
       const { client } = await context.connect();
       const found = [];
       for (const name of names) found.push(await resolveDevice(client, name, options.team));
       const ids = found.map((d) => d.id);
       if (found.length === 1) {
         const [{ id, name }] = found as [(typeof found)[number]];
-        if (
-          !options.yes &&
-          !(await context.confirm(`Delete device ${name} (id ${id}) for good?`))
-        ) {
-          throw new CliError(`${name} was not deleted`, "not_confirmed");
+        if (!options.yes) {
+          await confirmOrStop(
+            context,
+            `Delete device ${name} (id ${id}) for good?`,
+            `${name} was not deleted`,
+          );
         }
         const result = await client.devices.delete.mutate({ deviceId: id });
         return context.print(options.json ? json(result) : `Deleted device ${name} (id ${id}).\n`);
       }
       const listed = found.map((d) => d.name).join(", ");
-      if (!options.yes && !(await context.confirm(`Delete devices ${listed} for good?`))) {
-        throw new CliError("No device was deleted", "not_confirmed");
+      if (!options.yes) {
+        await confirmOrStop(context, `Delete devices ${listed} for good?`, "No device was deleted");
       }
       const result = await client.devices.bulkDelete.mutate({
         teamId: found[0]!.team.id,

@@ -7,10 +7,10 @@ import type { Command } from "commander";
 import type { Client } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
-import { json, table } from "../output";
+import { json } from "../output";
 import type { Example } from "./examples";
-import { assignment } from "./instance-env";
 import { withJson } from "./options";
+import { assign, type Assignment, envTable, withAssignments } from "./env-vars";
 
 /** Where the variables live: a device, or a device group. */
 export interface EnvHolder<Options> {
@@ -58,53 +58,29 @@ export function addEnvCommands<Options extends { json?: boolean }>(
   ).action(async (name: string, options: Options) => {
     const vars = await (await at(name, options)).read();
     if (options.json) return context.print(json(vars));
-    context.print(
-      vars.length === 0
-        ? "No variables.\n"
-        : table(vars, [
-            { header: "NAME", value: (v) => v.name },
-            { header: "VALUE", value: (v) => (v.hidden ? "(hidden)" : v.value) },
-          ]),
-    );
+    context.print(vars.length === 0 ? "No variables.\n" : envTable(vars));
   });
 
   withJson(
-    holder
-      .command(env, "set", [
-        {
-          does: "Set variables",
-          run: `${holder.group} env set ${holder.example} GREETING=hello LEVEL=3`,
-        },
-        {
-          does: "Set a hidden variable, its value asked for (or read from stdin)",
-          run: `${holder.group} env set ${holder.example} API_KEY --hidden`,
-        },
-      ])
-      .description(`Set variables (${holder.changers}); ${holder.takesEffect}`)
-      .argument(
-        "<assignments...>",
-        "NAME=value, or NAME alone to be asked for its value",
-        (value, previous: { name: string; value?: string }[] = []) => [
-          ...previous,
-          assignment(value),
-        ],
-      )
-      .option("--hidden", "never show the values again (the API returns them blank)"),
+    withAssignments(
+      holder
+        .command(env, "set", [
+          {
+            does: "Set variables",
+            run: `${holder.group} env set ${holder.example} GREETING=hello LEVEL=3`,
+          },
+          {
+            does: "Set a hidden variable, its value asked for (or read from stdin)",
+            run: `${holder.group} env set ${holder.example} API_KEY --hidden`,
+          },
+        ])
+        .description(`Set variables (${holder.changers}); ${holder.takesEffect}`),
+    ),
   ).action(
-    async (
-      name: string,
-      assignments: { name: string; value?: string }[],
-      options: Options & { hidden?: boolean },
-    ) => {
+    async (name: string, assignments: Assignment[], options: Options & { hidden?: boolean }) => {
       const vars = await at(name, options);
       const next = await vars.read();
-      for (const { name: variable, value } of assignments) {
-        const given = value ?? (await context.readSecret(`Value of ${variable}: `));
-        const entry = { name: variable, value: given, hidden: options.hidden ?? false };
-        const index = next.findIndex((v) => v.name === variable);
-        if (index >= 0) next[index] = entry;
-        else next.push(entry);
-      }
+      await assign(context, next, assignments, options.hidden);
       await vars.write(next);
       context.print(
         options.json

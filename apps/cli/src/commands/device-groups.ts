@@ -8,11 +8,10 @@ import type { DeviceGroup as DeviceGroupSchema } from "@flowplane/contract";
 import type { z } from "zod";
 import type { Command } from "commander";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { fields, json, table } from "../output";
 import { addEnvCommands } from "./device-env";
 import { type Example, withExamples } from "./examples";
-import { withJson, withTeam, withYes } from "./options";
+import { teamCommand, withJson, withTeamToLookIn, withYes } from "./options";
 import {
   resolveApplication,
   resolveDevice,
@@ -20,7 +19,8 @@ import {
   resolveSnapshot,
   resolveTeam,
 } from "../resolve";
-import { targetCleared, targetSet } from "./targets";
+import { needSnapshotOrClear, targetChanged } from "./targets";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 type DeviceGroup = z.infer<typeof DeviceGroupSchema>;
 
@@ -58,15 +58,12 @@ function describe(group: DeviceGroup): string {
 
 /** A command in an application's device groups: --application, and --team to name it by name. */
 function groupsCommand(group: Command, name: string, examples: readonly Example[]): Command {
-  return withTeam(
+  return withTeamToLookIn(
     withExamples(group.command(name), examples).requiredOption(
       "--application <app>",
       "the application's id or name",
     ),
-    {
-      required: false,
-      description: "the application's team, by id, slug or name (default: look in all your teams)",
-    },
+    "the application's team",
   );
 }
 
@@ -81,22 +78,24 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
     return { client, application, applicationId: application.id };
   }
 
-  withJson(
-    withTeam(
-      withExamples(groups.command("list"), [
-        {
-          does: "An application's device groups",
-          run: "device-groups list --application A1b2c3d4e5f6",
-        },
-        { does: "Every device group of a team", run: "device-groups list --team night" },
-      ])
+  teamCommand(
+    groups,
+    "list",
+    [
+      {
+        does: "An application's device groups",
+        run: "device-groups list --application A1b2c3d4e5f6",
+      },
+      { does: "Every device group of a team", run: "device-groups list --team night" },
+    ],
+    (command) =>
+      command
         .description("An application's device groups, or the whole team's (members and up)")
         .option("--application <app>", "the application's id, or its name in --team"),
-      {
-        required: false,
-        description: "the team, by id or slug: its groups, or its application's by name",
-      },
-    ),
+    {
+      required: false,
+      description: "the team, by id or slug: its groups, or its application's by name",
+    },
   ).action(async (options: Partial<Options>, command: Command) => {
     if (options.application === undefined && options.team === undefined) {
       command.error("error: give --application, or --team for every group of the team", {
@@ -230,9 +229,7 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
       options: Options & { clear?: boolean },
       command: Command,
     ) => {
-      if ((snapshot === undefined) === !options.clear) {
-        command.error("error: give a snapshot or --clear", { exitCode: 2 });
-      }
+      needSnapshotOrClear(command, snapshot, options.clear);
       const { client, application, applicationId } = await connect(options);
       const found = await resolveDeviceGroup(client, application, group);
       const target =
@@ -246,11 +243,7 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
       });
       if (options.json) return context.print(json({ status: "okay" }));
       const owner = `device group ${found.name}'s`;
-      context.print(
-        target
-          ? targetSet(owner, "each of its devices", target)
-          : targetCleared(owner, "each of its devices"),
-      );
+      context.print(targetChanged(owner, "each of its devices", target));
     },
   );
 
@@ -271,20 +264,15 @@ export function addDeviceGroupsCommands(program: Command, context: Context): voi
       "delete",
     ),
   ).action(async (group: string, options: Options & { yes?: boolean }, command: Command) => {
-    if (!options.yes && !context.canAsk()) {
-      command.error(
-        "error: device-groups delete asks before it deletes, and no terminal is there to " +
-          "answer: give --yes to delete without asking",
-        { exitCode: 2 },
-      );
-    }
+    refuseUnanswerable(context, command, options.yes);
     const { client, application, applicationId } = await connect(options);
     const found = await resolveDeviceGroup(client, application, group);
-    if (
-      !options.yes &&
-      !(await context.confirm(`Delete device group ${found.name} (id ${found.id})?`))
-    ) {
-      throw new CliError(`${found.name} was not deleted`, "not_confirmed");
+    if (!options.yes) {
+      await confirmOrStop(
+        context,
+        `Delete device group ${found.name} (id ${found.id})?`,
+        `${found.name} was not deleted`,
+      );
     }
     await client.deviceGroups.delete.mutate({ applicationId, groupId: found.id });
     context.print(

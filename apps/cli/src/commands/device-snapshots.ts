@@ -2,12 +2,12 @@
 // (listed, taken, deleted asked first), or, taken from an instance's device, the instance's.
 import type { Command } from "commander";
 import type { Context } from "../context";
-import { CliError } from "../errors";
-import { json, table, when } from "../output";
+import { json } from "../output";
 import { deviceCommand } from "./devices";
-import { positiveInteger, withJson, withYes } from "./options";
-import { resolveDevice, resolveSnapshot } from "../resolve";
+import { withJson } from "./options";
+import { resolveDevice } from "../resolve";
 import { targetSet } from "./targets";
+import { addSnapshotDelete, addSnapshotList } from "./owned-snapshots";
 
 interface Options {
   team?: string;
@@ -22,37 +22,16 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
       "Snapshots of what a device runs: an application's device's own, or its instance's",
     );
 
-  withJson(
+  addSnapshotList(
     deviceCommand(snapshots, "list", [
       {
         does: "A device's snapshots, newest first",
         run: "devices snapshots list line-1 --team night",
       },
-    ])
-      .description("An application's device's snapshots, newest first (viewers and up)")
-      .option("--limit <n>", "how many (default 100)", positiveInteger)
-      .option("--cursor <id>", "the page after this snapshot (the previous page's last)"),
-  ).action(async (device: string, options: Options & { limit?: number; cursor?: string }) => {
-    const { client } = await context.connect();
-    const deviceId = (await resolveDevice(client, device, options.team)).id;
-    const list = await client.snapshots.ofDevice.query({
-      deviceId,
-      limit: options.limit,
-      cursor: options.cursor,
-    });
-    if (options.json) return context.print(json(list));
-    context.print(
-      list.snapshots.length === 0
-        ? "No snapshots of this device.\n"
-        : table(list.snapshots, [
-            { header: "ID", value: (s) => s.id },
-            { header: "NAME", value: (s) => s.name },
-            { header: "TAKEN", value: (s) => when(s.createdAt) },
-            { header: "BY", value: (s) => s.user?.username ?? "-" },
-            { header: "DESCRIPTION", value: (s) => s.description },
-          ]) + (list.meta.next_cursor ? `More: --cursor ${list.meta.next_cursor}\n` : ""),
-    );
-  });
+    ]).description("An application's device's snapshots, newest first (viewers and up)"),
+    context,
+    "device",
+  );
 
   withJson(
     deviceCommand(snapshots, "create", [
@@ -109,48 +88,14 @@ export function addDeviceSnapshotsCommands(devices: Command, context: Context): 
     },
   );
 
-  withJson(
-    withYes(
-      deviceCommand(snapshots, "delete", [
-        {
-          does: "Delete one of a device's snapshots (asks first)",
-          run: "devices snapshots delete line-1 Pinned --team night",
-        },
-      ])
-        .description("Delete one of a device's snapshots (owners), asking first")
-        .argument("<snapshot>", "the snapshot's id or name"),
-      "delete",
-    ),
-  ).action(
-    async (
-      device: string,
-      snapshot: string,
-      options: Options & { yes?: boolean },
-      command: Command,
-    ) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: devices snapshots delete asks before it deletes, and no terminal is there to " +
-            "answer: give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
-      const { client } = await context.connect();
-      const owner = await resolveDevice(client, device, options.team);
-      const found = await resolveSnapshot(client, { device: owner }, snapshot);
-      if (
-        !options.yes &&
-        !(await context.confirm(`Delete snapshot ${found.name} (id ${found.id}) for good?`))
-      ) {
-        throw new CliError(`${found.name} was not deleted`, "not_confirmed");
-      }
-      const result = await client.snapshots.deleteOfDevice.mutate({
-        deviceId: owner.id,
-        snapshotId: found.id,
-      });
-      context.print(
-        options.json ? json(result) : `Deleted snapshot ${found.name} (id ${found.id}).\n`,
-      );
-    },
+  addSnapshotDelete(
+    deviceCommand(snapshots, "delete", [
+      {
+        does: "Delete one of a device's snapshots (asks first)",
+        run: "devices snapshots delete line-1 Pinned --team night",
+      },
+    ]).description("Delete one of a device's snapshots (owners), asking first"),
+    context,
+    "device",
   );
 }

@@ -12,18 +12,19 @@ import type { Context } from "../context";
 import { fields, json, table, when } from "../output";
 import { addDeviceBulkCommands } from "./device-bulk";
 import { addEnvCommands } from "./device-env";
-import { type Example, withExamples } from "./examples";
+import { type Example } from "./examples";
 import { addProvisioningCommands } from "./provisioning";
-import { withJson, withTeam } from "./options";
+import { commandOnOne, needOneAssignment, teamCommand, withJson } from "./options";
 import { writePrivate } from "./private-file";
 import {
   resolveApplication,
+  resolveAssignment,
   resolveDevice,
-  resolveInstance,
   resolveSnapshot,
   resolveTeam,
 } from "../resolve";
-import { targetCleared, targetSet } from "./targets";
+import { needSnapshotOrClear, targetChanged } from "./targets";
+import { deviceYml } from "./device-yml";
 
 interface Options {
   team?: string;
@@ -59,15 +60,9 @@ function describe(device: Device): string {
   ]);
 }
 
-/** The agent's device.yml for these credentials (every value quoted as YAML strings). */
-function deviceYml(deviceId: string, token: string, credentialSecret: string, url: string) {
-  const quoted = (value: string) => JSON.stringify(value);
-  return (
-    `deviceId: ${quoted(deviceId)}\n` +
-    `token: ${quoted(token)}\n` +
-    `credentialSecret: ${quoted(credentialSecret)}\n` +
-    `forgeURL: ${quoted(url.replace(/\/+$/, ""))}\n`
-  );
+/** The agent's device.yml for these credentials. */
+function credentialsYml(deviceId: string, token: string, credentialSecret: string, url: string) {
+  return deviceYml({ deviceId, token, credentialSecret }, url);
 }
 
 /** How to set the device up with its one-time code instead of writing its device.yml. */
@@ -81,13 +76,7 @@ function otcLine(otc: string | undefined, url: string): string {
 
 /** A command on one device: `<device>`, and --team to look it up by name in. */
 export function deviceCommand(group: Command, name: string, examples: readonly Example[]): Command {
-  return withTeam(
-    withExamples(group.command(name), examples).argument("<device>", "the device's id or name"),
-    {
-      required: false,
-      description: "the device's team, by id, slug or name (default: look in all your teams)",
-    },
-  );
+  return commandOnOne("device", group, name, examples);
 }
 
 /** The `devices` command and its subcommands (device-snapshots.ts adds `devices snapshots`). */
@@ -96,18 +85,20 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     .command("devices")
     .description("A team's remote devices, run by the FlowFuse device agent");
 
-  withJson(
-    withTeam(
-      withExamples(devices.command("list"), [
-        { does: "The team's devices", run: "devices list --team night" },
-        {
-          does: "Only an application's",
-          run: "devices list --team night --application Line",
-        },
-      ])
+  teamCommand(
+    devices,
+    "list",
+    [
+      { does: "The team's devices", run: "devices list --team night" },
+      {
+        does: "Only an application's",
+        run: "devices list --team night --application Line",
+      },
+    ],
+    (command) =>
+      command
         .description("The team's devices, or one application's (viewers and up)")
         .option("--application <app>", "only the devices of this application (id or name)"),
-    ),
   ).action(async (options: Options & { team: string; application?: string }) => {
     const { client } = await context.connect();
     const list = options.application
@@ -144,18 +135,21 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     context.print(options.json ? json(found) : describe(found));
   });
 
-  withJson(
-    withTeam(
-      withExamples(devices.command("create"), [
-        {
-          does: "A device of an application; its credentials are printed once",
-          run: "devices create line-1 --team night --application Line --type RaspberryPi4",
-        },
-        {
-          does: "Write the agent's device.yml (readable by you alone) instead of printing",
-          run: "devices create line-2 --team night --output device.yml",
-        },
-      ])
+  teamCommand(
+    devices,
+    "create",
+    [
+      {
+        does: "A device of an application; its credentials are printed once",
+        run: "devices create line-1 --team night --application Line --type RaspberryPi4",
+      },
+      {
+        does: "Write the agent's device.yml (readable by you alone) instead of printing",
+        run: "devices create line-2 --team night --output device.yml",
+      },
+    ],
+    (command) =>
+      command
         .description(
           "Create a device (owners). Its token and credential secret are shown once and never " +
             "again: printed, or written with the platform's URL to the agent's device.yml (--output).",
@@ -165,7 +159,6 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         .option("--instance <instance>", "assign it to this hosted instance (id or name)")
         .option("--type <type>", "free text, e.g. the hardware")
         .option("--output <file>", "write the agent's device.yml here (created, mode 0600)"),
-    ),
   ).action(
     async (
       name: string,
@@ -178,27 +171,21 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       },
       command: Command,
     ) => {
-      if (options.application !== undefined && options.instance !== undefined) {
-        command.error("error: give --application or --instance, not both", { exitCode: 2 });
-      }
+      needOneAssignment(command, options);
       const { client, url } = await context.connect();
       const team = (await resolveTeam(client, options.team)).id;
       const created = await client.devices.create.mutate({
         name,
         team,
         type: options.type,
-        application:
-          options.application === undefined
-            ? undefined
-            : (await resolveApplication(client, options.application, options.team)).id,
-        instance:
-          options.instance === undefined
-            ? undefined
-            : (await resolveInstance(client, options.instance, options.team)).id,
+        ...(await resolveAssignment(client, options, options.team)),
       });
       const { token, credentialSecret } = created.credentials;
       if (options.output !== undefined) {
-        await writePrivate(options.output, deviceYml(created.id, token, credentialSecret, url));
+        await writePrivate(
+          options.output,
+          credentialsYml(created.id, token, credentialSecret, url),
+        );
         return context.print(
           options.json
             ? json({ ...created, credentials: undefined, file: options.output })
@@ -209,7 +196,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         options.json
           ? json(created)
           : `Created device ${created.name} (id ${created.id}). Its credentials, shown this once:\n` +
-              deviceYml(created.id, token, credentialSecret, url) +
+              credentialsYml(created.id, token, credentialSecret, url) +
               otcLine(created.credentials.otc, url),
       );
     },
@@ -248,7 +235,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       deviceId,
     });
     if (options.output !== undefined) {
-      await writePrivate(options.output, deviceYml(deviceId, token, credentialSecret, url));
+      await writePrivate(options.output, credentialsYml(deviceId, token, credentialSecret, url));
       return context.print(
         options.json
           ? json({ status: "okay", file: options.output })
@@ -259,7 +246,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       options.json
         ? json({ token, credentialSecret, otc })
         : `New credentials for device ${deviceName}, shown this once:\n` +
-            deviceYml(deviceId, token, credentialSecret, url) +
+            credentialsYml(deviceId, token, credentialSecret, url) +
             otcLine(otc, url),
     );
   });
@@ -285,9 +272,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       options: Options & { clear?: boolean },
       command: Command,
     ) => {
-      if ((snapshot === undefined) === !options.clear) {
-        command.error("error: give a snapshot or --clear", { exitCode: 2 });
-      }
+      needSnapshotOrClear(command, snapshot, options.clear);
       const { client } = await context.connect();
       const { id: deviceId } = await resolveDevice(client, device, options.team);
       const found = await client.devices.byId.query({ deviceId });
@@ -309,9 +294,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
       });
       if (options.json) return context.print(json(updated));
       const owner = `device ${updated.name}'s`;
-      context.print(
-        target ? targetSet(owner, "the device", target) : targetCleared(owner, "the device"),
-      );
+      context.print(targetChanged(owner, "the device", target));
       // A group's target wins over the device's own.
       if (
         updated.deviceGroup &&

@@ -1,25 +1,14 @@
 // `flowplane instances env`: an instance's environment variables, listed, set (a hidden one's
 // value asked for, as a password is) and unset. They reach Node-RED when it next starts.
 import type { EnvVar } from "@flowplane/contract";
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command } from "commander";
 import type { Context } from "../context";
 import { CliError } from "../errors";
-import { json, table } from "../output";
+import { json } from "../output";
 import { instanceCommand, type InstanceOptions } from "./instance-command";
 import { withJson } from "./options";
 import { resolveInstance } from "../resolve";
-
-/** `NAME=value` (or `NAME` alone: the value is asked for, as a password is). */
-export function assignment(value: string): { name: string; value?: string } {
-  const equals = value.indexOf("=");
-  const name = equals < 0 ? value : value.slice(0, equals);
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-    throw new InvalidArgumentError(
-      "Not a variable: give NAME=value (letters, digits and '_'), or NAME alone to be asked.",
-    );
-  }
-  return equals < 0 ? { name } : { name, value: value.slice(equals + 1) };
-}
+import { assign, type Assignment, envTable, withAssignments } from "./env-vars";
 
 /** `instances env list|set|unset`, under the `instances` group. */
 export function addInstanceEnvCommands(instances: Command, context: Context): void {
@@ -40,54 +29,35 @@ export function addInstanceEnvCommands(instances: Command, context: Context): vo
       instanceId: (await resolveInstance(client, instance, options.team)).id,
     });
     if (options.json) return context.print(json(found.settings.env));
-    context.print(
-      table(found.settings.env, [
-        { header: "NAME", value: (v) => v.name },
-        { header: "VALUE", value: (v) => (v.hidden ? "(hidden)" : v.value) },
-      ]),
-    );
+    context.print(envTable(found.settings.env));
   });
 
   withJson(
-    instanceCommand(env, "set", [
-      {
-        does: "Set variables; restart the instance for Node-RED to see them",
-        run: "instances env set line-one GREETING=hello LEVEL=3",
-      },
-      {
-        does: "Set a hidden variable, its value asked for (or read from stdin)",
-        run: "instances env set line-one API_KEY --hidden",
-      },
-    ])
-      .description(
+    withAssignments(
+      instanceCommand(env, "set", [
+        {
+          does: "Set variables; restart the instance for Node-RED to see them",
+          run: "instances env set line-one GREETING=hello LEVEL=3",
+        },
+        {
+          does: "Set a hidden variable, its value asked for (or read from stdin)",
+          run: "instances env set line-one API_KEY --hidden",
+        },
+      ]).description(
         "Set variables (members and owners); they reach Node-RED when it next starts (`instances restart`)",
-      )
-      .argument(
-        "<assignments...>",
-        "NAME=value, or NAME alone to be asked for its value",
-        (value, previous: { name: string; value?: string }[] = []) => [
-          ...previous,
-          assignment(value),
-        ],
-      )
-      .option("--hidden", "never show the values again (the API returns them blank)"),
+      ),
+    ),
   ).action(
     async (
       instance: string,
-      assignments: { name: string; value?: string }[],
+      assignments: Assignment[],
       options: InstanceOptions & { hidden?: boolean },
     ) => {
       const { client } = await context.connect();
       const { id: instanceId } = await resolveInstance(client, instance, options.team);
       const found = await client.instances.get.query({ instanceId });
       const env: EnvVar[] = found.settings.env.filter((v) => !v.name.startsWith("FF_"));
-      for (const { name, value } of assignments) {
-        const given = value ?? (await context.readSecret(`Value of ${name}: `));
-        const entry = { name, value: given, hidden: options.hidden ?? false };
-        const at = env.findIndex((v) => v.name === name);
-        if (at >= 0) env[at] = entry;
-        else env.push(entry);
-      }
+      await assign(context, env, assignments, options.hidden);
       const updated = await client.instances.update.mutate({ instanceId, settings: { env } });
       context.print(
         options.json

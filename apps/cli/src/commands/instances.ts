@@ -8,13 +8,12 @@ import type { Instance, InstanceSummary } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { type Column, fields, json, table, when } from "../output";
-import { withExamples } from "./examples";
 import { instanceCommand, type InstanceOptions } from "./instance-command";
 import { addInstanceEnvCommands } from "./instance-env";
-import { positiveInteger, withJson, withTeam, withYes } from "./options";
+import { positiveInteger, teamCommand, withJson, withYes } from "./options";
 import { resolveApplication, resolveInstance, resolveTeam } from "../resolve";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 const FOLLOW_INTERVAL_MS = 1000;
 
@@ -84,15 +83,17 @@ export function addInstancesCommands(program: Command, context: Context): void {
     .command("instances")
     .description("Hosted Node-RED instances: create, run, read their logs, set their variables");
 
-  withJson(
-    withTeam(
-      withExamples(instances.command("list"), [
-        {
-          does: "List a team's instances with their state and editor",
-          run: "instances list --team night",
-        },
-      ]).description("A team's instances, with their state and editor URL (viewers and up)"),
-    ),
+  teamCommand(
+    instances,
+    "list",
+    [
+      {
+        does: "List a team's instances with their state and editor",
+        run: "instances list --team night",
+      },
+    ],
+    (command) =>
+      command.description("A team's instances, with their state and editor URL (viewers and up)"),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
@@ -116,18 +117,21 @@ export function addInstancesCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(instances.command("create"), [
-        {
-          does: "Create an instance in an application; it starts at once",
-          run: "instances create line-one --app <applicationId>",
-        },
-        {
-          does: "The same, naming the application by its name in a team",
-          run: 'instances create line-one --app "Line 1" --team night',
-        },
-      ])
+  teamCommand(
+    instances,
+    "create",
+    [
+      {
+        does: "Create an instance in an application; it starts at once",
+        run: "instances create line-one --app <applicationId>",
+      },
+      {
+        does: "The same, naming the application by its name in a team",
+        run: 'instances create line-one --app "Line 1" --team night',
+      },
+    ],
+    (command) =>
+      command
         .description(
           "Create an instance (owners); the platform's default type, stack and template unless given",
         )
@@ -140,12 +144,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
         .option("--type <instanceTypeId>", "the instance type")
         .option("--template <templateId>", "the template of default settings")
         .option("--wait", "return once the instance runs"),
-      {
-        required: false,
-        description:
-          "the application's team, by id, slug or name (default: look in all your teams)",
-      },
-    ),
+    { lookIn: "the application's team" },
   ).action(
     async (
       name: string,
@@ -281,13 +280,7 @@ export function addInstancesCommands(program: Command, context: Context): void {
     ),
   ).action(
     async (instance: string, options: InstanceOptions & { yes?: boolean }, command: Command) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: instances delete asks before it deletes, and no terminal is there to answer: " +
-            "give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
+      refuseUnanswerable(context, command, options.yes);
       const { client } = await context.connect();
       const { id: instanceId, name: instanceName } = await resolveInstance(
         client,
@@ -296,11 +289,12 @@ export function addInstancesCommands(program: Command, context: Context): void {
       );
       if (!options.yes) {
         const found = await client.instances.get.query({ instanceId });
-        const sure = await context.confirm(
+        await confirmOrStop(
+          context,
           `Delete instance ${found.name} (id ${found.id}) of team ${found.team.name}? ` +
             "Its Node-RED stops; its flows, files and log are deleted for good.",
+          `${found.name} was not deleted`,
         );
-        if (!sure) throw new CliError(`${found.name} was not deleted`, "not_confirmed");
       }
       const result = await client.instances.delete.mutate({ instanceId });
       context.print(options.json ? json(result) : `Deleted instance ${instanceName}.\n`);

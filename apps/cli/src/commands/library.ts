@@ -5,10 +5,12 @@ import type { Command } from "commander";
 import { readFile } from "node:fs/promises";
 import type { Context } from "../context";
 import { CliError } from "../errors";
-import { type Column, json, table, when } from "../output";
+import { type Column, json, when } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam, withYes } from "./options";
-import { resolveTeam } from "../resolve";
+import { printEvery } from "./pages";
+import { teamCommand, withJson, withTeam, withYes } from "./options";
+import { listEvery, resolveTeam } from "../resolve";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 const COLUMNS: Column<LibraryEntrySummary>[] = [
   { header: "TYPE", value: (entry) => entry.type },
@@ -28,55 +30,55 @@ export function addLibraryCommands(program: Command, context: Context): void {
       "The team library: flows, functions and templates every instance of a team shares",
     );
 
-  withJson(
-    withTeam(
-      withExamples(library.command("list"), [
-        { does: "Every entry of a team's library", run: "library list --team night" },
-        {
-          does: "The flows in one folder and below it",
-          run: "library list --type flows --path shared --team night",
-        },
-      ])
+  teamCommand(
+    library,
+    "list",
+    [
+      { does: "Every entry of a team's library", run: "library list --team night" },
+      {
+        does: "The flows in one folder and below it",
+        run: "library list --type flows --path shared --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Entries of the team library, without their bodies (viewers and up)")
         .option("--type <type>", "only this type: flows, functions, templates, …")
         .option("--path <folder>", "only this folder and below it"),
-    ),
   ).action(async (options: Options & { type?: string; path?: string }) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
-    const all: LibraryEntrySummary[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.library.list.query({
+    const all = await listEvery("entries", (cursor) =>
+      client.library.list.query({
         teamId,
         type: options.type,
         path: options.path,
         cursor,
-      });
-      all.push(...page.entries);
-      cursor = page.meta.next_cursor;
-    } while (cursor !== undefined);
-    context.print(
-      options.json
-        ? json({ meta: {}, count: all.length, entries: all })
-        : all.length === 0
-          ? "The team library has no such entries.\n"
-          : table(all, COLUMNS),
+      }),
+    );
+    printEvery(
+      context,
+      "entries",
+      all,
+      { columns: COLUMNS, none: "The team library has no such entries.\n" },
+      options.json,
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(library.command("show"), [
-        {
-          does: "Print a flow of the team library (its JSON, to save or import)",
-          run: "library show flows shared/starter.json --team night",
-        },
-      ])
+  teamCommand(
+    library,
+    "show",
+    [
+      {
+        does: "Print a flow of the team library (its JSON, to save or import)",
+        run: "library show flows shared/starter.json --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("An entry's body, as it is (viewers and up); --json adds its meta")
         .argument("<type>", "flows, functions, templates, …")
         .argument("<path>", "the entry's path: folder/name"),
-    ),
   ).action(async (type: string, path: string, options: Options) => {
     const { client } = await context.connect();
     const teamId = (await resolveTeam(client, options.team)).id;
@@ -86,24 +88,26 @@ export function addLibraryCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(library.command("save"), [
-        {
-          does: "Share a flow exported from Node-RED with every instance of the team",
-          run: "library save flows shared/starter.json --file starter.json --team night",
-        },
-        {
-          does: "A function with two outputs",
-          run: "library save functions tools/split --file split.js --meta '{\"outputs\":2}' --team night",
-        },
-      ])
+  teamCommand(
+    library,
+    "save",
+    [
+      {
+        does: "Share a flow exported from Node-RED with every instance of the team",
+        run: "library save flows shared/starter.json --file starter.json --team night",
+      },
+      {
+        does: "A function with two outputs",
+        run: "library save functions tools/split --file split.js --meta '{\"outputs\":2}' --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Create or replace an entry from a file (members and owners)")
         .argument("<type>", "flows, functions, templates, …")
         .argument("<path>", "the entry's path: folder/name")
         .requiredOption("--file <file>", "the entry's body: a flow's JSON, a function's code, …")
         .option("--meta <json>", "what Node-RED keeps beside the body, as a JSON object"),
-    ),
   ).action(
     async (
       type: string,
@@ -161,20 +165,15 @@ export function addLibraryCommands(program: Command, context: Context): void {
     ),
   ).action(
     async (type: string, path: string, options: Options & { yes?: boolean }, command: Command) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: library delete asks before it deletes, and no terminal is there to answer: " +
-            "give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
+      refuseUnanswerable(context, command, options.yes);
       const { client } = await context.connect();
       const teamId = (await resolveTeam(client, options.team)).id;
       if (!options.yes) {
-        const sure = await context.confirm(
+        await confirmOrStop(
+          context,
           `Delete ${type} ${path} (and all in it, if it is a folder) from the team library?`,
+          `${path} was not deleted`,
         );
-        if (!sure) throw new CliError(`${path} was not deleted`, "not_confirmed");
       }
       const result = await client.library.delete.mutate({ teamId, type, path });
       context.print(

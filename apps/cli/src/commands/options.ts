@@ -2,6 +2,7 @@
 // caught before anything is sent.
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { ServerUrl } from "../config";
+import { type Example, withExamples } from "./examples";
 
 export function withJson(command: Command): Command {
   return command.option("--json", "print the API's JSON, for scripts");
@@ -23,6 +24,55 @@ export function withTeam(
   if (required) option.makeOptionMandatory();
   teamOptions.add(option);
   return command.addOption(option);
+}
+
+/** `--team` to look a name up in, optional: without it, the name is looked for in all your teams. */
+export function withTeamToLookIn(command: Command, whose: string): Command {
+  return withTeam(command, {
+    required: false,
+    description: `${whose}, by id, slug or name (default: look in all your teams)`,
+  });
+}
+
+/** A command on one thing (`instance`, `device`): `<instance>`, and --team to look it up in. */
+export function commandOnOne(
+  kind: string,
+  group: Command,
+  name: string,
+  examples: readonly Example[],
+): Command {
+  return withTeamToLookIn(
+    withExamples(group.command(name), examples).argument(`<${kind}>`, `the ${kind}'s id or name`),
+    `the ${kind}'s team`,
+  );
+}
+
+/** `--application` and `--instance` assign to one or the other, not both (exit 2). */
+export function needOneAssignment(
+  command: Command,
+  options: { application?: string; instance?: string },
+): void {
+  if (options.application !== undefined && options.instance !== undefined) {
+    command.error("error: give --application or --instance, not both", { exitCode: 2 });
+  }
+}
+
+/**
+ * A command that acts in a team: its examples, what `build` adds (a description, arguments, its
+ * own options), then --team (required, unless `team` says otherwise; `lookIn`: withTeamToLookIn's)
+ * and --json, in that order, as its help lists them.
+ */
+export function teamCommand(
+  group: Command,
+  name: string,
+  examples: readonly Example[],
+  build: (command: Command) => Command = (command) => command,
+  team?: Parameters<typeof withTeam>[1] | { lookIn: string },
+): Command {
+  const command = build(withExamples(group.command(name), examples));
+  return withJson(
+    team && "lookIn" in team ? withTeamToLookIn(command, team.lookIn) : withTeam(command, team),
+  );
 }
 
 /** Whether `option` is the team a command acts in (not, say, a token's team restriction). */

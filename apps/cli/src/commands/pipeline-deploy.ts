@@ -7,8 +7,7 @@ import type { Client } from "../client";
 import type { Context } from "../context";
 import { CliError } from "../errors";
 import { json } from "../output";
-import { withExamples } from "./examples";
-import { withJson, withTeam } from "./options";
+import { teamCommand } from "./options";
 import { resolvePipeline, resolveSnapshot, resolveStage } from "../resolve";
 import { targetSet } from "./targets";
 
@@ -47,23 +46,22 @@ async function awaitOperation(client: Client, operation: Operation): Promise<Ope
 }
 
 /** `pipelines deploy`, under the `pipelines` group. */
-export function addPipelineDeployCommand(
-  pipelines: Command,
-  context: Context,
-  optionalTeam: Parameters<typeof withTeam>[1],
-): void {
-  withJson(
-    withTeam(
-      withExamples(pipelines.command("deploy"), [
-        {
-          does: "Deploy a stage to the next one and wait until it is done",
-          run: "pipelines deploy P1a2b3c4d5e6 S1a2b3c4d5e6 --wait",
-        },
-        {
-          does: "Deploy a chosen snapshot (a stage whose action is prompt)",
-          run: "pipelines deploy P1a2b3c4d5e6 S1a2b3c4d5e6 --snapshot N1a2b3c4d5e6 --wait",
-        },
-      ])
+export function addPipelineDeployCommand(pipelines: Command, context: Context): void {
+  teamCommand(
+    pipelines,
+    "deploy",
+    [
+      {
+        does: "Deploy a stage to the next one and wait until it is done",
+        run: "pipelines deploy P1a2b3c4d5e6 S1a2b3c4d5e6 --wait",
+      },
+      {
+        does: "Deploy a chosen snapshot (a stage whose action is prompt)",
+        run: "pipelines deploy P1a2b3c4d5e6 S1a2b3c4d5e6 --snapshot N1a2b3c4d5e6 --wait",
+      },
+    ],
+    (command) =>
+      command
         .description(
           "Deploy a stage's snapshot to the next stage's instance (owners). Without --wait it returns once the deploy has started, printing the operation to follow; with --wait it returns when the deploy is done, and fails (exit 1) when the deploy did.",
         )
@@ -74,8 +72,7 @@ export function addPipelineDeployCommand(
           "the snapshot to deploy, by id or name (required when the stage's action is prompt)",
         )
         .option("--wait", "wait until the deploy is done"),
-      optionalTeam,
-    ),
+    { lookIn: "the team" },
   ).action(
     async (
       given: string,

@@ -3,11 +3,11 @@
 import type { StageAction } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { json } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam, withYes } from "./options";
+import { teamCommand, withJson, withTeamToLookIn, withYes } from "./options";
 import { resolveInstance, resolvePipeline, resolveStage } from "../resolve";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 type Options = { team?: string; json?: boolean };
 
@@ -27,27 +27,26 @@ function action(value: string): StageAction {
 }
 
 /** `pipelines stages add|update|delete`, under the `pipelines` group. */
-export function addPipelineStagesCommands(
-  pipelines: Command,
-  context: Context,
-  optionalTeam: Parameters<typeof withTeam>[1],
-): void {
+export function addPipelineStagesCommands(pipelines: Command, context: Context): void {
   const stages = pipelines
     .command("stages")
     .description("Add, change and delete a pipeline's stages");
 
-  withJson(
-    withTeam(
-      withExamples(stages.command("add"), [
-        {
-          does: "The first stage: an instance named line-dev",
-          run: "pipelines stages add P1a2b3c4d5e6 Development --instance line-dev --team night",
-        },
-        {
-          does: "A stage after another, deploying the newest snapshot on",
-          run: "pipelines stages add P1a2b3c4d5e6 Production --instance line-prod --after S1a2b3c4d5e6 --team night",
-        },
-      ])
+  teamCommand(
+    stages,
+    "add",
+    [
+      {
+        does: "The first stage: an instance named line-dev",
+        run: "pipelines stages add P1a2b3c4d5e6 Development --instance line-dev --team night",
+      },
+      {
+        does: "A stage after another, deploying the newest snapshot on",
+        run: "pipelines stages add P1a2b3c4d5e6 Production --instance line-prod --after S1a2b3c4d5e6 --team night",
+      },
+    ],
+    (command) =>
+      command
         .description(
           "Add a stage after another (owners); without --after, the first of an empty pipeline",
         )
@@ -60,8 +59,7 @@ export function addPipelineStagesCommands(
           "--deploy-to-devices",
           "a snapshot deployed here also becomes the instance's devices' target",
         ),
-      optionalTeam,
-    ),
+    { lookIn: "the team" },
   ).action(
     async (
       given: string,
@@ -87,14 +85,17 @@ export function addPipelineStagesCommands(
     },
   );
 
-  withJson(
-    withTeam(
-      withExamples(stages.command("update"), [
-        {
-          does: "Deploy a chosen snapshot from this stage",
-          run: "pipelines stages update P1a2b3c4d5e6 S1a2b3c4d5e6 --action prompt",
-        },
-      ])
+  teamCommand(
+    stages,
+    "update",
+    [
+      {
+        does: "Deploy a chosen snapshot from this stage",
+        run: "pipelines stages update P1a2b3c4d5e6 S1a2b3c4d5e6 --action prompt",
+      },
+    ],
+    (command) =>
+      command
         .description("Change a stage's name, instance or action (owners)")
         .argument("<pipeline>", "the pipeline's id or name")
         .argument("<stage>", "the stage's id or name")
@@ -103,8 +104,7 @@ export function addPipelineStagesCommands(
         .option("--action <action>", `what a deploy from it sends: ${ACTIONS.join(", ")}`, action)
         .option("--deploy-to-devices", "a snapshot deployed here also becomes its devices' target")
         .option("--no-deploy-to-devices", "it does not"),
-      optionalTeam,
-    ),
+    { lookIn: "the team" },
   ).action(
     async (
       given: string,
@@ -133,7 +133,7 @@ export function addPipelineStagesCommands(
 
   withJson(
     withYes(
-      withTeam(
+      withTeamToLookIn(
         withExamples(stages.command("delete"), [
           {
             does: "Delete a stage; the one before it then leads to the one after",
@@ -145,7 +145,7 @@ export function addPipelineStagesCommands(
           )
           .argument("<pipeline>", "the pipeline's id or name")
           .argument("<stage>", "the stage's id or name"),
-        optionalTeam,
+        "the team",
       ),
       "delete",
     ),
@@ -156,18 +156,13 @@ export function addPipelineStagesCommands(
       options: Options & { yes?: boolean },
       command: Command,
     ) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: pipelines stages delete asks before it deletes, and no terminal is there to answer: give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
+      refuseUnanswerable(context, command, options.yes);
       const { client } = await context.connect();
       const pipeline = await resolvePipeline(client, given, options.team);
       const stage = await resolveStage(pipeline, givenStage);
       const named = `stage ${stage.name} (id ${stage.id}) of pipeline ${pipeline.name}`;
-      if (!options.yes && !(await context.confirm(`Delete ${named}?`))) {
-        throw new CliError(`${stage.name} was not deleted`, "not_confirmed");
+      if (!options.yes) {
+        await confirmOrStop(context, `Delete ${named}?`, `${stage.name} was not deleted`);
       }
       const result = await client.pipelines.deleteStage.mutate({
         pipelineId: pipeline.id,

@@ -6,13 +6,13 @@
 import type { Pipeline, PipelineStage } from "@flowplane/contract";
 import type { Command } from "commander";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { type Column, fields, json, table } from "../output";
 import { withExamples } from "./examples";
-import { withJson, withTeam, withYes } from "./options";
+import { teamCommand, withJson, withTeamToLookIn, withYes } from "./options";
 import { resolveApplication, resolvePipeline, resolveTeam } from "../resolve";
 import { addPipelineDeployCommand } from "./pipeline-deploy";
 import { addPipelineStagesCommands } from "./pipeline-stages";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
 
 const stageInstance = (stage: PipelineStage) => stage.instances[0]?.name ?? "(none)";
 
@@ -43,19 +43,14 @@ export function addPipelinesCommands(program: Command, context: Context): void {
   const pipelines = program
     .command("pipelines")
     .description("Delivery pipelines: stages of an application's instances, and deploying them");
-  const optionalTeam = {
-    required: false,
-    description: "the team, by id, slug or name (default: look in all your teams)",
-  };
-
-  withJson(
-    withTeam(
-      withExamples(pipelines.command("list"), [
-        { does: "The team's pipelines and their stages", run: "pipelines list --team night" },
-      ])
+  teamCommand(
+    pipelines,
+    "list",
+    [{ does: "The team's pipelines and their stages", run: "pipelines list --team night" }],
+    (command) =>
+      command
         .description("The team's pipelines, or one application's (viewers and up)")
         .option("--application <application>", "only this application's (id or name)"),
-    ),
   ).action(async (options: Options & { application?: string }) => {
     const { client } = await context.connect();
     const list = options.application
@@ -74,15 +69,15 @@ export function addPipelinesCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(pipelines.command("show"), [
-        { does: "A pipeline's stages in order", run: "pipelines show P1a2b3c4d5e6" },
-      ])
+  teamCommand(
+    pipelines,
+    "show",
+    [{ does: "A pipeline's stages in order", run: "pipelines show P1a2b3c4d5e6" }],
+    (command) =>
+      command
         .description("A pipeline and its stages in order (viewers and up)")
         .argument("<pipeline>", "the pipeline's id or name"),
-      optionalTeam,
-    ),
+    { lookIn: "the team" },
   ).action(async (given: string, options: Options) => {
     const { client } = await context.connect();
     const { id: pipelineId } = await resolvePipeline(client, given, options.team);
@@ -96,22 +91,24 @@ export function addPipelinesCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(pipelines.command("create"), [
-        {
-          does: "A pipeline in an application",
-          run: "pipelines create Release --application A1b2c3d4e5f6",
-        },
-      ])
+  teamCommand(
+    pipelines,
+    "create",
+    [
+      {
+        does: "A pipeline in an application",
+        run: "pipelines create Release --application A1b2c3d4e5f6",
+      },
+    ],
+    (command) =>
+      command
         .description("Create a pipeline in an application (owners)")
         .argument("<name>", "its name")
         .requiredOption(
           "--application <application>",
           "the application whose instances it deploys (id or name)",
         ),
-      optionalTeam,
-    ),
+    { lookIn: "the team" },
   ).action(async (name: string, options: Options & { application: string }) => {
     const { client } = await context.connect();
     const created = await client.pipelines.create.mutate({
@@ -123,16 +120,16 @@ export function addPipelinesCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(pipelines.command("rename"), [
-        { does: "Rename a pipeline", run: "pipelines rename P1a2b3c4d5e6 Ship" },
-      ])
+  teamCommand(
+    pipelines,
+    "rename",
+    [{ does: "Rename a pipeline", run: "pipelines rename P1a2b3c4d5e6 Ship" }],
+    (command) =>
+      command
         .description("Rename a pipeline (owners)")
         .argument("<pipeline>", "the pipeline's id or name")
         .argument("<name>", "its new name"),
-      optionalTeam,
-    ),
+    { lookIn: "the team" },
   ).action(async (given: string, name: string, options: Options) => {
     const { client } = await context.connect();
     const found = await resolvePipeline(client, given, options.team);
@@ -149,7 +146,7 @@ export function addPipelinesCommands(program: Command, context: Context): void {
 
   withJson(
     withYes(
-      withTeam(
+      withTeamToLookIn(
         withExamples(pipelines.command("delete"), [
           {
             does: "Delete a pipeline and its stages, from a script",
@@ -160,27 +157,26 @@ export function addPipelinesCommands(program: Command, context: Context): void {
             "Delete a pipeline and its stages (owners); its instances and snapshots stay. Asked at the terminal first; without one, only with --yes.",
           )
           .argument("<pipeline>", "the pipeline's id or name"),
-        optionalTeam,
+        "the team",
       ),
       "delete",
     ),
   ).action(async (given: string, options: Options & { yes?: boolean }, command: Command) => {
-    if (!options.yes && !context.canAsk()) {
-      command.error(
-        "error: pipelines delete asks before it deletes, and no terminal is there to answer: give --yes to delete without asking",
-        { exitCode: 2 },
-      );
-    }
+    refuseUnanswerable(context, command, options.yes);
     const { client } = await context.connect();
     const found = await resolvePipeline(client, given, options.team);
     const named = `pipeline ${found.name} (id ${found.id})`;
-    if (!options.yes && !(await context.confirm(`Delete ${named} and its stages?`))) {
-      throw new CliError(`${found.name} was not deleted`, "not_confirmed");
+    if (!options.yes) {
+      await confirmOrStop(
+        context,
+        `Delete ${named} and its stages?`,
+        `${found.name} was not deleted`,
+      );
     }
     const result = await client.pipelines.delete.mutate({ pipelineId: found.id });
     context.print(options.json ? json(result) : `Deleted ${named}.\n`);
   });
 
-  addPipelineStagesCommands(pipelines, context, optionalTeam);
-  addPipelineDeployCommand(pipelines, context, optionalTeam);
+  addPipelineStagesCommands(pipelines, context);
+  addPipelineDeployCommand(pipelines, context);
 }

@@ -1,5 +1,5 @@
-// A file of secrets (a device's or a provisioning token's device.yml): created, never overwritten,
-// readable by its owner alone.
+// A file of secrets (a device's or a provisioning token's device.yml, an exported snapshot):
+// created, never overwritten, readable by its owner alone.
 import { writeFile } from "node:fs/promises";
 import { CliError } from "../errors";
 

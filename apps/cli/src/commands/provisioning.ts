@@ -6,17 +6,19 @@ import type { ProvisioningTokenSummary } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
 import type { z } from "zod";
 import type { Context } from "../context";
-import { CliError } from "../errors";
 import { json, table, when } from "../output";
 import { type Example, withExamples } from "./examples";
-import { withJson, withTeam, withYes } from "./options";
+import { needOneAssignment, withJson, withTeam, withYes } from "./options";
 import { writePrivate } from "./private-file";
 import {
   resolveApplication,
+  resolveAssignment,
   resolveInstance,
   resolveProvisioningToken,
   resolveTeam,
 } from "../resolve";
+import { confirmOrStop, refuseUnanswerable } from "./ask-first";
+import { deviceYml } from "./device-yml";
 
 type Summary = z.infer<typeof ProvisioningTokenSummary>;
 
@@ -36,17 +38,6 @@ function time(value: string): string {
 
 const assigned = (t: Summary) =>
   t.application ? `application ${t.application}` : t.instance ? `instance ${t.instance}` : "-";
-
-/** The device.yml an agent starts from with this token (every value quoted as YAML strings). */
-function provisioningYml(name: string, teamId: string, token: string, url: string) {
-  const quoted = (value: string) => JSON.stringify(value);
-  return (
-    `provisioningName: ${quoted(name)}\n` +
-    `provisioningTeam: ${quoted(teamId)}\n` +
-    `provisioningToken: ${quoted(token)}\n` +
-    `forgeURL: ${quoted(url.replace(/\/+$/, ""))}\n`
-  );
-}
 
 function tokenCommand(group: Command, name: string, examples: readonly Example[]): Command {
   return withTeam(withExamples(group.command(name), examples));
@@ -113,25 +104,24 @@ export function addProvisioningCommands(devices: Command, context: Context): voi
       },
       command: Command,
     ) => {
-      if (options.application !== undefined && options.instance !== undefined) {
-        command.error("error: give --application or --instance, not both", { exitCode: 2 });
-      }
+      needOneAssignment(command, options);
       const { client, url } = await context.connect();
       const teamId = (await resolveTeam(client, options.team)).id;
       const created = await client.provisioningTokens.create.mutate({
         teamId,
         name,
-        application:
-          options.application === undefined
-            ? undefined
-            : (await resolveApplication(client, options.application, options.team)).id,
-        instance:
-          options.instance === undefined
-            ? undefined
-            : (await resolveInstance(client, options.instance, options.team)).id,
+        ...(await resolveAssignment(client, options, options.team)),
         expiresAt: options.expires,
       });
-      const yml = provisioningYml(created.name, teamId, created.token, url);
+      // The device.yml an agent starts from with this token.
+      const yml = deviceYml(
+        {
+          provisioningName: created.name,
+          provisioningTeam: teamId,
+          provisioningToken: created.token,
+        },
+        url,
+      );
       if (options.output !== undefined) {
         await writePrivate(options.output, yml);
         return context.print(
@@ -242,21 +232,16 @@ export function addProvisioningCommands(devices: Command, context: Context): voi
       "revoke it",
     ),
   ).action(async (token: string, options: Options & { yes?: boolean }, command: Command) => {
-    if (!options.yes && !context.canAsk()) {
-      command.error(
-        "error: devices provisioning delete asks before it revokes, and no terminal is there to " +
-          "answer: give --yes to revoke without asking",
-        { exitCode: 2 },
-      );
-    }
+    refuseUnanswerable(context, command, options.yes, "revoke");
     const { client } = await context.connect();
     const team = await resolveTeam(client, options.team);
     const found = await resolveProvisioningToken(client, team, token);
-    if (
-      !options.yes &&
-      !(await context.confirm(`Revoke provisioning token ${found.name} (id ${found.id})?`))
-    ) {
-      throw new CliError(`${found.name} was not revoked`, "not_confirmed");
+    if (!options.yes) {
+      await confirmOrStop(
+        context,
+        `Revoke provisioning token ${found.name} (id ${found.id})?`,
+        `${found.name} was not revoked`,
+      );
     }
     const result = await client.provisioningTokens.delete.mutate({
       teamId: team.id,

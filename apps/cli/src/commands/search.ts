@@ -5,8 +5,7 @@ import type { Command } from "commander";
 import type { Context } from "../context";
 import { type Column, json, table } from "../output";
 import { resolveTeam } from "../resolve";
-import { withExamples } from "./examples";
-import { withJson, withTeam } from "./options";
+import { teamCommand } from "./options";
 
 const COLUMNS: Column<SearchResult>[] = [
   { header: "KIND", value: (result) => result.object },
@@ -15,21 +14,23 @@ const COLUMNS: Column<SearchResult>[] = [
 ];
 
 export function addSearchCommand(program: Command, context: Context): void {
-  withJson(
-    withTeam(
-      withExamples(program.command("search"), [
-        { does: "Find what a team has named like 'line'", run: "search line --team night" },
-        {
-          does: "Find one by its id",
-          run: "search 4jNp2bW8kQx1 --team night --json",
-        },
-      ])
+  teamCommand(
+    program,
+    "search",
+    [
+      { does: "Find what a team has named like 'line'", run: "search line --team night" },
+      {
+        does: "Find one by its id",
+        run: "search 4jNp2bW8kQx1 --team night --json",
+      },
+    ],
+    (command) =>
+      command
         .description(
           "Search a team's applications, instances and devices by name (and id, description, " +
             "type), in any case (viewers and up)",
         )
         .argument("<query>", "the text to find"),
-    ),
   ).action(async (query: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const team = (await resolveTeam(client, options.team)).id;

@@ -5,14 +5,16 @@
 // a snapshot by its id or its name among the instance's (resolve/).
 import type { Snapshot } from "@flowplane/contract";
 import type { Command } from "commander";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import type { Context } from "../context";
 import { CliError } from "../errors";
-import { fields, json, table, when } from "../output";
+import { fields, json, when } from "../output";
 import { instanceCommand } from "./instance-command";
-import { positiveInteger, withJson, withYes } from "./options";
+import { writePrivate } from "./private-file";
+import { withJson } from "./options";
 import { resolveInstance, resolveSnapshot } from "../resolve";
-import { targetCleared, targetSet } from "./targets";
+import { targetChanged, targetSet } from "./targets";
+import { addSnapshotDelete, addSnapshotList } from "./owned-snapshots";
 
 interface Options {
   team?: string;
@@ -50,34 +52,13 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
       "An instance's snapshots: take, list, export, import, roll back, set the devices' target",
     );
 
-  withJson(
+  addSnapshotList(
     instanceCommand(snapshots, "list", [
       { does: "An instance's snapshots, newest first", run: "snapshots list line-one" },
-    ])
-      .description("An instance's snapshots, newest first (viewers and up)")
-      .option("--limit <n>", "how many (default 100)", positiveInteger)
-      .option("--cursor <id>", "the page after this snapshot (the previous page's last)"),
-  ).action(async (instance: string, options: Options & { limit?: number; cursor?: string }) => {
-    const { client } = await context.connect();
-    const instanceId = (await resolveInstance(client, instance, options.team)).id;
-    const list = await client.snapshots.ofInstance.query({
-      instanceId,
-      limit: options.limit,
-      cursor: options.cursor,
-    });
-    if (options.json) return context.print(json(list));
-    context.print(
-      list.snapshots.length === 0
-        ? "No snapshots of this instance.\n"
-        : table(list.snapshots, [
-            { header: "ID", value: (s) => s.id },
-            { header: "NAME", value: (s) => s.name },
-            { header: "TAKEN", value: (s) => when(s.createdAt) },
-            { header: "BY", value: (s) => s.user?.username ?? "-" },
-            { header: "DESCRIPTION", value: (s) => s.description },
-          ]) + (list.meta.next_cursor ? `More: --cursor ${list.meta.next_cursor}\n` : ""),
-    );
-  });
+    ]).description("An instance's snapshots, newest first (viewers and up)"),
+    context,
+    "instance",
+  );
 
   withJson(
     instanceCommand(snapshots, "create", [
@@ -167,49 +148,16 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
     },
   );
 
-  withJson(
-    withYes(
-      instanceCommand(snapshots, "delete", [
-        { does: "Delete a snapshot (asks first)", run: "snapshots delete line-one Release-3" },
-        {
-          does: "From a script, which has no terminal to answer",
-          run: "snapshots delete line-one Release-3 --yes",
-        },
-      ])
-        .description("Delete one of an instance's snapshots (owners), asking first")
-        .argument("<snapshot>", "the snapshot's id or name"),
-      "delete",
-    ),
-  ).action(
-    async (
-      instance: string,
-      snapshot: string,
-      options: Options & { yes?: boolean },
-      command: Command,
-    ) => {
-      if (!options.yes && !context.canAsk()) {
-        command.error(
-          "error: snapshots delete asks before it deletes, and no terminal is there to answer: " +
-            "give --yes to delete without asking",
-          { exitCode: 2 },
-        );
-      }
-      const { client } = await context.connect();
-      const { instanceId, snapshot: found } = await named(instance, snapshot, options);
-      if (
-        !options.yes &&
-        !(await context.confirm(`Delete snapshot ${found.name} (id ${found.id}) for good?`))
-      ) {
-        throw new CliError(`${found.name} was not deleted`, "not_confirmed");
-      }
-      const result = await client.snapshots.deleteOfInstance.mutate({
-        instanceId,
-        snapshotId: found.id,
-      });
-      context.print(
-        options.json ? json(result) : `Deleted snapshot ${found.name} (id ${found.id}).\n`,
-      );
-    },
+  addSnapshotDelete(
+    instanceCommand(snapshots, "delete", [
+      { does: "Delete a snapshot (asks first)", run: "snapshots delete line-one Release-3" },
+      {
+        does: "From a script, which has no terminal to answer",
+        run: "snapshots delete line-one Release-3 --yes",
+      },
+    ]).description("Delete one of an instance's snapshots (owners), asking first"),
+    context,
+    "instance",
   );
 
   withJson(
@@ -239,17 +187,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
       snapshotId,
       credentialSecret,
     });
-    await writeFile(options.output, `${JSON.stringify(exported, null, 2)}\n`, {
-      mode: 0o600,
-      flag: "wx",
-    }).catch((error: NodeJS.ErrnoException) => {
-      throw new CliError(
-        error.code === "EEXIST"
-          ? `${options.output} exists: choose another file`
-          : `cannot write ${options.output}: ${error.message}`,
-        "cannot_write",
-      );
-    });
+    await writePrivate(options.output, `${JSON.stringify(exported, null, 2)}\n`);
     context.print(
       options.json
         ? json({ status: "okay", file: options.output })
@@ -386,11 +324,7 @@ export function addSnapshotsCommands(program: Command, context: Context): void {
       });
       if (options.json) return context.print(json(result));
       const owner = `instance ${found.name}'s devices'`;
-      context.print(
-        target
-          ? targetSet(owner, "each of its devices", target)
-          : targetCleared(owner, "each of its devices"),
-      );
+      context.print(targetChanged(owner, "each of its devices", target));
     },
   );
 }

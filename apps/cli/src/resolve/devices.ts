@@ -3,8 +3,8 @@
 import { isId } from "@flowplane/contract";
 import type { Client } from "../client";
 import { when } from "../output";
-import { everyPage, type Named, orNone, pick, type Ref } from "./rule";
-import { type TeamRef, teamRef, teamsOf } from "./teams";
+import { listEvery, type Named, orNone, pick, type Ref } from "./rule";
+import { type TeamRef, teamRef, listTeams } from "./teams";
 
 export interface DeviceRef extends Named {
   team: TeamRef;
@@ -16,7 +16,7 @@ export async function resolveDevice(
   given: string,
   team?: string,
 ): Promise<DeviceRef> {
-  const { teams, scope } = await teamsOf(client, team);
+  const { teams, scope } = await listTeams(client, team);
   const inScope = new Set(teams.map((t) => t.id));
   const device = (d: {
     id: string;
@@ -32,14 +32,13 @@ export async function resolveDevice(
   const [named, byId] = await Promise.all([
     Promise.all(
       teams.map(async (t) =>
-        everyPage(async (cursor) => {
-          const page = await client.devices.ofTeam.query({
+        listEvery("devices", (cursor) =>
+          client.devices.ofTeam.query({
             teamId: t.id,
             query: given.slice(0, 128),
             cursor,
-          });
-          return { items: page.devices, next: page.meta.next_cursor };
-        }),
+          }),
+        ),
       ),
     ),
     isId(given) ? orNone(client.devices.byId.query({ deviceId: given })) : undefined,
@@ -61,10 +60,9 @@ export async function resolveDeviceGroup(
   application: Ref,
   given: string,
 ): Promise<Named> {
-  const groups = await everyPage(async (cursor) => {
-    const page = await client.deviceGroups.list.query({ applicationId: application.id, cursor });
-    return { items: page.groups, next: page.meta.next_cursor };
-  });
+  const groups = await listEvery("groups", (cursor) =>
+    client.deviceGroups.list.query({ applicationId: application.id, cursor }),
+  );
   return pick({
     kind: "device group",
     given,
@@ -79,10 +77,9 @@ export async function resolveTeamDeviceGroup(
   team: TeamRef,
   given: string,
 ): Promise<Named> {
-  const groups = await everyPage(async (cursor) => {
-    const page = await client.deviceGroups.ofTeam.query({ teamId: team.id, cursor });
-    return { items: page.groups, next: page.meta.next_cursor };
-  });
+  const groups = await listEvery("groups", (cursor) =>
+    client.deviceGroups.ofTeam.query({ teamId: team.id, cursor }),
+  );
   return pick({
     kind: "device group",
     given,

@@ -2,7 +2,7 @@
 // team given or else in all the caller's teams; an id outside them is fetched.
 import type { Client } from "../client";
 import { type Named, orNone, pick } from "./rule";
-import { type TeamRef, teamRef, teamsOf } from "./teams";
+import { type TeamRef, teamRef, listTeams } from "./teams";
 
 export interface ApplicationRef extends Named {
   team: TeamRef;
@@ -12,8 +12,8 @@ export interface InstanceRef extends Named {
   application: ApplicationRef;
 }
 
-async function applicationsOf(client: Client, team?: string) {
-  const { teams, scope } = await teamsOf(client, team);
+async function listApplications(client: Client, team?: string) {
+  const { teams, scope } = await listTeams(client, team);
   const applications = (
     await Promise.all(
       teams.map(async (t) =>
@@ -33,7 +33,7 @@ export async function resolveApplication(
   given: string,
   team?: string,
 ): Promise<ApplicationRef> {
-  const { applications, scope, given: scoped } = await applicationsOf(client, team);
+  const { applications, scope, given: scoped } = await listApplications(client, team);
   return pick({
     kind: "application",
     given,
@@ -56,7 +56,7 @@ export async function resolveInstance(
   given: string,
   team?: string,
 ): Promise<InstanceRef> {
-  const { applications, scope, given: scoped } = await applicationsOf(client, team);
+  const { applications, scope, given: scoped } = await listApplications(client, team);
   return pick<InstanceRef>({
     kind: "instance",
     given,
@@ -79,4 +79,22 @@ export async function resolveInstance(
           return { id: found.id, name: found.name, where: application.where, application };
         },
   });
+}
+
+/** What `--application` or `--instance` names, as ids: what a device or a token is assigned to. */
+export async function resolveAssignment(
+  client: Client,
+  given: { application?: string; instance?: string },
+  team?: string,
+): Promise<{ application?: string; instance?: string }> {
+  return {
+    application:
+      given.application === undefined
+        ? undefined
+        : (await resolveApplication(client, given.application, team)).id,
+    instance:
+      given.instance === undefined
+        ? undefined
+        : (await resolveInstance(client, given.instance, team)).id,
+  };
 }

@@ -3,7 +3,7 @@
 import type { Pipeline } from "@flowplane/contract";
 import type { Client } from "../client";
 import { type Named, orNone, pick } from "./rule";
-import { teamsOf } from "./teams";
+import { listTeams } from "./teams";
 
 export type PipelineRef = Pipeline & Named;
 
@@ -13,7 +13,7 @@ export async function resolvePipeline(
   given: string,
   team?: string,
 ): Promise<PipelineRef> {
-  const { teams, scope } = await teamsOf(client, team);
+  const { teams, scope } = await listTeams(client, team);
   const lists = await Promise.all(
     teams.map(async (t) =>
       (await client.pipelines.ofTeam.query({ teamId: t.id })).pipelines.map((p) => ({

@@ -69,16 +69,17 @@ export async function orNone<T>(request: Promise<T>): Promise<T | undefined> {
   }
 }
 
-/** Every item of a paged list. */
-export async function everyPage<T>(
-  page: (cursor?: string) => Promise<{ items: T[]; next?: string }>,
+/** Every item of a list the API gives a page at a time: its items under `key`, then `meta`'s cursor. */
+export async function listEvery<K extends string, T>(
+  key: K,
+  read: (cursor?: string) => Promise<{ meta: { next_cursor?: string } } & Record<K, T[]>>,
 ): Promise<T[]> {
   const all: T[] = [];
   let cursor: string | undefined;
   do {
-    const { items, next } = await page(cursor);
-    all.push(...items);
-    cursor = next;
+    const page = await read(cursor);
+    all.push(...page[key]);
+    cursor = page.meta.next_cursor;
   } while (cursor !== undefined);
   return all;
 }

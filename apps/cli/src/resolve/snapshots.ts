@@ -2,7 +2,7 @@
 // device's or an application's.
 import type { Client } from "../client";
 import { when } from "../output";
-import { everyPage, type Named, pick, type Ref } from "./rule";
+import { listEvery, type Named, pick, type Ref } from "./rule";
 
 type SnapshotScope = { instance: Ref } | { device: Ref } | { application: Ref };
 
@@ -33,10 +33,7 @@ export async function resolveSnapshot(
                 cursor,
               }),
           ];
-  const snapshots = await everyPage(async (cursor) => {
-    const page = await list(cursor);
-    return { items: page.snapshots, next: page.meta.next_cursor };
-  });
+  const snapshots = await listEvery("snapshots", (cursor) => list(cursor));
   return pick({
     kind: "snapshot",
     given,

@@ -1,7 +1,7 @@
 // Teams, team types and members as a command line names them (rule.ts): a team by id, slug or
 // name among the caller's teams, or any team by id or slug; a member by id or username.
 import type { Client } from "../client";
-import { everyPage, type Named, orNone, pick } from "./rule";
+import { listEvery, type Named, orNone, pick } from "./rule";
 
 export interface TeamRef extends Named {
   slug: string;
@@ -29,7 +29,7 @@ export async function resolveTeam(client: Client, given: string): Promise<TeamRe
 }
 
 /** The team given, or (none given) every team of the caller's, and how to say which. */
-export async function teamsOf(
+export async function listTeams(
   client: Client,
   team?: string,
 ): Promise<{ teams: TeamRef[]; scope: string }> {
@@ -43,10 +43,9 @@ export async function teamsOf(
 
 /** The team type named by id or name, active or not. */
 export async function resolveTeamType(client: Client, given: string) {
-  const types = await everyPage(async (cursor) => {
-    const page = await client.teamTypes.all.query({ filter: "all", limit: 1000, cursor });
-    return { items: page.types, next: page.meta.next_cursor };
-  });
+  const types = await listEvery("types", (cursor) =>
+    client.teamTypes.all.query({ filter: "all", limit: 1000, cursor }),
+  );
   return pick({
     kind: "team type",
     given,

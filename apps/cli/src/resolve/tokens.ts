@@ -2,7 +2,7 @@
 // access tokens, a team's MQTT clients, the platform's broker tokens.
 import type { Client } from "../client";
 import { when } from "../output";
-import { everyPage, type Named, pick } from "./rule";
+import { listEvery, type Named, pick } from "./rule";
 import type { TeamRef } from "./teams";
 
 /** The caller's personal access token named by id or name. */
@@ -26,10 +26,9 @@ export async function resolveBrokerClient(
   team: TeamRef,
   given: string,
 ): Promise<Named> {
-  const clients = await everyPage(async (cursor) => {
-    const page = await client.broker.listClients.query({ teamId: team.id, cursor });
-    return { items: page.clients, next: page.meta.next_cursor };
-  });
+  const clients = await listEvery("clients", (cursor) =>
+    client.broker.listClients.query({ teamId: team.id, cursor }),
+  );
   return pick({
     kind: "MQTT client",
     given,

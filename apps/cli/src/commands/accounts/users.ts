@@ -1,15 +1,15 @@
 // `flowplane users`: the platform's users, as administrators manage them (an administrator's token
 // with admin opt-in). A user is named by username or id. A new user's password is asked for (or
 // read from stdin), never taken as an argument, and never printed.
-import { type User, type UserList } from "@flowplane/contract";
+import { type User } from "@flowplane/contract";
 import type { Command } from "commander";
-import { apiFailure, type Client } from "../../client";
+import { asAdministrator } from "../../client";
 import type { Context } from "../../context";
-import { CliError } from "../../errors";
-import { type Column, json, table, when } from "../../output";
+import { type Column, json, when } from "../../output";
 import { withExamples } from "../examples";
 import { positiveInteger, withJson } from "../options";
-import { pick } from "../../resolve";
+import { resolveUser, USER_ADMINISTRATION } from "../../resolve";
+import { listPages } from "../pages";
 
 const USER_COLUMNS: Column<User>[] = [
   { header: "USERNAME", value: (user) => user.username },
@@ -62,20 +62,16 @@ export function addUsersCommands(program: Command, context: Context): void {
       .option("--all", "every page, not only the first"),
   ).action(async (options: ListOptions) => {
     const { client } = await context.connect();
-    const fetchPage = (cursor: string | undefined) =>
-      asAdministrator(
-        client.users.all.query({ query: options.query, limit: options.limit, cursor }),
-      );
-    let page = await fetchPage(options.cursor);
-    if (options.all) {
-      const every = [...page.users];
-      while (page.meta.next_cursor) {
-        page = await fetchPage(page.meta.next_cursor);
-        every.push(...page.users);
-      }
-      page = { meta: {}, count: page.count, users: every };
-    }
-    printList(context, page, options.json);
+    await listPages(
+      context,
+      "users",
+      (cursor) =>
+        asAdministratorOfUsers(
+          client.users.all.query({ query: options.query, limit: options.limit, cursor }),
+        ),
+      options,
+      { columns: USER_COLUMNS, none: "No users.\n", what: "users", all: true },
+    );
   });
 
   withJson(
@@ -106,7 +102,7 @@ export function addUsersCommands(program: Command, context: Context): void {
     const password = await context.readSecret(`Password for the new user ${username}: `, {
       confirm: "The same password again: ",
     });
-    const user = await asAdministrator(
+    const user = await asAdministratorOfUsers(
       client.users.create.mutate({
         username,
         name: options.name,
@@ -131,8 +127,8 @@ export function addUsersCommands(program: Command, context: Context): void {
       .argument("<user>", USER_ARGUMENT),
   ).action(async (name: string, options: { json?: boolean }) => {
     const { client } = await context.connect();
-    const found = await findUser(client, name);
-    const user = await asAdministrator(
+    const found = await resolveUser(client, name);
+    const user = await asAdministratorOfUsers(
       client.users.update.mutate({ userId: found.id, suspended: true }),
     );
     context.print(
@@ -151,8 +147,8 @@ export function addUsersCommands(program: Command, context: Context): void {
       .argument("<user>", USER_ARGUMENT),
   ).action(async (name: string, options: { json?: boolean }) => {
     const { client } = await context.connect();
-    const found = await findUser(client, name);
-    const user = await asAdministrator(
+    const found = await resolveUser(client, name);
+    const user = await asAdministratorOfUsers(
       client.users.update.mutate({ userId: found.id, suspended: false }),
     );
     context.print(
@@ -174,8 +170,8 @@ export function addUsersCommands(program: Command, context: Context): void {
       .argument("<user>", USER_ARGUMENT),
   ).action(async (name: string, options: { json?: boolean }) => {
     const { client } = await context.connect();
-    const found = await findUser(client, name);
-    const status = await asAdministrator(client.users.delete.mutate({ userId: found.id }));
+    const found = await resolveUser(client, name);
+    const status = await asAdministratorOfUsers(client.users.delete.mutate({ userId: found.id }));
     context.print(
       options.json
         ? json(status)
@@ -185,61 +181,7 @@ export function addUsersCommands(program: Command, context: Context): void {
   });
 }
 
-function printList(context: Context, page: UserList, asJson: boolean | undefined): void {
-  if (asJson) return context.print(json(page));
-  context.print(page.users.length === 0 ? "No users.\n" : table(page.users, USER_COLUMNS));
-  if (page.meta.next_cursor) {
-    context.print(
-      `\n${page.users.length} of ${page.count} users; next page: --cursor ${page.meta.next_cursor}` +
-        " (or --all for every page)\n",
-    );
-  }
-}
-
-/**
- * The user a command line names (resolve/'s rule): by id, or by username, found through the
- * list's `query` and compared exactly (usernames are unique, so no name is ambiguous).
- */
-async function findUser(client: Client, name: string): Promise<User> {
-  const username = name.toLowerCase();
-  const users: User[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await asAdministrator(client.users.all.query({ query: name, cursor }));
-    users.push(...page.users);
-    cursor = page.meta.next_cursor;
-  } while (cursor);
-  const named = (user: User) => ({ id: user.id, name: user.username, where: user.email ?? "-" });
-  const found = await pick({
-    kind: "user",
-    given: name,
-    scope: "",
-    candidates: users.filter((user) => user.username === username || user.id === name).map(named),
-    byId: async (userId) => {
-      try {
-        const user = await asAdministrator(client.users.byId.query({ userId }));
-        users.push(user);
-        return named(user);
-      } catch (error) {
-        if (error instanceof CliError && error.status === 404) return undefined;
-        throw error;
-      }
-    },
-  });
-  return users.find((user) => user.id === found.id)!;
-}
-
-/** The API says only `unauthorized`, which tells nobody what is missing. */
-async function asAdministrator<T>(request: Promise<T>): Promise<T> {
-  try {
-    return await request;
-  } catch (error) {
-    const failure = apiFailure(error);
-    if (failure instanceof CliError && failure.status === 403 && failure.code === "unauthorized") {
-      throw new CliError(failure.message, failure.code, [
-        "users are managed only with an administrator's token with admin opt-in",
-      ]);
-    }
-    throw failure;
-  }
+/** A users' request: its refusal says that it takes an administrator. */
+function asAdministratorOfUsers<T>(request: Promise<T>): Promise<T> {
+  return asAdministrator(request, USER_ADMINISTRATION);
 }

@@ -4,19 +4,14 @@
 // username or email; one sent to you by its id or, with --team, by the team that sent it.
 import { type Invitation, roleName } from "@flowplane/contract";
 import type { Command } from "commander";
-import type { Client } from "../../client";
 import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
-import { withExamples } from "../examples";
 import { teamRole } from "./members";
-import { withJson, withTeam } from "../options";
-import { pick, resolveTeam } from "../../resolve";
+import { teamCommand } from "../options";
+import { invitee, resolveMyInvitation, resolveTeam, resolveTeamInvitation } from "../../resolve";
 
 const role = (invitation: Invitation) => roleName(invitation.role) ?? String(invitation.role);
-
-const invitee = (invitation: Invitation) =>
-  "external" in invitation.invitee ? invitation.invitee.email : invitation.invitee.username;
 
 const TEAM_COLUMNS: Column<Invitation>[] = [
   { header: "ID", value: (invitation) => invitation.id },
@@ -34,78 +29,26 @@ const MY_COLUMNS: Column<Invitation>[] = [
   { header: "EXPIRES", value: (invitation) => when(invitation.expiresAt) },
 ];
 
-/** The team's pending invitation named by its id or its invitee's username or email. */
-async function teamInvitation(
-  client: Client,
-  teamId: string,
-  invitation: string,
-): Promise<Invitation> {
-  const { invitations } = await client.invitation.list.query({ teamId });
-  return pick({
-    kind: "pending invitation",
-    given: invitation,
-    scope: "of the team",
-    candidates: invitations.map((i) => ({
-      ...i,
-      name: invitee(i),
-      where: `sent ${when(i.sentAt)}`,
-    })),
-  });
-}
-
-/**
- * The invitation sent to you that the command line names: by its id, or by the team that sent it
- * (--team, its id, slug or name), or both (then they must agree).
- */
-async function myInvitation(
-  client: Client,
-  invitation: string | undefined,
-  team: string | undefined,
-): Promise<{ id: string; team: { name: string } }> {
-  const { invitations } = await client.invitation.mine.query();
-  const candidates = invitations.map((i) => ({
-    ...i,
-    name: i.team.name,
-    where: `from team ${i.team.name}`,
-  }));
-  if (team === undefined) {
-    return pick({ kind: "invitation", given: invitation!, scope: "of yours", candidates });
-  }
-  const from = await pick({
-    kind: "team",
-    given: team,
-    scope: "among those that invited you",
-    candidates: invitations.map((i) => ({ ...i.team, where: `slug ${i.team.slug}` })),
-  });
-  const found = invitations.find(
-    (candidate) =>
-      candidate.team.id === from.id && (invitation === undefined || candidate.id === invitation),
-  );
-  if (!found) {
-    throw new CliError(`you have no invitation ${invitation} from team ${from.name}`, "not_found");
-  }
-  return found;
-}
-
 export function addInvitationsCommands(program: Command, context: Context): void {
   const invitations = program
     .command("invitations")
     .description("Invite people to a team; accept or reject invitations sent to you");
 
-  withJson(
-    withTeam(
-      withExamples(invitations.command("list"), [
-        { does: "List the invitations sent to you", run: "invitations list" },
-        {
-          does: "List a team's pending invitations (owners)",
-          run: "invitations list --team night",
-        },
-      ]),
+  teamCommand(
+    invitations,
+    "list",
+    [
+      { does: "List the invitations sent to you", run: "invitations list" },
       {
-        required: false,
-        description: "a team's invitations (owners), by the team's id, slug or name",
+        does: "List a team's pending invitations (owners)",
+        run: "invitations list --team night",
       },
-    ).description("Your pending invitations, or with --team a team's (owners)"),
+    ],
+    (command) => command.description("Your pending invitations, or with --team a team's (owners)"),
+    {
+      required: false,
+      description: "a team's invitations (owners), by the team's id, slug or name",
+    },
   ).action(async (options: { team?: string; json?: boolean }) => {
     const { client } = await context.connect();
     const list =
@@ -119,22 +62,24 @@ export function addInvitationsCommands(program: Command, context: Context): void
     context.print(table(list.invitations, options.team === undefined ? MY_COLUMNS : TEAM_COLUMNS));
   });
 
-  withJson(
-    withTeam(
-      withExamples(invitations.command("create"), [
-        {
-          does: "Invite two people as members, by username and by email",
-          run: "invitations create alice bob@example.com --team night",
-        },
-        {
-          does: "Invite someone as a viewer",
-          run: "invitations create carol --role viewer --team night",
-        },
-      ])
+  teamCommand(
+    invitations,
+    "create",
+    [
+      {
+        does: "Invite two people as members, by username and by email",
+        run: "invitations create alice bob@example.com --team night",
+      },
+      {
+        does: "Invite someone as a viewer",
+        run: "invitations create carol --role viewer --team night",
+      },
+    ],
+    (command) =>
+      command
         .description("Invite up to 5 people to a team by username or email (owners)")
         .argument("<users...>", "usernames or emails")
         .option("--role <role>", "dashboard, viewer, member (default) or owner", teamRole),
-    ),
   ).action(async (users: string[], options: { team: string; role?: number; json?: boolean }) => {
     const { client } = await context.connect();
     const result = await client.invitation.create.mutate({
@@ -159,83 +104,81 @@ export function addInvitationsCommands(program: Command, context: Context): void
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(invitations.command("resend"), [
-        {
-          does: "Send an invitation again: it expires 7 days from now",
-          run: "invitations resend alice --team night",
-        },
-      ])
-        .description("Send a pending invitation again; it expires 7 days from now (owners)")
+  // `resend` and `revoke`: on one of the team's pending invitations, by its id or its invitee.
+  for (const [verb, example, description] of [
+    [
+      "resend",
+      {
+        does: "Send an invitation again: it expires 7 days from now",
+        run: "invitations resend alice --team night",
+      },
+      "Send a pending invitation again; it expires 7 days from now (owners)",
+    ],
+    [
+      "revoke",
+      {
+        does: "Revoke an invitation: it can no longer be accepted",
+        run: "invitations revoke bob@example.com --team night",
+      },
+      "Revoke a pending invitation (owners)",
+    ],
+  ] as const) {
+    teamCommand(invitations, verb, [example], (command) =>
+      command
+        .description(description)
         .argument(
           "<invitation>",
           "the invitation's id, or its invitee's username (or email, for one sent to an email)",
         ),
-    ),
-  ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
-    const { client } = await context.connect();
-    const teamId = (await resolveTeam(client, options.team)).id;
-    const found = await teamInvitation(client, teamId, invitation);
-    const sent = await client.invitation.resend.mutate({ teamId, invitationId: found.id });
-    context.print(
-      options.json
-        ? json(sent)
-        : `Sent the invitation to ${invitee(sent)} again (id ${sent.id}); ` +
-            `it expires on ${when(sent.expiresAt)}.\n`,
-    );
-  });
-
-  withJson(
-    withTeam(
-      withExamples(invitations.command("revoke"), [
-        {
-          does: "Revoke an invitation: it can no longer be accepted",
-          run: "invitations revoke bob@example.com --team night",
-        },
-      ])
-        .description("Revoke a pending invitation (owners)")
-        .argument(
-          "<invitation>",
-          "the invitation's id, or its invitee's username (or email, for one sent to an email)",
-        ),
-    ),
-  ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
-    const { client } = await context.connect();
-    const teamId = (await resolveTeam(client, options.team)).id;
-    const found = await teamInvitation(client, teamId, invitation);
-    const result = await client.invitation.revoke.mutate({ teamId, invitationId: found.id });
-    context.print(
-      options.json
-        ? json(result)
-        : `Revoked the invitation to ${invitee(found)} (id ${found.id}).\n`,
-    );
-  });
+    ).action(async (invitation: string, options: { team: string; json?: boolean }) => {
+      const { client } = await context.connect();
+      const teamId = (await resolveTeam(client, options.team)).id;
+      const found = await resolveTeamInvitation(client, teamId, invitation);
+      const input = { teamId, invitationId: found.id };
+      if (verb === "revoke") {
+        const result = await client.invitation.revoke.mutate(input);
+        return context.print(
+          options.json
+            ? json(result)
+            : `Revoked the invitation to ${invitee(found)} (id ${found.id}).\n`,
+        );
+      }
+      const sent = await client.invitation.resend.mutate(input);
+      context.print(
+        options.json
+          ? json(sent)
+          : `Sent the invitation to ${invitee(sent)} again (id ${sent.id}); ` +
+              `it expires on ${when(sent.expiresAt)}.\n`,
+      );
+    });
+  }
 
   for (const answer of ["accept", "reject"] as const) {
     const accept = answer === "accept";
-    withJson(
-      withTeam(
-        withExamples(invitations.command(answer), [
-          accept
-            ? {
-                does: "Accept an invitation: you join its team",
-                run: "invitations accept <invitationId>",
-              }
-            : { does: "Reject an invitation", run: "invitations reject <invitationId>" },
-          {
-            does: `${accept ? "Accept" : "Reject"} the invitation a team sent you, by the team's slug`,
-            run: `invitations ${answer} --team night`,
-          },
-        ])
+    teamCommand(
+      invitations,
+      answer,
+      [
+        accept
+          ? {
+              does: "Accept an invitation: you join its team",
+              run: "invitations accept <invitationId>",
+            }
+          : { does: "Reject an invitation", run: "invitations reject <invitationId>" },
+        {
+          does: `${accept ? "Accept" : "Reject"} the invitation a team sent you, by the team's slug`,
+          run: `invitations ${answer} --team night`,
+        },
+      ],
+      (command) =>
+        command
           .description(
             accept
               ? "Accept an invitation sent to you: you join the team with its role"
               : "Reject an invitation sent to you",
           )
           .argument("[invitation]", "the invitation's id, or the name of the team that sent it"),
-        { required: false, description: "the team that sent it, by id, slug or name" },
-      ),
+      { required: false, description: "the team that sent it, by id, slug or name" },
     ).action(
       async (
         invitation: string | undefined,
@@ -248,7 +191,7 @@ export function addInvitationsCommands(program: Command, context: Context): void
           });
         }
         const { client } = await context.connect();
-        const found = await myInvitation(client, invitation, options.team);
+        const found = await resolveMyInvitation(client, invitation, options.team);
         const result = await client.invitation[answer].mutate({ invitationId: found.id });
         context.print(
           options.json

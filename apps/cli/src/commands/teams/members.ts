@@ -4,8 +4,7 @@ import { Role, roleName, type TeamMember } from "@flowplane/contract";
 import { type Command, InvalidArgumentError } from "commander";
 import type { Context } from "../../context";
 import { type Column, json, table } from "../../output";
-import { withExamples } from "../examples";
-import { withJson, withTeam } from "../options";
+import { teamCommand } from "../options";
 import { resolveMember, resolveTeam } from "../../resolve";
 
 const MEMBER_COLUMNS: Column<TeamMember>[] = [
@@ -36,12 +35,11 @@ export function addMembersCommands(program: Command, context: Context): void {
     .command("members")
     .description("List a team's members, change their roles, remove them");
 
-  withJson(
-    withTeam(
-      withExamples(members.command("list"), [
-        { does: "List a team's members with their roles", run: "members list --team night" },
-      ]).description("A team's members and their roles (viewers and up)"),
-    ),
+  teamCommand(
+    members,
+    "list",
+    [{ does: "List a team's members with their roles", run: "members list --team night" }],
+    (command) => command.description("A team's members and their roles (viewers and up)"),
   ).action(async (options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const list = await client.member.list.query({
@@ -51,22 +49,24 @@ export function addMembersCommands(program: Command, context: Context): void {
     else context.print(table(list.members, MEMBER_COLUMNS));
   });
 
-  withJson(
-    withTeam(
-      withExamples(members.command("set-role"), [
-        {
-          does: "Make a member an owner of the team",
-          run: "members set-role alice owner --team night",
-        },
-        {
-          does: "Make a member a viewer, by user id",
-          run: "members set-role <userId> 10 --team <teamId>",
-        },
-      ])
+  teamCommand(
+    members,
+    "set-role",
+    [
+      {
+        does: "Make a member an owner of the team",
+        run: "members set-role alice owner --team night",
+      },
+      {
+        does: "Make a member a viewer, by user id",
+        run: "members set-role <userId> 10 --team <teamId>",
+      },
+    ],
+    (command) =>
+      command
         .description("Change a member's role (owners)")
         .argument("<user>", "the member's username or id")
         .argument("<role>", "dashboard, viewer, member or owner (or 5, 10, 30, 50)", teamRole),
-    ),
   ).action(async (user: string, role: number, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const team = await resolveTeam(client, options.team);
@@ -79,15 +79,17 @@ export function addMembersCommands(program: Command, context: Context): void {
     );
   });
 
-  withJson(
-    withTeam(
-      withExamples(members.command("remove"), [
-        { does: "Remove a member from a team", run: "members remove bob --team night" },
-        { does: "Leave a team yourself", run: "members remove <yourUsername> --team night" },
-      ])
+  teamCommand(
+    members,
+    "remove",
+    [
+      { does: "Remove a member from a team", run: "members remove bob --team night" },
+      { does: "Leave a team yourself", run: "members remove <yourUsername> --team night" },
+    ],
+    (command) =>
+      command
         .description("Remove a member (owners), or leave the team (your own username)")
         .argument("<user>", "the member's username or id"),
-    ),
   ).action(async (user: string, options: { team: string; json?: boolean }) => {
     const { client } = await context.connect();
     const team = await resolveTeam(client, options.team);

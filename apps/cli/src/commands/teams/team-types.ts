@@ -1,12 +1,13 @@
 // `flowplane team-types`: the kinds of team the platform offers and the limits their teams live
 // within. Everyone may list and read them; administrators (a token with admin opt-in) create,
 // change and delete them. A type is named by its id or its name (unique without regard to case).
-import type { TeamType, TeamTypeList, TeamTypeProperties } from "@flowplane/contract";
+import type { TeamType, TeamTypeProperties } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { apiFailure } from "../../client";
+import { asAdministrator } from "../../client";
+import { listPages } from "../pages";
 import type { Context } from "../../context";
 import { CliError } from "../../errors";
-import { type Column, fields, json, table, when } from "../../output";
+import { type Column, fields, json, when } from "../../output";
 import { withExamples } from "../examples";
 import { collect, positiveInteger, withJson } from "../options";
 import { resolveTeamType } from "../../resolve";
@@ -221,25 +222,14 @@ export function addTeamTypesCommands(program: Command, context: Context): void {
       json?: boolean;
     }) => {
       const { client } = await context.connect();
-      const fetchPage = (cursor: string | undefined) =>
-        client.teamTypes.all.query({ filter: options.filter, limit: options.limit, cursor });
-      let page: TeamTypeList = await fetchPage(options.cursor);
-      if (options.all) {
-        const every = [...page.types];
-        while (page.meta.next_cursor) {
-          page = await fetchPage(page.meta.next_cursor);
-          every.push(...page.types);
-        }
-        page = { meta: {}, count: page.count, types: every };
-      }
-      if (options.json) return context.print(json(page));
-      context.print(page.types.length === 0 ? "No team types.\n" : table(page.types, TYPE_COLUMNS));
-      if (page.meta.next_cursor) {
-        context.print(
-          `\n${page.types.length} of ${page.count} types; next page: --cursor ` +
-            `${page.meta.next_cursor} (or --all for every page)\n`,
-        );
-      }
+      await listPages(
+        context,
+        "types",
+        (cursor) =>
+          client.teamTypes.all.query({ filter: options.filter, limit: options.limit, cursor }),
+        options,
+        { columns: TYPE_COLUMNS, none: "No team types.\n", what: "types", all: true },
+      );
     },
   );
 
@@ -273,7 +263,7 @@ export function addTeamTypesCommands(program: Command, context: Context): void {
     ),
   ).action(async (name: string, options: ChangeOptions) => {
     const { client } = await context.connect();
-    const type = await asAdministrator(
+    const type = await asAdministratorOfTeamTypes(
       client.teamTypes.create.mutate({ name, ...changes(options) }),
     );
     context.print(
@@ -313,7 +303,7 @@ export function addTeamTypesCommands(program: Command, context: Context): void {
     if (Object.keys(change).length === 0) {
       command.error("error: nothing to change: give an option (see --help)", { exitCode: 2 });
     }
-    const updated = await asAdministrator(
+    const updated = await asAdministratorOfTeamTypes(
       client.teamTypes.update.mutate({ teamTypeId: type.id, ...change }),
     );
     context.print(
@@ -332,24 +322,19 @@ export function addTeamTypesCommands(program: Command, context: Context): void {
   ).action(async (name: string, options: { json?: boolean }) => {
     const { client } = await context.connect();
     const type = await resolveTeamType(client, name);
-    const result = await asAdministrator(client.teamTypes.delete.mutate({ teamTypeId: type.id }));
+    const result = await asAdministratorOfTeamTypes(
+      client.teamTypes.delete.mutate({ teamTypeId: type.id }),
+    );
     context.print(
       options.json ? json(result) : `Deleted team type ${type.name} (id ${type.id}).\n`,
     );
   });
 }
 
-/** The API says only `unauthorized`, which tells nobody what is missing. */
-async function asAdministrator<T>(request: Promise<T>): Promise<T> {
-  try {
-    return await request;
-  } catch (error) {
-    const failure = apiFailure(error);
-    if (failure instanceof CliError && failure.status === 403 && failure.code === "unauthorized") {
-      throw new CliError(failure.message, failure.code, [
-        "team types are changed only with an administrator's token with admin opt-in",
-      ]);
-    }
-    throw failure;
-  }
+/** A change to the team types: its refusal says that it takes an administrator. */
+function asAdministratorOfTeamTypes<T>(request: Promise<T>): Promise<T> {
+  return asAdministrator(
+    request,
+    "team types are changed only with an administrator's token with admin opt-in",
+  );
 }

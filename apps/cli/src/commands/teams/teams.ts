@@ -6,6 +6,7 @@ import type { Context } from "../../context";
 import { CliError } from "../../errors";
 import { type Column, json, table, when } from "../../output";
 import { withExamples } from "../examples";
+import { printPage } from "../pages";
 import { resolveTeam, resolveTeamType } from "../../resolve";
 import { positiveInteger, withJson } from "../options";
 
@@ -120,12 +121,11 @@ async function listEveryTeam(context: Context, options: ListOptions): Promise<vo
       }
       throw failure;
     });
-  if (options.json) return context.print(json(page));
-
-  context.print(page.teams.length === 0 ? "No teams.\n" : table(page.teams, TEAM_COLUMNS));
-  if (page.meta.next_cursor) {
-    context.print(
-      `\n${page.teams.length} of ${page.count} teams; next page: --cursor ${page.meta.next_cursor}\n`,
-    );
-  }
+  printPage(
+    context,
+    page,
+    page.teams,
+    { columns: TEAM_COLUMNS, none: "No teams.\n", what: "teams" },
+    options.json,
+  );
 }
