@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { WebSocket } from "ws";
 import { browserMissing, launchBrowser, openBrowser, signInOnPage } from "../support/browser";
 import { deployFlows, startServer, type TestServer } from "../support/harness";
+import { waiter } from "../support/until";
 
 /** A member's flow: GET /steal answers with what the request carried (its Cookie header). */
 const STEAL_FLOW = [
@@ -32,15 +33,7 @@ const STEAL_FLOW = [
   { id: "out1", type: "http response", z: "tab1", wires: [] },
 ];
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 120_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const until = waiter(120_000, 200);
 
 /**
  * Resolves once the page's editor websocket (Node-RED's comms) has been accepted with the

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { WebSocket } from "ws";
 import { editorToken, startServer, type TestServer } from "../support/harness";
 import { localhostLookup } from "../support/localhost-names";
+import { waiter } from "../support/until";
 
 let server: TestServer;
 let teamId: string;
@@ -16,15 +17,7 @@ let teamId: string;
 let first: { id: string; url: string };
 let second: { id: string; url: string };
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = waiter(60_000);
 
 const stateOf = async (id: string) =>
   (await server.request("GET", `/api/v1/projects/${id}/status`)).body.meta.state as string;

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inCI } from "../support/env";
 import { deployFlows, startServer, type TestServer } from "../support/harness";
 import { closeAll, connectMqtt, inbox } from "../support/mqtt-client";
+import { waiter } from "../support/until";
 
 let server: TestServer;
 let owner: { id: string; token: string };
@@ -25,15 +26,7 @@ const BROKER_PASSWORD = "a broker client password";
 /** Where the sandbox must be used: bubblewrap is installed (CI installs it). */
 const sandboxExpected = inCI || spawnSync("bwrap", ["--version"]).status === 0;
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = waiter(30_000);
 
 /**
  * The probe: GET /sh?cmd= runs a shell command with the exec node (its output and status),

@@ -2,21 +2,19 @@
 // see the editor answer only to the team, deploy a flow that the platform stores, stop, start,
 // restart, suspend, read the log, change a variable and see it after a restart, restart the
 // platform and find the instance running again, and delete it without a trace.
-import { Role } from "@flowplane/contract";
 import { createTestDb, type TestDb } from "@flowplane/db/testing";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { deployFlows, editorToken, startServer, type TestServer } from "../support/harness";
+import { type Person, teamOfRoles } from "../support/team-of-roles";
 
 let testDb: TestDb;
 let dataDir: string;
 let server: TestServer;
-let owner: { id: string; token: string };
-let member: { id: string; token: string };
-let viewer: { id: string; token: string };
-let outsider: { id: string; token: string };
+/** The team's owner, a member and a viewer of it, and a user of no team of it (teamOfRoles). */
+let owner: Person, member: Person, viewer: Person, outsider: Person;
 let teamId: string;
 let applicationId: string;
 let instanceId: string;
@@ -112,15 +110,8 @@ beforeAll(async () => {
     });
     return reply.body.token as string;
   };
-  owner = { id: created.body.id, token: await tokenOf("ivy") };
-  const team = await server.request("POST", "/api/v1/teams", {
-    token: owner.token,
-    body: { name: "Flows" },
-  });
-  teamId = team.body.id;
-  member = await server.user({ teams: [{ id: teamId, role: Role.member }] });
-  viewer = await server.user({ teams: [{ id: teamId, role: Role.viewer }] });
-  outsider = await server.user();
+  const ivy = { id: created.body.id, token: await tokenOf("ivy") };
+  ({ teamId, owner, member, viewer, outsider } = await teamOfRoles(server, "Flows", ivy));
 }, 60_000);
 
 afterEach((context) => {

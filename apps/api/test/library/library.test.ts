@@ -7,12 +7,12 @@ import { Role } from "@flowplane/contract";
 import { addMember, auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { editorToken, startServer, TOKEN_SECRET, type TestServer } from "../support/harness";
+import { waiter } from "../support/until";
+import { type Person, teamOfRoles } from "../support/team-of-roles";
 
 let server: TestServer;
-let owner: { id: string; token: string };
-let member: { id: string; token: string };
-let viewer: { id: string; token: string };
-let outsider: { id: string; token: string };
+/** The team's owner, a member and a viewer of it, and a user of no team of it (teamOfRoles). */
+let owner: Person, member: Person, viewer: Person, outsider: Person;
 let teamId: string;
 let otherTeamId: string;
 /** Two running instances of the team, one of the other team. */
@@ -26,15 +26,7 @@ const FLOW = [
   { id: "inj1", type: "inject", z: "tab1", wires: [] },
 ];
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = waiter(60_000);
 
 async function createRunning(token: string, team: string, name: string): Promise<string> {
   const app = await server.request("POST", "/api/v1/applications", {
@@ -82,15 +74,7 @@ async function editor(id: string, personalToken: string, path: string, init: Req
 
 beforeAll(async () => {
   server = await startServer({ instances: true });
-  owner = await server.user();
-  const team = await server.request("POST", "/api/v1/teams", {
-    token: owner.token,
-    body: { name: "Library team" },
-  });
-  teamId = team.body.id;
-  member = await server.user({ teams: [{ id: teamId, role: Role.member }] });
-  viewer = await server.user({ teams: [{ id: teamId, role: Role.viewer }] });
-  outsider = await server.user();
+  ({ teamId, owner, member, viewer, outsider } = await teamOfRoles(server, "Library team"));
   const other = await server.request("POST", "/api/v1/teams", {
     token: outsider.token,
     body: { name: "Other team" },

@@ -3,19 +3,18 @@
 // for it) work, and keeps its own variables' values while gaining the new ones. Members and viewers
 // cannot deploy, another team gets 404; the last stage is refused without a snapshot; concurrent
 // deploys run one after the other; a deploy the target cannot start on leaves it as it was.
-import { Role } from "@flowplane/contract";
 import { auditEntries } from "@flowplane/db";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployFlows, startServer, type TestServer } from "../support/harness";
 import { awaitOperation, createApplication } from "../support/team-fixtures";
+import { waiter } from "../support/until";
+import { type Person, teamOfRoles } from "../support/team-of-roles";
 
 let server: TestServer;
-let owner: { id: string; token: string };
-let member: { id: string; token: string };
-let viewer: { id: string; token: string };
-let outsider: { id: string; token: string };
+/** The team's owner, a member and a viewer of it, and a user of no team of it (teamOfRoles). */
+let owner: Person, member: Person, viewer: Person, outsider: Person;
 let teamId: string;
 let dev: string;
 let prod: string;
@@ -69,15 +68,7 @@ const flowSaying = (word: string) => [
   { id: "out3", type: "http response", z: "tab1", wires: [] },
 ];
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 90_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = waiter(90_000);
 
 async function running(id: string): Promise<string> {
   return until(`instance ${id} running`, async () => {
@@ -115,15 +106,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
   echoPort = (echo.address() as AddressInfo).port;
   server = await startServer({ instances: true, instanceHostPorts: [echoPort] });
-  owner = await server.user();
-  const team = await server.request("POST", "/api/v1/teams", {
-    token: owner.token,
-    body: { name: "Pipeline team" },
-  });
-  teamId = team.body.id;
-  member = await server.user({ teams: [{ id: teamId, role: Role.member }] });
-  viewer = await server.user({ teams: [{ id: teamId, role: Role.viewer }] });
-  outsider = await server.user();
+  ({ teamId, owner, member, viewer, outsider } = await teamOfRoles(server, "Pipeline team"));
   const applicationId = await createApplication(server, owner, teamId);
   const make = async (name: string) =>
     (

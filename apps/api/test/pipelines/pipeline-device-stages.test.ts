@@ -3,18 +3,16 @@
 // `use_active_snapshot` for device stages only. Deploying an instance stage to a device group
 // stage makes the snapshot the group's target, which a member's check-in then names (409); a device
 // stage's device gets it likewise. Members and viewers cannot deploy; another team gets 404.
-import { Role } from "@flowplane/contract";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp, createLogger } from "../../src/index";
 import { startServer, type TestServer, TOKEN_SECRET } from "../support/harness";
 import { awaitOperation, createApplication } from "../support/team-fixtures";
+import { type Person, teamOfRoles } from "../support/team-of-roles";
 
 let server: TestServer;
-let owner: { id: string; token: string };
-let member: { id: string; token: string };
-let viewer: { id: string; token: string };
-let outsider: { id: string; token: string };
+/** The team's owner, a member and a viewer of it, and a user of no team of it (teamOfRoles). */
+let owner: Person, member: Person, viewer: Person, outsider: Person;
 let teamId: string;
 let applicationId: string;
 let instanceId: string;
@@ -69,15 +67,7 @@ const addStage = (pipelineId: string, body: Record<string, unknown>) =>
 
 beforeAll(async () => {
   server = await startServer({ instances: "in-memory" });
-  owner = await server.user();
-  const team = await server.request("POST", "/api/v1/teams", {
-    token: owner.token,
-    body: { name: "Fleet delivery" },
-  });
-  teamId = team.body.id;
-  member = await server.user({ teams: [{ id: teamId, role: Role.member }] });
-  viewer = await server.user({ teams: [{ id: teamId, role: Role.viewer }] });
-  outsider = await server.user();
+  ({ teamId, owner, member, viewer, outsider } = await teamOfRoles(server, "Fleet delivery"));
   applicationId = await createApplication(server, owner, teamId);
   const instance = await server.request("POST", "/api/v1/projects", {
     token: owner.token,

@@ -1,32 +1,22 @@
 // Pipelines and their stages through the real server: FlowFuse's routes and shapes, stages as a
 // linked list (added after a `source`, deleted with their neighbours joined), roles (owners write,
 // members and viewers read), another team's 404s, and the audit log of every change.
-import { Role } from "@flowplane/contract";
 import { auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/harness";
 import { createApplication } from "../support/team-fixtures";
+import { type Person, teamOfRoles } from "../support/team-of-roles";
 
 let server: TestServer;
-let owner: { id: string; token: string };
-let member: { id: string; token: string };
-let viewer: { id: string; token: string };
-let outsider: { id: string; token: string };
+/** The team's owner, a member and a viewer of it, and a user of no team of it (teamOfRoles). */
+let owner: Person, member: Person, viewer: Person, outsider: Person;
 let teamId: string;
 let applicationId: string;
 const instances: string[] = [];
 
 beforeAll(async () => {
   server = await startServer({ instances: "in-memory" });
-  owner = await server.user();
-  const team = await server.request("POST", "/api/v1/teams", {
-    token: owner.token,
-    body: { name: "Delivery" },
-  });
-  teamId = team.body.id;
-  member = await server.user({ teams: [{ id: teamId, role: Role.member }] });
-  viewer = await server.user({ teams: [{ id: teamId, role: Role.viewer }] });
-  outsider = await server.user();
+  ({ teamId, owner, member, viewer, outsider } = await teamOfRoles(server, "Delivery"));
   applicationId = await createApplication(server, owner, teamId);
   for (const name of ["dev-one", "test-one", "prod-one"]) {
     const created = await server.request("POST", "/api/v1/projects", {

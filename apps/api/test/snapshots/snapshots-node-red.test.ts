@@ -15,6 +15,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployFlows, editorToken, startServer, type TestServer } from "../support/harness";
 import { createApplication, createTeam, makeUser, type TestUser } from "../support/team-fixtures";
+import { waiter } from "../support/until";
 
 let testDb: TestDb;
 let dataDir: string;
@@ -98,15 +99,7 @@ const CHANGED_FLOW = [
 ];
 const EXPECTED = "hello|alice:s3cret-credential|7";
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = waiter(60_000);
 
 /** Headers for a member's call to the instance's editor: an instance-bound token of theirs. */
 const editor = async (id: string) => ({
