@@ -5,25 +5,15 @@
 import { generateToken, tokenDigest } from "@flowplane/auth";
 import { Role } from "@flowplane/contract";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, TOKEN_SECRET, type TestServer } from "../support/harness";
-import {
-  createApplication,
-  createSnapshot,
-  createTeam,
-  makeUser,
-  type TestUser,
-} from "../support/team-fixtures";
+import { TOKEN_SECRET } from "../support/harness";
+import { createApplication, createSnapshot, createTeam, makeUser } from "../support/team-fixtures";
+import { serverWithTeam } from "../support/team-of-roles";
 
-let server: TestServer;
-let owner: TestUser;
-let teamId: string;
+const { server, owner, teamId } = await serverWithTeam();
 let applicationId: string;
 let instanceId: string;
 
 beforeAll(async () => {
-  server = await startServer({ instances: "in-memory" });
-  owner = await makeUser(server);
-  teamId = (await createTeam(server, owner)).id;
   applicationId = await createApplication(server, owner, teamId);
   const created = await server.request("POST", "/api/v1/projects", {
     token: owner.token,

@@ -3,7 +3,6 @@
 // or nothing, only the team's devices and targets, only by owners — with FlowFuse's audit events.
 import { auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
 import {
   createApplication,
   createInstance,
@@ -12,20 +11,12 @@ import {
   type TestTeam,
   type TestUser,
 } from "../support/team-fixtures";
+import { serverWithTeam } from "../support/team-of-roles";
 
-let server: TestServer;
-let owner: TestUser;
-let member: TestUser;
-let viewer: TestUser;
-let team: TestTeam;
+const { server, owner, team, member, viewer } = await serverWithTeam({ member: 30, viewer: 10 });
 let other: { owner: TestUser; team: TestTeam; applicationId: string; deviceId: string };
 
 beforeAll(async () => {
-  server = await startServer({ instances: "in-memory" });
-  owner = await makeUser(server);
-  team = await createTeam(server, owner);
-  member = await makeUser(server, { teams: [{ id: team.id, role: 30 }] });
-  viewer = await makeUser(server, { teams: [{ id: team.id, role: 10 }] });
   const otherOwner = await makeUser(server);
   const otherTeam = await createTeam(server, otherOwner);
   const otherApplication = await createApplication(server, otherOwner, otherTeam.id);

@@ -4,23 +4,15 @@
 // variables) and settings (the hash the 409 names), the agent's audit events, and the refusals:
 // a user's token, another device's token, an old token, a deleted device.
 import { decryptCredentials } from "@flowplane/auth";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
-import {
-  createApplication,
-  createInstance,
-  createTeam,
-  makeUser,
-  type TestTeam,
-  type TestUser,
-} from "../support/team-fixtures";
+import { afterAll, describe, expect, test } from "vitest";
+import { createApplication, createInstance } from "../support/team-fixtures";
+import { serverWithTeam } from "../support/team-of-roles";
 
-let server: TestServer;
-let owner: TestUser;
-let member: TestUser;
-let team: TestTeam;
-let instanceId: string;
-let applicationId: string;
+const { server, owner, team, member } = await serverWithTeam({ member: 30 });
+const instanceId = await createInstance(server, owner, team.id);
+const applicationId = (
+  await server.request("GET", `/api/v1/projects/${instanceId}`, { token: owner.token })
+).body.application.id as string;
 
 const FLOWS = [
   { id: "tab1", type: "tab", label: "one" },
@@ -28,16 +20,6 @@ const FLOWS = [
 ];
 const CREDENTIALS = { cfg1: { map: { SECRET: "s3cr3t-value" } } };
 
-beforeAll(async () => {
-  server = await startServer({ instances: "in-memory" });
-  owner = await makeUser(server);
-  team = await createTeam(server, owner);
-  member = await makeUser(server, { teams: [{ id: team.id, role: 30 }] });
-  instanceId = await createInstance(server, owner, team.id);
-  applicationId = (
-    await server.request("GET", `/api/v1/projects/${instanceId}`, { token: owner.token })
-  ).body.application.id;
-});
 afterAll(() => server.close());
 
 async function snapshot(name: string, env: Record<string, string> = {}) {

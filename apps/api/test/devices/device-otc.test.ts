@@ -7,23 +7,10 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Reply, startServer, type TestServer } from "../support/harness";
-import {
-  createApplication,
-  createTeam,
-  makeUser,
-  type TestTeam,
-  type TestUser,
-} from "../support/team-fixtures";
+import { createApplication, createTeam, makeUser } from "../support/team-fixtures";
+import { serverWithTeam } from "../support/team-of-roles";
 
-let server: TestServer;
-let owner: TestUser;
-let team: TestTeam;
-
-beforeAll(async () => {
-  server = await startServer({ instances: "in-memory" });
-  owner = await makeUser(server);
-  team = await createTeam(server, owner);
-});
+const { server, owner, team } = await serverWithTeam();
 afterAll(() => server.close());
 
 interface Created {

@@ -2,31 +2,17 @@
 // a provisioning token reach, reads, changes and their audit entries, lists with FlowFuse's query,
 // sort and paging, settings with hidden values, the team type's device limit, provisioning tokens.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
 import {
   createApplication,
   createInstance,
   createTeam,
   makeUser,
   type TestTeam,
-  type TestUser,
 } from "../support/team-fixtures";
+import { serverWithTeam } from "../support/team-of-roles";
 
-let server: TestServer;
-let owner: TestUser;
-let team: TestTeam;
-let member: TestUser;
-let viewer: TestUser;
-let applicationId: string;
-
-beforeAll(async () => {
-  server = await startServer({ instances: "in-memory" });
-  owner = await makeUser(server);
-  team = await createTeam(server, owner);
-  member = await makeUser(server, { teams: [{ id: team.id, role: 30 }] });
-  viewer = await makeUser(server, { teams: [{ id: team.id, role: 10 }] });
-  applicationId = await createApplication(server, owner, team.id);
-});
+const { server, owner, team, member, viewer } = await serverWithTeam({ member: 30, viewer: 10 });
+const applicationId = await createApplication(server, owner, team.id);
 afterAll(() => server.close());
 
 async function createDevice(body: Record<string, unknown>, token = owner.token) {

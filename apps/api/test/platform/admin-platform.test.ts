@@ -1,8 +1,7 @@
 // Administrators' platform operations: PUT /settings (stored, audited, honoured by team creation),
 // /admin/stats, /admin/invitations; and a team's instance counts (/teams/{id}/instance-counts).
 import { Role } from "@flowplane/contract";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
+import { afterAll, describe, expect, test } from "vitest";
 import {
   createApplication,
   createDevice,
@@ -10,18 +9,10 @@ import {
   createInvitation,
   createTeam,
   makeUser,
-  type TestUser,
 } from "../support/team-fixtures";
+import { serverWithTeam } from "../support/team-of-roles";
 
-let server: TestServer;
-let owner: TestUser;
-let teamId: string;
-
-beforeAll(async () => {
-  server = await startServer({ instances: "in-memory" });
-  owner = await makeUser(server);
-  teamId = (await createTeam(server, owner)).id;
-});
+const { server, owner, teamId } = await serverWithTeam();
 afterAll(() => server.close());
 
 const admin = (method: string, path: string, body?: unknown) =>

@@ -8,7 +8,6 @@ import { decryptCredentials } from "@flowplane/auth";
 import { Role } from "@flowplane/contract";
 import { auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
 import {
   createApplication,
   createInstance,
@@ -17,16 +16,15 @@ import {
   createTeam,
   makeUser,
   type RunningDevice,
-  type TestTeam,
   type TestUser,
 } from "../support/team-fixtures";
+import { serverWithTeam } from "../support/team-of-roles";
 
-let server: TestServer;
-let owner: TestUser;
-let member: TestUser;
-let viewer: TestUser;
+const { server, owner, team, member, viewer } = await serverWithTeam({
+  member: Role.member,
+  viewer: Role.viewer,
+});
 let outsider: TestUser;
-let team: TestTeam;
 
 const FLOWS = [
   { id: "tab1", type: "tab", label: "device" },
@@ -47,11 +45,6 @@ const CONTENT = {
 };
 
 beforeAll(async () => {
-  server = await startServer({ instances: "in-memory" });
-  owner = await makeUser(server);
-  team = await createTeam(server, owner);
-  member = await makeUser(server, { teams: [{ id: team.id, role: Role.member }] });
-  viewer = await makeUser(server, { teams: [{ id: team.id, role: Role.viewer }] });
   outsider = await makeUser(server);
   await createTeam(server, outsider);
 });

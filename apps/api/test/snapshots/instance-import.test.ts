@@ -3,14 +3,12 @@
 // secret), a wrong secret is FlowFuse's 403, and bad input changes nothing.
 import { decryptCredentials, encryptCredentials } from "@flowplane/auth";
 import { Role } from "@flowplane/contract";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
-import { createInstance, createTeam, makeUser, type TestUser } from "../support/team-fixtures";
+import { afterAll, describe, expect, test } from "vitest";
+import { createInstance, createTeam, makeUser } from "../support/team-fixtures";
+import { serverWithTeam } from "../support/team-of-roles";
 
-let server: TestServer;
-let owner: TestUser;
-let teamId: string;
-let instanceId: string;
+const { server, owner, teamId } = await serverWithTeam();
+const instanceId = await createInstance(server, owner, teamId);
 
 const FLOWS = [
   { id: "tab1", type: "tab", label: "Imported" },
@@ -19,12 +17,6 @@ const FLOWS = [
 const CREDENTIALS = { mqtt1: { user: "u", password: "imported-password" } };
 const EXPORT_SECRET = "the exporting instance's secret";
 
-beforeAll(async () => {
-  server = await startServer({ instances: "in-memory" });
-  owner = await makeUser(server);
-  teamId = (await createTeam(server, owner)).id;
-  instanceId = await createInstance(server, owner, teamId);
-});
 afterAll(() => server.close());
 
 const importInto = (body: unknown, token = owner.token, id = instanceId) =>
