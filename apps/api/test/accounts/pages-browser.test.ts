@@ -10,27 +10,22 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   browserMissing,
   checkPage,
-  launchBrowser,
+  closeServerAndBrowser,
   openBrowser as openContext,
   screenshot as shoot,
+  serverAndBrowser,
   signInOnPage as signIn,
 } from "../support/browser";
-import { freePort, startServer, type TestServer } from "../support/harness";
+import { type TestServer } from "../support/harness";
 
 describe.skipIf(browserMissing)("the pages in Chromium", () => {
   let server: TestServer;
   let browser: Browser;
 
   beforeAll(async () => {
-    const port = await freePort();
-    // BASE_URL is the address the browser uses, so its Origin is the platform's own.
-    server = await startServer({ port, baseUrl: `http://127.0.0.1:${port}` });
-    browser = await launchBrowser();
+    ({ server, browser } = await serverAndBrowser());
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeServerAndBrowser(server, browser));
 
   const openBrowser = () => openContext(browser);
 

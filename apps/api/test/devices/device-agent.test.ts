@@ -169,6 +169,27 @@ async function helloOf(agent: Agent, label: string, timeoutMs = 150_000) {
   );
 }
 
+/** The agent's setup with a one-time code, as an operator types it: no prompts, no start. */
+async function setUpWithCode(dir: string, otc: string) {
+  return run(
+    process.execPath,
+    [
+      agentEntry(),
+      "--dir",
+      dir,
+      "--port",
+      String(await freePort()),
+      "--otc",
+      otc,
+      "--ff-url",
+      server.url,
+      "--otc-no-import",
+      "--otc-no-start",
+    ],
+    { env: agentEnv() },
+  );
+}
+
 /** Waits for what `check` finds (undefined: not yet), polling, up to `ms`. */
 async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 120_000) {
   const deadline = Date.now() + ms;
@@ -516,23 +537,7 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
 
     // As an operator types it on the device, without prompts and without starting.
     const dir = await deviceDir();
-    const setup = await run(
-      process.execPath,
-      [
-        agentEntry(),
-        "--dir",
-        dir,
-        "--port",
-        String(await freePort()),
-        "--otc",
-        device.credentials.otc,
-        "--ff-url",
-        server.url,
-        "--otc-no-import",
-        "--otc-no-start",
-      ],
-      { env: agentEnv() },
-    );
+    const setup = await setUpWithCode(dir, device.credentials.otc);
     expect(setup.stdout).toContain(`Successfully registered as line-3 (${device.id})`);
     const yml = await readFile(join(dir, "device.yml"), "utf8");
     expect(yml).toContain(`deviceId: ${device.id}`);
@@ -543,23 +548,7 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
     expect(yml).not.toContain(device.credentials.token);
 
     // The code was used: a second setup is refused as the agent reports it.
-    const again = await run(
-      process.execPath,
-      [
-        agentEntry(),
-        "--dir",
-        await deviceDir(),
-        "--port",
-        String(await freePort()),
-        "--otc",
-        device.credentials.otc,
-        "--ff-url",
-        server.url,
-        "--otc-no-import",
-        "--otc-no-start",
-      ],
-      { env: agentEnv() },
-    ).then(
+    const again = await setUpWithCode(await deviceDir(), device.credentials.otc).then(
       () => ({ code: 0, stderr: "" }),
       (error: { code: number; stderr: string }) => error,
     );

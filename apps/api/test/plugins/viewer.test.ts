@@ -6,8 +6,8 @@
 /// <reference lib="dom" />
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { browserMissing, launchBrowser } from "../support/browser";
-import { freePort, startServer, type TestServer } from "../support/harness";
+import { browserMissing, closeServerAndBrowser, serverAndBrowser } from "../support/browser";
+import { type TestServer } from "../support/harness";
 import { createTeam, makeUser } from "../support/team-fixtures";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
@@ -31,14 +31,9 @@ describe.skipIf(browserMissing)("the API viewer in Chromium", () => {
   let server: TestServer;
   let browser: Browser;
   beforeAll(async () => {
-    const port = await freePort();
-    server = await startServer({ port, baseUrl: `http://127.0.0.1:${port}` });
-    browser = await launchBrowser();
+    ({ server, browser } = await serverAndBrowser());
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeServerAndBrowser(server, browser));
 
   test("renders every tag with all its operations, with no CSP violation, and Try it out works with a token", async () => {
     const context = await browser.newContext();

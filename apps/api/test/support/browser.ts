@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
 import { inCI, updateScreenshots } from "./env";
+import { freePort, startServer, type TestServer } from "./harness";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
@@ -31,6 +32,24 @@ export function launchBrowser(): Promise<Browser> {
 }
 
 /** A fresh browser (no cookies) whose pages report every CSP violation and script error. */
+/**
+ * A server on a port of its own whose BASE_URL is the address the browser uses (so that the
+ * browser's Origin is the platform's own), and a browser to open it in.
+ */
+export async function serverAndBrowser(
+  instances?: NonNullable<Parameters<typeof startServer>[0]>["instances"],
+): Promise<{ server: TestServer; browser: Browser }> {
+  const port = await freePort();
+  const server = await startServer({ port, baseUrl: `http://127.0.0.1:${port}`, instances });
+  return { server, browser: await launchBrowser() };
+}
+
+/** Closes what `serverAndBrowser` started (either may not have started). */
+export async function closeServerAndBrowser(server?: TestServer, browser?: Browser) {
+  await browser?.close();
+  await server?.close();
+}
+
 export async function openBrowser(browser: Browser) {
   const context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
   const problems: string[] = [];

@@ -4,7 +4,7 @@
 import { Role } from "@flowplane/contract";
 import { addMember, auditEntries } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
+import { type Reply, startServer, type TestServer } from "../support/harness";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -36,6 +36,26 @@ async function teamWithEveryRole() {
 
 const membersPath = (teamId: string) => `/api/v1/teams/${teamId}/members`;
 const memberPath = (teamId: string, userId: string) => `${membersPath(teamId)}/${userId}`;
+
+/** `member` made a second owner of the team by its owner. */
+const makeSecondOwner = (teamId: string, owner: { token: string }, memberId: string) =>
+  server.request("PUT", memberPath(teamId, memberId), {
+    token: owner.token,
+    body: { role: Role.owner },
+  });
+
+/** A refusal to leave the team without an owner: `status` invalid_request, the owner still one. */
+async function expectOnlyOwnerKept(
+  refused: Reply,
+  status: number,
+  teamId: string,
+  ownerId: string,
+) {
+  expect(refused.status).toBe(status);
+  expect(refused.body.code).toBe("invalid_request");
+  expect(refused.body.error).toMatch(/only owner/);
+  expect(await server.roleOf(teamId, ownerId)).toBe(50);
+}
 
 describe("GET /api/v1/teams/{teamId}/members", () => {
   test("viewers and up list the members with their roles; no email is shown", async () => {
@@ -181,15 +201,9 @@ describe("PUT /api/v1/teams/{teamId}/members/{userId}", () => {
       token: owner.token,
       body: { role: Role.member },
     });
-    expect(refused.status).toBe(403);
-    expect(refused.body.code).toBe("invalid_request");
-    expect(refused.body.error).toMatch(/only owner/);
-    expect(await server.roleOf(team.id, owner.id)).toBe(50);
+    await expectOnlyOwnerKept(refused, 403, team.id, owner.id);
 
-    await server.request("PUT", memberPath(team.id, member.id), {
-      token: owner.token,
-      body: { role: Role.owner },
-    });
+    await makeSecondOwner(team.id, owner, member.id);
     const stepDown = await server.request("PUT", memberPath(team.id, owner.id), {
       token: owner.token,
       body: { role: Role.viewer },
@@ -201,10 +215,7 @@ describe("PUT /api/v1/teams/{teamId}/members/{userId}", () => {
   test("two owners demoting each other at once: one succeeds, the team keeps an owner", async () => {
     for (let round = 0; round < 5; round++) {
       const { team, owner, member } = await teamWithEveryRole();
-      await server.request("PUT", memberPath(team.id, member.id), {
-        token: owner.token,
-        body: { role: Role.owner },
-      });
+      await makeSecondOwner(team.id, owner, member.id);
       const [a, b] = await Promise.all([
         server.request("PUT", memberPath(team.id, member.id), {
           token: owner.token,
@@ -304,15 +315,9 @@ describe("DELETE /api/v1/teams/{teamId}/members/{userId}", () => {
     const refused = await server.request("DELETE", memberPath(team.id, owner.id), {
       token: owner.token,
     });
-    expect(refused.status).toBe(400);
-    expect(refused.body.code).toBe("invalid_request");
-    expect(refused.body.error).toMatch(/only owner/);
-    expect(await server.roleOf(team.id, owner.id)).toBe(50);
+    await expectOnlyOwnerKept(refused, 400, team.id, owner.id);
 
-    await server.request("PUT", memberPath(team.id, member.id), {
-      token: owner.token,
-      body: { role: Role.owner },
-    });
+    await makeSecondOwner(team.id, owner, member.id);
     const left = await server.request("DELETE", memberPath(team.id, owner.id), {
       token: owner.token,
     });
@@ -327,10 +332,7 @@ describe("DELETE /api/v1/teams/{teamId}/members/{userId}", () => {
   test("two owners leaving at once: one leaves, the other stays the owner", async () => {
     for (let round = 0; round < 5; round++) {
       const { team, owner, member } = await teamWithEveryRole();
-      await server.request("PUT", memberPath(team.id, member.id), {
-        token: owner.token,
-        body: { role: Role.owner },
-      });
+      await makeSecondOwner(team.id, owner, member.id);
       const replies = await Promise.all(
         [owner, member].map((leaver) =>
           server.request("DELETE", memberPath(team.id, leaver.id), { token: leaver.token }),

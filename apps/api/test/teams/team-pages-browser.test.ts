@@ -13,18 +13,13 @@ import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import {
   browserMissing,
   checkPage,
-  launchBrowser,
+  closeServerAndBrowser,
   openBrowser,
   screenshot,
+  serverAndBrowser,
   signInOnPage,
 } from "../support/browser";
-import { freePort, startServer, type TestServer } from "../support/harness";
-
-/** A server whose BASE_URL is the address the browser uses, so its Origin is the platform's own. */
-async function serverFor(instances: true | "in-memory") {
-  const port = await freePort();
-  return startServer({ port, baseUrl: `http://127.0.0.1:${port}`, instances });
-}
+import { type TestServer } from "../support/harness";
 
 /** Signs in from the sign-in page, which lands on the Teams page. */
 async function toTeams(
@@ -44,13 +39,9 @@ describe.skipIf(browserMissing)("a team's pages in Chromium, with a real Node-RE
   let server: TestServer;
   let browser: Browser;
   beforeAll(async () => {
-    server = await serverFor(true);
-    browser = await launchBrowser();
+    ({ server, browser } = await serverAndBrowser(true));
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeServerAndBrowser(server, browser));
 
   test("an owner creates a team, an application and an instance, opens its editor, and stops and starts it", async () => {
     const owner = await server.userWithPassword({ name: "Grace Hopper" });
@@ -131,8 +122,7 @@ describe.skipIf(browserMissing)("a team's pages in Chromium, by role", () => {
   let people: Record<"owner" | "member" | "viewer" | "outsider", Person>;
 
   beforeAll(async () => {
-    server = await serverFor("in-memory");
-    browser = await launchBrowser();
+    ({ server, browser } = await serverAndBrowser("in-memory"));
     people = {
       owner: await server.userWithPassword({ name: "Grace Hopper" }),
       member: await server.userWithPassword({ name: "A member" }),
@@ -162,10 +152,7 @@ describe.skipIf(browserMissing)("a team's pages in Chromium, by role", () => {
     const theirs = await server.signIn(people.outsider.username, people.outsider.password);
     await server.asSession(theirs, "POST", "/api/v1/teams", { body: { name: "Elsewhere" } });
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeServerAndBrowser(server, browser));
 
   for (const role of ["viewer", "member"] as const) {
     test(`a ${role} sees the instance, its state and its editor, and no button to act`, async () => {
