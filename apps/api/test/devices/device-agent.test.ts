@@ -169,25 +169,22 @@ async function helloOf(agent: Agent, label: string, timeoutMs = 150_000) {
   );
 }
 
+/** The agent's command line for a setup: its directory, a free port, `more`, no import, no start. */
+const setupArgs = async (dir: string, ...more: string[]) => [
+  agentEntry(),
+  "--dir",
+  dir,
+  "--port",
+  String(await freePort()),
+  ...more,
+  "--otc-no-import",
+  "--otc-no-start",
+];
+
 /** The agent's setup with a one-time code, as an operator types it: no prompts, no start. */
 async function setUpWithCode(dir: string, otc: string) {
-  return run(
-    process.execPath,
-    [
-      agentEntry(),
-      "--dir",
-      dir,
-      "--port",
-      String(await freePort()),
-      "--otc",
-      otc,
-      "--ff-url",
-      server.url,
-      "--otc-no-import",
-      "--otc-no-start",
-    ],
-    { env: agentEnv() },
-  );
+  const args = await setupArgs(dir, "--otc", otc, "--ff-url", server.url);
+  return run(process.execPath, args, { env: agentEnv() });
 }
 
 /** Waits for what `check` finds (undefined: not yet), polling, up to `ms`. */
@@ -454,16 +451,7 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
       expect(ownTeam.status, ownTeam.text).toBe(200);
       const dir = await deviceDir();
       // The prompts need a terminal: util-linux's `script` gives the agent one, fed from a pipe.
-      const command = [
-        process.execPath,
-        agentEntry(),
-        "--dir",
-        dir,
-        "--port",
-        String(await freePort()),
-        "--otc-no-import",
-        "--otc-no-start",
-      ]
+      const command = [process.execPath, ...(await setupArgs(dir))]
         .map((arg) => `'${arg.replace(/'/g, "'\\''")}'`)
         .join(" ");
       const child = spawn("script", ["-qfec", command, "/dev/null"], {
