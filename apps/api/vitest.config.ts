@@ -10,17 +10,17 @@ import { createRequire } from "node:module";
 import { configDefaults, defineConfig, mergeConfig } from "vitest/config";
 
 const ONCE = [
-  "test/architecture.test.ts",
-  "test/viewer.test.ts",
-  "test/pages-browser.test.ts",
-  "test/team-pages-browser.test.ts",
-  "test/cross-origin-browser.test.ts",
-  "test/editor-cookies-browser.test.ts",
-  "test/instance-sandbox.test.ts",
-  "test/http.test.ts",
-  "test/generated-client.test.ts",
-  "test/openapi-document.test.ts",
-  "test/permissions.test.ts",
+  "test/whole-platform/architecture.test.ts",
+  "test/plugins/viewer.test.ts",
+  "test/accounts/pages-browser.test.ts",
+  "test/teams/team-pages-browser.test.ts",
+  "test/plugins/cross-origin-browser.test.ts",
+  "test/instances/editor-cookies-browser.test.ts",
+  "test/instances/instance-sandbox.test.ts",
+  "test/plugins/http.test.ts",
+  "test/document/generated-client.test.ts",
+  "test/document/openapi-document.test.ts",
+  "test/document/permissions.test.ts",
 ];
 
 export default mergeConfig(
@@ -29,7 +29,7 @@ export default mergeConfig(
     test: {
       exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? ONCE : [])],
       globalSetup: [createRequire(import.meta.url).resolve("@flowplane/db/testing/global-setup")],
-      setupFiles: ["test/localhost-names.ts"],
+      setupFiles: ["test/support/localhost-names.ts"],
     },
   }),
 );
