@@ -113,7 +113,11 @@ export const outputs: Same<inferRouterOutputs<FlowplaneRouter>, inferRouterOutpu
   true;
 `,
 );
-const checked = ts.createProgram([check], { ...config.options, noEmit: true, incremental: false });
+const checked = ts.createProgram({
+  rootNames: [check],
+  options: { ...config.options, noEmit: true, incremental: false },
+  oldProgram: program,
+});
 const diagnostics = ts.getPreEmitDiagnostics(checked);
 if (diagnostics.length > 0) {
   throw new Error(

@@ -8,7 +8,7 @@ export type FlowplaneClient = TRPCClient<FlowplaneRouter>;
 export interface FlowplaneClientOptions {
   /** The platform's base URL (`https://flowplane.example.com`), without `/trpc`. */
   url: string;
-  /** A personal access token (`fpt_…`), sent as `Authorization: Bearer`. */
+  /** A personal access token (`fpp_…`), sent as `Authorization: Bearer`. */
   token: string;
   /** The fetch to use (a wrapper adding timeouts, a test's); the global fetch by default. */
   fetch?: typeof globalThis.fetch;
