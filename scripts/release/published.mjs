@@ -1,6 +1,5 @@
 // The workspace's published packages (those not `private`), their tarballs, and the rules a
-// tarball's files must keep. Shared by `pnpm release`, `pnpm release:check` and the test that
-// installs the tarballs outside the workspace.
+// tarball's files must keep. Shared by `pnpm release` and `pnpm release:check`.
 import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
