@@ -1,6 +1,6 @@
 // What `npm i -g @flowplane/cli` installs. Bundled in: the workspace's packages, which are
-// TypeScript source (the one the CLI uses at run time is @flowplane/contract), and tRPC's client,
-// whose package requires `typescript` as a peer: npm installs peers, so leaving it external would
+// TypeScript source (those the CLI uses at run time: @flowplane/client, @flowplane/contract), and
+// tRPC's client, whose package requires `typescript` as a peer: npm installs peers, so leaving it external would
 // put the TypeScript compiler (tens of MB) into every install of a command that never runs it.
 // The other third-party packages (commander, zod) stay external: the package's `dependencies`.
 import { defineConfig } from "tsup";

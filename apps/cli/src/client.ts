@@ -1,11 +1,16 @@
-// The CLI's one way to the server: the typed tRPC client of the API's router, and the translation
-// of whatever it throws into the API's error code and message.
-import type { AppRouter } from "@flowplane/api";
-import { createTRPCClient, httpLink, type TRPCClient, TRPCClientError } from "@trpc/client";
+// The CLI's one way to the server: @flowplane/client's typed tRPC client of the API's router (with
+// the CLI's own fetch: its timeout and its messages), and the translation of whatever it throws
+// into the API's error code and message.
+import {
+  createFlowplaneClient,
+  type FlowplaneClient,
+  type FlowplaneRouter,
+} from "@flowplane/client";
+import { TRPCClientError } from "@trpc/client";
 import { CliError } from "./errors";
 import { when } from "./output";
 
-export type Client = TRPCClient<AppRouter>;
+export type Client = FlowplaneClient;
 
 export const TIMEOUT_MS = 30_000;
 
@@ -25,29 +30,25 @@ export function createClient(
   { url, token }: { url: string; token: string },
   source: TokenSource,
 ): Client {
-  return createTRPCClient<AppRouter>({
-    links: [
-      httpLink({
-        url: `${url}/trpc`,
-        headers: { authorization: `Bearer ${token}` },
-        // Network failures name the server, which fetch's own "fetch failed" does not.
-        fetch: async (input, init) => {
-          const signal = AbortSignal.any([
-            AbortSignal.timeout(TIMEOUT_MS),
-            ...(init?.signal ? [init.signal] : []),
-          ]);
-          let response: Response;
-          try {
-            response = await fetch(input, { ...init, signal });
-          } catch (error) {
-            throw unreachable(url, error);
-          }
-          // The API's 401 says only `unauthorized`: the user needs to know which token it was.
-          if (response.status === 401) throw refused(url, source);
-          return response;
-        },
-      }),
-    ],
+  return createFlowplaneClient({
+    url,
+    token,
+    // Network failures name the server, which fetch's own "fetch failed" does not.
+    fetch: async (input, init) => {
+      const signal = AbortSignal.any([
+        AbortSignal.timeout(TIMEOUT_MS),
+        ...(init?.signal ? [init.signal] : []),
+      ]);
+      let response: Response;
+      try {
+        response = await fetch(input, { ...init, signal });
+      } catch (error) {
+        throw unreachable(url, error);
+      }
+      // The API's 401 says only `unauthorized`: the user needs to know which token it was.
+      if (response.status === 401) throw refused(url, source);
+      return response;
+    },
   });
 }
 
@@ -98,7 +99,7 @@ export function unreachable(url: string, error: unknown): CliError {
 /** The API's error as the user should see it; anything else is passed through unchanged. */
 export function apiFailure(error: unknown): unknown {
   if (!(error instanceof TRPCClientError)) return error;
-  const failure = error as TRPCClientError<AppRouter>;
+  const failure = error as TRPCClientError<FlowplaneRouter>;
   if (failure.cause instanceof CliError) return failure.cause;
 
   if (failure.data) {
