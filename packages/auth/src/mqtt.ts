@@ -122,3 +122,58 @@ export function connectIdentity(
   if (password.length === 0 || password.length > MAX_BROKER_PASSWORD) return undefined;
   return parseBrokerUsername(mqttUsername);
 }
+
+/** A device's MQTT identity: the agent's `brokerUsername`, `device:<teamId>:<deviceId>`. */
+export interface DeviceBrokerIdentity {
+  teamId: string;
+  deviceId: string;
+}
+
+const DEVICE_USERNAME = /^device:([A-Za-z0-9_-]{1,64}):([A-Za-z0-9_-]{1,64})$/;
+
+export const deviceBrokerUsername = (teamId: string, deviceId: string): string =>
+  `device:${teamId}:${deviceId}`;
+
+/** The device a username names, or undefined when it is not a device's. */
+export function parseDeviceUsername(mqttUsername: string): DeviceBrokerIdentity | undefined {
+  const match = DEVICE_USERNAME.exec(mqttUsername);
+  return match ? { teamId: match[1]!, deviceId: match[2]! } : undefined;
+}
+
+/** A device's own topic: `ff/v1/<teamId>/d/<deviceId>/<leaf>` (FlowFuse's). */
+export const deviceTopic = (identity: DeviceBrokerIdentity, leaf: string): string =>
+  `ff/v1/${identity.teamId}/d/${identity.deviceId}/${leaf}`;
+
+/** What the agent publishes: its status, its log, its resources and its replies to commands. */
+const DEVICE_PUBLISHES = new Set(["status", "logs", "resources", "response"]);
+
+/**
+ * What a device may do on the broker, on its own topics only: publish its status, log, resources
+ * and command replies (`response`, or `response/<one level>`, the reply topic a command names),
+ * and subscribe to its command topic and to its instance's or application's broadcast command
+ * topic (exact topics, no wildcard). Another device's, another team's and the team clients'
+ * topics are refused.
+ */
+export function deviceMayUse(
+  identity: DeviceBrokerIdentity,
+  owner: { applicationId: string | null; projectId: string | null },
+  action: "subscribe" | "publish",
+  topic: string,
+): boolean {
+  if (topicNameProblem(topic)) return false;
+  const own = `ff/v1/${identity.teamId}/d/${identity.deviceId}/`;
+  if (action === "publish") {
+    if (!topic.startsWith(own)) return false;
+    const leaf = topic.slice(own.length).split("/");
+    return (
+      DEVICE_PUBLISHES.has(leaf[0]!) &&
+      (leaf.length === 1 || (leaf.length === 2 && leaf[0] === "response" && leaf[1] !== ""))
+    );
+  }
+  const team = `ff/v1/${identity.teamId}/`;
+  return (
+    topic === `${own}command` ||
+    (owner.projectId !== null && topic === `${team}p/${owner.projectId}/command`) ||
+    (owner.applicationId !== null && topic === `${team}a/${owner.applicationId}/command`)
+  );
+}

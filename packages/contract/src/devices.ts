@@ -90,6 +90,18 @@ export const DeviceCredentials = z
       .describe(
         "A one-time code (four words, e.g. `ocean-pistol-brave-tunnel`) to set the device up with instead of writing its `device.yml`: `flowfuse-device-agent --otc <code> --ff-url <platform URL>`. Works once, for 24 hours; shown once. A new device made by an owner and new credentials carry one; a provisioning token's device and a setup's reply do not",
       ),
+    broker: z
+      .object({
+        url: z.string().describe("The broker's URL: `brokerURL` in `device.yml`"),
+        username: z
+          .string()
+          .describe("`device:<teamId>:<deviceId>`: `brokerUsername`, and the MQTT client id"),
+        password: z.string().describe("`brokerPassword`: shown once"),
+      })
+      .optional()
+      .describe(
+        "The platform's MQTT channel, when it has a broker: the agent connects with these, receives changes at once and reports its state as it changes (it then stops polling over HTTP). Absent: the agent polls over HTTP",
+      ),
   })
   .meta({ id: "DeviceCredentials" });
 

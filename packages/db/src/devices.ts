@@ -108,6 +108,8 @@ export interface NewDevice {
   otc: DeviceOtc | null;
   credentialSecret: string;
   settingsHash: string;
+  /** The digest of its MQTT password. */
+  brokerPasswordDigest: string;
 }
 
 /** A one-time code as kept: its digest and when it stops working. */
@@ -130,6 +132,7 @@ export async function insertDevice(db: Db, values: NewDevice): Promise<DeviceRow
       otc_digest: values.otc?.digest ?? null,
       otc_expires_at: values.otc?.expiresAt ?? null,
       credential_secret: values.credentialSecret,
+      broker_password_digest: values.brokerPasswordDigest,
       settings: JSON.stringify({ env: [] }),
       settings_hash: values.settingsHash,
     })
@@ -179,7 +182,12 @@ export async function updateDevice(
 export async function setDeviceCredentials(
   db: Db,
   id: string,
-  credentials: { tokenDigest: string; otc: DeviceOtc | null; credentialSecret: string },
+  credentials: {
+    tokenDigest: string;
+    otc: DeviceOtc | null;
+    credentialSecret: string;
+    brokerPasswordDigest: string;
+  },
 ): Promise<DeviceRow | undefined> {
   return db
     .updateTable("devices")
@@ -188,6 +196,7 @@ export async function setDeviceCredentials(
       otc_digest: credentials.otc?.digest ?? null,
       otc_expires_at: credentials.otc?.expiresAt ?? null,
       credential_secret: credentials.credentialSecret,
+      broker_password_digest: credentials.brokerPasswordDigest,
       updated_at: sql`now()`,
     })
     .where("id", "=", id)
@@ -203,7 +212,7 @@ export async function setDeviceCredentials(
 export async function setUpDeviceWithOtc(
   db: Db,
   otcDigest: string,
-  credentials: { tokenDigest: string; credentialSecret: string },
+  credentials: { tokenDigest: string; credentialSecret: string; brokerPasswordDigest: string },
 ): Promise<DeviceRow | undefined> {
   return db
     .updateTable("devices")
@@ -212,6 +221,7 @@ export async function setUpDeviceWithOtc(
       otc_digest: null,
       otc_expires_at: null,
       credential_secret: credentials.credentialSecret,
+      broker_password_digest: credentials.brokerPasswordDigest,
       updated_at: sql`now()`,
     })
     .where("otc_digest", "=", otcDigest)

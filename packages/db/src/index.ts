@@ -31,6 +31,7 @@ export {
   DEFAULT_STACK_ID,
   DEFAULT_TEMPLATE_ID,
 } from "./migrations/2026-11-24T1300-instances";
+export * from "./device-channel";
 export * from "./device-check-in";
 export * from "./devices";
 export * from "./device-provisioning-tokens";

@@ -143,6 +143,12 @@ export interface DevicesTable {
   nodejs_version: string | null;
   mode: Generated<string>;
   group_id: string | null;
+  /** The digest of the device's MQTT password (its broker credentials, issued with its token). */
+  broker_password_digest: string | null;
+  /** Whether it holds an MQTT session with the platform now; null: it never has. */
+  mqtt_connected: boolean | null;
+  /** The digest of the remote editor's tunnel token, while the tunnel is open. */
+  editor_token_digest: string | null;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }

@@ -7,19 +7,36 @@ import {
   type BrokerAcl,
   type BrokerIdentity,
   connectIdentity,
+  type DeviceBrokerIdentity,
+  deviceBrokerUsername,
+  deviceMayUse,
   mountFor,
   parseBrokerUsername,
+  parseDeviceUsername,
   tokenDigest,
   verifyPassword,
 } from "@flowplane/auth";
-import { type Db, findBrokerCredential } from "@flowplane/db";
+import { type Db, findBrokerCredential, findDeviceForBroker } from "@flowplane/db";
+import { timingSafeEqual } from "node:crypto";
+import type { PlatformTransport } from "./transport";
 import { LRUCache } from "lru-cache";
 import { RateLimiterMemory } from "rate-limiter-flexible";
 
 /** A client allowed to connect. */
 export interface BrokerSession extends BrokerIdentity {
-  /** Where its topics live inside the broker: `ff/v1/<teamId>/c/`. */
+  /** Where its topics live inside the broker: `ff/v1/<teamId>/c/` (a device's: none, ""). */
   mount: string;
+  /** A device (the agent), on its own `ff/v1/<teamId>/d/<deviceId>/…` topics: not a team client. */
+  device?: DeviceBrokerIdentity;
+}
+
+/** Who asks the broker: a team client, or a device (whose username is `device:<team>:<id>`). */
+type Asker = BrokerIdentity & { device?: DeviceBrokerIdentity };
+
+interface CachedDevice {
+  owner: { applicationId: string | null; projectId: string | null };
+  passwordDigest: string | null;
+  loadedAt: number;
 }
 
 interface CachedClient {
@@ -31,6 +48,8 @@ interface CachedClient {
 export interface BrokerChange {
   teamId: string;
   username: string;
+  /** The MQTT client id whose session ends (a team client's: `<username>@<teamId>`). */
+  clientId?: string;
   /** The client is gone or its password changed: its live session must end. */
   disconnect: boolean;
 }
@@ -64,6 +83,7 @@ export class BrokerAccess {
    * reconnect storm costs lookups, not a scrypt each. A new password (a new hash) misses.
    */
   private readonly verified = new LRUCache<string, string>({ max: 10_000, ttl: 10 * 60_000 });
+  private readonly devices = new LRUCache<string, CachedDevice>({ max: 100_000 });
   private readonly listeners: ((change: BrokerChange) => void)[] = [];
   private readonly refreshMs: number;
   /**
@@ -98,6 +118,8 @@ export class BrokerAccess {
     if (address !== undefined && (await this.blocked(this.addressFailures, address))) {
       return undefined;
     }
+    const device = mqttUsername === clientId ? parseDeviceUsername(clientId) : undefined;
+    if (device) return this.authenticateDevice(device, clientId, password, address);
     const identity = connectIdentity(mqttUsername, clientId, password);
     if (!identity || password === undefined) return this.failed(address);
     const cacheKey = key(identity);
@@ -115,6 +137,31 @@ export class BrokerAccess {
       this.remember(identity, row.acls, row.password_hash);
     }
     return { ...identity, mount: mountFor(identity.teamId) };
+  }
+
+  /** A device's CONNECT: its broker password, issued with its token, checked by digest. */
+  private async authenticateDevice(
+    device: DeviceBrokerIdentity,
+    clientId: string,
+    password: string | undefined,
+    address?: string,
+  ): Promise<BrokerSession | undefined> {
+    if (await this.blocked(this.clientFailures, clientId)) return undefined;
+    const row = await findDeviceForBroker(this.db, device.deviceId);
+    if (
+      !row ||
+      row.team_id !== device.teamId ||
+      !password ||
+      !sameDigest(row.broker_password_digest, tokenDigest(this.secret, password))
+    ) {
+      return this.failed(address, clientId);
+    }
+    this.devices.set(clientId, {
+      owner: { applicationId: row.application_id, projectId: row.project_id },
+      passwordDigest: row.broker_password_digest,
+      loadedAt: Date.now(),
+    });
+    return { username: clientId, teamId: device.teamId, mount: "", device };
   }
 
   private async blocked(limits: RateLimiterMemory, subject: string): Promise<boolean> {
@@ -136,10 +183,11 @@ export class BrokerAccess {
    * or whose password changed, is announced to the listeners so its session ends.
    */
   authorize(
-    identity: BrokerIdentity,
+    identity: Asker,
     action: "publish" | "subscribe",
     topic: string,
   ): boolean | Promise<boolean> {
+    if (identity.device) return this.authorizeDevice(identity.device, action, topic);
     const cached = this.clients.get(key(identity));
     if (cached && Date.now() - cached.loadedAt < this.refreshMs) {
       return aclAllows(cached.acls, action, topic);
@@ -155,9 +203,53 @@ export class BrokerAccess {
     action: "publish" | "subscribe",
     topic: string,
   ): Promise<boolean> {
+    const device = parseDeviceUsername(mqttUsername);
+    if (device) return this.authorizeDevice(device, action, topic);
     const identity = parseBrokerUsername(mqttUsername);
     if (!identity) return false;
     return this.authorize(identity, action, topic);
+  }
+
+  /** A device on its own topics; its owner (for the broadcast topics) read again when stale. */
+  private authorizeDevice(
+    device: DeviceBrokerIdentity,
+    action: "publish" | "subscribe",
+    topic: string,
+  ): boolean | Promise<boolean> {
+    const clientId = deviceBrokerUsername(device.teamId, device.deviceId);
+    const cached = this.devices.get(clientId);
+    if (cached && Date.now() - cached.loadedAt < this.refreshMs) {
+      return deviceMayUse(device, cached.owner, action, topic);
+    }
+    return findDeviceForBroker(this.db, device.deviceId).then((row) => {
+      if (!row || row.team_id !== device.teamId) {
+        this.deviceChanged(device.teamId, device.deviceId);
+        return false;
+      }
+      if (cached && cached.passwordDigest !== row.broker_password_digest) {
+        this.deviceChanged(device.teamId, device.deviceId);
+        return false;
+      }
+      const owner = { applicationId: row.application_id, projectId: row.project_id };
+      this.devices.set(clientId, {
+        owner,
+        passwordDigest: row.broker_password_digest,
+        loadedAt: Date.now(),
+      });
+      return deviceMayUse(device, owner, action, topic);
+    });
+  }
+
+  /**
+   * A device's credentials changed or it was deleted (or moved): forget what was cached and end
+   * its session; an agent with valid credentials reconnects with them.
+   */
+  deviceChanged(teamId: string, deviceId: string): void {
+    const clientId = deviceBrokerUsername(teamId, deviceId);
+    this.devices.delete(clientId);
+    for (const listener of this.listeners) {
+      listener({ teamId, username: clientId, clientId, disconnect: true });
+    }
   }
 
   /** A client changed through the API: forget what was cached, and tell the broker. */
@@ -194,9 +286,17 @@ export class BrokerAccess {
   }
 }
 
+/** Whether a stored digest is this one, in constant time (none stored: never). */
+function sameDigest(stored: string | null, digest: string): boolean {
+  if (stored === null || stored.length !== digest.length) return false;
+  return timingSafeEqual(Buffer.from(stored), Buffer.from(digest));
+}
+
 declare module "../core/trpc" {
   interface Context {
     /** The team broker's access service: told of every client change (none: BROKER_MODE=off). */
     broker?: BrokerAccess;
+    /** The platform's own side of the broker (the devices' channel), when it has one. */
+    brokerTransport?: PlatformTransport;
   }
 }

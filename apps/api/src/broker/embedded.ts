@@ -21,7 +21,9 @@ import { dirname } from "node:path";
 import type { Duplex } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import { createWebSocketStream, WebSocketServer } from "ws";
+import type { DeviceBrokerIdentity } from "@flowplane/auth";
 import type { BrokerAccess, BrokerSession } from "./access";
+import type { PlatformTransport } from "./transport";
 
 /** Where a refused publish goes: mounted filters all start `ff/`, so nothing receives it. */
 const SINK = "$flowplane/dropped";
@@ -45,7 +47,7 @@ export interface EmbeddedBrokerOptions {
   log: FastifyBaseLogger;
 }
 
-export interface EmbeddedBroker {
+export interface EmbeddedBroker extends PlatformTransport {
   /** The TCP port MQTT clients connect to. */
   readonly port: number;
   readonly host: string;
@@ -53,6 +55,10 @@ export interface EmbeddedBroker {
   attachWebSocket(server: HttpServer): void;
   /** End the live session of a client (deleted, or its password changed). */
   disconnect(teamId: string, username: string): void;
+  /** Stops taking connections and ends every session (the broker "goes away"); `resume` undoes it
+   *  on the same port. */
+  suspend(): Promise<void>;
+  resume(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -174,10 +180,33 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const clientsById = (broker as unknown as { clients: Record<string, Client> }).clients;
   access.onChange((change) => {
     if (!change.disconnect) return;
-    clientsById[`${change.username}@${change.teamId}`]?.close();
+    clientsById[change.clientId ?? `${change.username}@${change.teamId}`]?.close();
   });
 
-  const tcp = createServer((socket) => handle(socket));
+  // Devices' sessions, by client id: the client that holds it now (a second CONNECT with the same
+  // id takes the session over, and the old client's end must not read as the device's).
+  const deviceClients = new Map<string, Client>();
+  const sessionListeners: ((device: DeviceBrokerIdentity, connected: boolean) => void)[] = [];
+  broker.on("clientReady", (client) => {
+    const device = sessions.get(client)?.device;
+    if (!device) return;
+    deviceClients.set(client.id, client);
+    for (const listener of sessionListeners) listener(device, true);
+  });
+  broker.on("clientDisconnect", (client) => {
+    const device = sessions.get(client)?.device;
+    if (!device || deviceClients.get(client.id) !== client) return;
+    deviceClients.delete(client.id);
+    for (const listener of sessionListeners) listener(device, false);
+  });
+
+  const sockets = new Set<Duplex>();
+  let suspended = false;
+  const tcp = createServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    handle(socket);
+  });
   const port = await choosePort(tcp, options);
   log.info({ host: options.host, port }, "embedded MQTT broker listening");
 
@@ -191,7 +220,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     attachWebSocket(server) {
       const onUpgrade: UpgradeHandler = (request, socket, head) => {
         const path = (request.url ?? "").split("?")[0];
-        if (path !== MQTT_WEBSOCKET_PATH) {
+        if (path !== MQTT_WEBSOCKET_PATH || suspended) {
           socket.destroy();
           return;
         }
@@ -204,6 +233,49 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     },
     disconnect(teamId, username) {
       clientsById[`${username}@${teamId}`]?.close();
+    },
+    publish: (topic, payload) =>
+      new Promise<void>((resolve, reject) => {
+        broker.publish(
+          {
+            cmd: "publish",
+            topic,
+            payload: Buffer.from(payload),
+            qos: 0,
+            retain: false,
+            dup: false,
+          },
+          (error) => (error ? reject(error) : resolve()),
+        );
+      }),
+    subscribe: (filter, handler) =>
+      new Promise<void>((resolve) => {
+        broker.subscribe(
+          filter,
+          (packet, done) => {
+            handler(
+              packet.topic,
+              Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload),
+            );
+            done();
+          },
+          () => resolve(),
+        );
+      }),
+    onDeviceSession(listener) {
+      sessionListeners.push(listener);
+    },
+    async suspend() {
+      suspended = true;
+      const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      for (const client of Object.values(clientsById)) client.close();
+      for (const socket of sockets) socket.destroy();
+      for (const ws of websockets.clients) ws.terminate();
+      await closed;
+    },
+    async resume() {
+      await listenOn(tcp, options.host, port, false);
+      suspended = false;
     },
     async close() {
       for (const [server, handler] of upgradeHandlers) server.off("upgrade", handler);

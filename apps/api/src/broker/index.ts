@@ -11,7 +11,11 @@ export const broker = {
   async start(app, { options, db, tokenSecret }) {
     if (!options.broker) return;
     const teamBroker = await startTeamBroker(app, options.broker, { db, tokenSecret });
-    return { broker: teamBroker.access, brokerEndpoint: teamBroker.endpoint };
+    return {
+      broker: teamBroker.access,
+      brokerEndpoint: teamBroker.endpoint,
+      brokerTransport: teamBroker.transport,
+    };
   },
   /** An external broker's authentication and ACL callbacks, with a broker token. */
   async machines(app, { db, tokenSecret, services }) {
@@ -20,3 +24,4 @@ export const broker = {
   },
 } satisfies Area;
 export type { BrokerOptions, FailedConnectLimits } from "./team-broker";
+export type { PlatformTransport } from "./transport";

@@ -4,7 +4,8 @@ import type { Db } from "@flowplane/db";
 import type { FastifyInstance } from "fastify";
 import type { Context } from "../core/trpc";
 import { BrokerAccess, type FailureLimit } from "./access";
-import { startEmbeddedBroker } from "./embedded";
+import { type EmbeddedBroker, startEmbeddedBroker } from "./embedded";
+import type { PlatformTransport } from "./transport";
 
 export type BrokerOptions =
   /** aedes in this process: MQTT over TCP on host:port (0: a free port) and over WebSocket on
@@ -35,6 +36,8 @@ export interface TeamBroker {
   access: BrokerAccess;
   /** Where clients reach it, for GET /settings. */
   endpoint: NonNullable<Context["brokerEndpoint"]>;
+  /** The platform's own side of it, for the devices' channel (none yet: an external broker). */
+  transport?: PlatformTransport;
 }
 
 export async function startTeamBroker(
@@ -61,8 +64,9 @@ export async function startTeamBroker(
   embedded.attachWebSocket(app.server);
   app.addHook("onClose", () => embedded.close());
   app.decorate("mqttPort", embedded.port);
+  app.decorate("embeddedBroker", embedded);
   const url = options.url ?? `mqtt://${embedded.host}:${embedded.port}`;
-  return { access, endpoint: { host: new URL(url).hostname, url } };
+  return { access, endpoint: { host: new URL(url).hostname, url }, transport: embedded };
 }
 
 declare module "../plugins/area" {
@@ -76,5 +80,7 @@ declare module "fastify" {
   interface FastifyInstance {
     /** The embedded broker's MQTT port (BROKER_MODE=embedded only). */
     mqttPort?: number;
+    /** The embedded broker (BROKER_MODE=embedded only). */
+    embeddedBroker?: EmbeddedBroker;
   }
 }

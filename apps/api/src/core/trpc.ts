@@ -53,6 +53,8 @@ export interface Context {
   ) => Promise<T>;
   /** Where clients reach the team broker, for GET /settings (none: no broker). */
   brokerEndpoint?: { host: string; url: string };
+  /** Told after every mutation that succeeded (never awaited: the reply does not wait). */
+  afterMutation?: (() => void)[];
   // Areas add what their procedures need of their runtime (`declare module`): the team broker's
   // access service (broker/access.ts), the instance runtime (instances/runtime.ts).
 }
@@ -313,7 +315,18 @@ const rateLimited = t.middleware(async ({ ctx, path, meta, next }) => {
   });
 });
 
-export const procedure = t.procedure.use(authorized).use(rateLimited);
+/**
+ * After a mutation that succeeded, whatever follows the database's state catches up at once (the
+ * devices' channel pushes a changed target to connected devices): every mutation, so that an
+ * operation declared tomorrow is covered the moment it is.
+ */
+const followed = t.middleware(async ({ ctx, type, next }) => {
+  const result = await next();
+  if (type === "mutation" && result.ok) for (const changed of ctx.afterMutation ?? []) changed();
+  return result;
+});
+
+export const procedure = t.procedure.use(authorized).use(rateLimited).use(followed);
 
 /** Who acted, for the audit log: the user, with the token they used (null in a browser). */
 export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {

@@ -5,6 +5,7 @@ import { deleteExpiredDeviceRegistrations } from "@flowplane/db";
 import { router } from "../core/trpc";
 import type { Area } from "../plugins/area";
 import { deviceAuditLogProcedures } from "./audit-log";
+import { DeviceChannel } from "./channel";
 import { deviceBulkProcedures } from "./bulk";
 import { deviceSettingsProcedures } from "./device-settings";
 import { deviceGroupsRouter } from "./groups";
@@ -33,9 +34,25 @@ export const devices = {
     provisioningTokens: provisioningRouter,
     deviceGroups: deviceGroupsRouter,
   },
-  /** The agent's check of the base URL with its provisioning token, before it provisions. */
-  async start(app, { authenticator }) {
+  /**
+   * The agent's check of the base URL with its provisioning token, before it provisions; and,
+   * when the platform has a broker, the devices' live channel over it.
+   */
+  async start(app, { authenticator, db, services }) {
     probeOnFrontPage(app, authenticator);
+    if (!services.brokerTransport) return;
+    const channel = new DeviceChannel(db, services.brokerTransport, app.log);
+    await channel.start();
+    app.addHook("onClose", async () => channel.close());
+    const reconcile = () => {
+      channel.reconcile().catch((error: unknown) => {
+        app.log.error({ err: error }, "devices' targets not pushed");
+      });
+    };
+    return {
+      deviceChannel: channel,
+      afterMutation: [...(services.afterMutation ?? []), reconcile],
+    };
   },
   /**
    * What the device agent calls, with the device's own token, and a device's registration from

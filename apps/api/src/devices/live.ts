@@ -17,18 +17,17 @@ import {
   checkInDevice,
   type Db,
   type DeviceDetail,
-  type DeviceTarget,
   findDeviceByToken,
   findSnapshot,
 } from "@flowplane/db";
 import { isId } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { z } from "zod";
 import { toErrorResponse, unauthorized, unreadableSnapshot, validationError } from "../core/errors";
 import { routeUrl } from "../core/route-docs";
 import { recordDeviceEvent } from "./events";
 import { deviceEnv } from "./settings";
 import { AuditBody, CHECK_IN, CheckInBody, SETTINGS, SNAPSHOT, STATE } from "./live-schemas";
+import { mismatchOf, snapshotOf } from "./mismatch";
 
 export interface DeviceLiveOptions {
   db: Db;
@@ -37,33 +36,6 @@ export interface DeviceLiveOptions {
 
 /** Node-RED 5 needs Node 22.9; agents on Node 20 run 4.x: what a snapshot without one gets. */
 export const DEFAULT_DEVICE_NODE_RED = "4.1.15";
-
-/**
- * An application's device whose agent, given its first target, took it as an instance's (the
- * agent 4.2's `setState` reads the `project` key every 409 carries as "new instance assigned"
- * while it holds no snapshot, and forgets its application): it runs its target with its
- * settings, reporting neither owner. In step, so that it does not stop and start Node-RED again
- * for an application it runs already (FlowFuse's `incorrect-application` here restarts it); its
- * next target's 409 names the application, which the agent then takes, in the same one update.
- */
-function ranFirstTarget(
-  body: NonNullable<z.infer<typeof CheckInBody>>,
-  snapshot: string | null,
-  target: DeviceTarget,
-): boolean {
-  return (
-    target.application_id !== null &&
-    (body.application ?? null) === null &&
-    (body.project ?? null) === null &&
-    target.target !== null &&
-    snapshot === target.target &&
-    (body.settings ?? null) === target.settings_hash
-  );
-}
-
-/** FlowFuse's '0' is its starter flows: a device reporting it runs no snapshot of ours. */
-const snapshotOf = (value: string | null | undefined) =>
-  value === undefined || value === null || value === "0" ? null : value;
 
 export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOptions) {
   const { db } = opts;
@@ -117,20 +89,7 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       snapshot: target.target,
       settings: target.settings_hash,
     };
-    const snapshot = snapshotOf(body.snapshot);
-    const error =
-      "project" in body && (body.project ?? null) !== target.project_id
-        ? "incorrect-project"
-        : "application" in body &&
-            (body.application ?? null) !== target.application_id &&
-            !ranFirstTarget(body, snapshot, target)
-          ? "incorrect-application"
-          : snapshot !== target.target
-            ? "incorrect-snapshot"
-            : // Settings matter only with a snapshot to run (the agent fetches none without one).
-              target.target !== null && (body.settings ?? null) !== target.settings_hash
-              ? "incorrect-settings"
-              : undefined;
+    const error = mismatchOf(body, target);
     // Every key, every time: a key left out reads as a change, and the agent deploys again.
     // FlowFuse's body inside the platform's error envelope (`code`, `requestId`): the agent
     // takes the four keys and ignores the rest.

@@ -32,7 +32,7 @@ import { actorOf, procedure, teamOf } from "../core/trpc";
 import { VERSION } from "../core/version";
 import { applicationOfDevice, deviceView } from "./views";
 import { settingsHash } from "./settings";
-import { newCredentials, newOtc, setUpDevice } from "./credentials";
+import { newCredentials, newOtc, setUpDevice, shownCredentials } from "./credentials";
 import { recordCredentialsGenerated, recordDeviceEvent } from "./events";
 import { invalidField, moveDevice, ownerOf } from "./moves";
 
@@ -72,7 +72,7 @@ export const deviceProcedures = {
         summary:
           "Create a device (owners, or a provisioning token of the team), or set one up with its one-time code",
         description:
-          "The reply's `credentials` (the device's token and credential secret, and a one-time code) are shown once and never again: the token and secret go into the agent's `device.yml` with the device's `id` and the platform's URL as `forgeURL`; or, instead, the device is set up with the one-time code (below). `application` or `instance` assigns the device at once. With a provisioning token (`fpv_…`), `team` must be the token's team, and the device is assigned to the token's application or instance (the body's are ignored); its reply has no one-time code. No `credentials.broker`: devices talk to the platform over HTTP. Past the team type's `devices` limit, 400 `device_limit_reached`.\n\nSetup (the agent's `--otc <code> --ff-url <url>`): the bearer is the base64 of the one-time code and the body `{ setup: true, agentHost }`. The reply is the device with new `credentials` (token and secret, no code): the device's old token stops working, and the code is used up, so of two setups with one code only the first succeeds. A used, expired (after 24 hours) or unknown code: 401. Failed codes are limited per client address (10 per 60 s) and from all addresses together (100 per 60 s): past either, a setup is 429 `too_many_requests` with Retry-After, its code unchecked (the right one too) and not used up.",
+          "The reply's `credentials` (the device's token and credential secret, and a one-time code) are shown once and never again: the token and secret go into the agent's `device.yml` with the device's `id` and the platform's URL as `forgeURL`; or, instead, the device is set up with the one-time code (below). `application` or `instance` assigns the device at once. With a provisioning token (`fpv_…`), `team` must be the token's team, and the device is assigned to the token's application or instance (the body's are ignored); its reply has no one-time code. When the platform has a broker, `credentials.broker` (`url`, `username`, `password`, shown once) puts the agent on its MQTT channel: changes reach it at once, and it reports its state as it changes; without one, the agent polls over HTTP. Past the team type's `devices` limit, 400 `device_limit_reached`.\n\nSetup (the agent's `--otc <code> --ff-url <url>`): the bearer is the base64 of the one-time code and the body `{ setup: true, agentHost }`. The reply is the device with new `credentials` (token and secret, no code): the device's old token stops working, and the code is used up, so of two setups with one code only the first succeeds. A used, expired (after 24 hours) or unknown code: 401. Failed codes are limited per client address (10 per 60 s) and from all addresses together (100 per 60 s): past either, a setup is 429 `too_many_requests` with Retry-After, its code unchecked (the right one too) and not used up.",
       },
     })
     .input(CreateDeviceInput)
@@ -118,6 +118,7 @@ export const deviceProcedures = {
           tokenDigest: credentials.tokenDigest,
           otc: otc?.kept ?? null,
           credentialSecret: credentials.credentialSecret,
+          brokerPasswordDigest: credentials.brokerPasswordDigest,
           settingsHash: settingsHash([]),
         });
         await recordDeviceEvent(trx, "team.device.created", actorOf(ctx), row, {
@@ -130,8 +131,7 @@ export const deviceProcedures = {
       return {
         ...deviceView(await deviceOf(ctx.db, id), ctx.baseUrl),
         credentials: {
-          token: credentials.token,
-          credentialSecret: credentials.credentialSecret,
+          ...shownCredentials(ctx, { id, team_id: teamId }, credentials),
           ...(otc && { otc: otc.code }),
         },
         meta: { ffVersion: VERSION },
@@ -147,7 +147,7 @@ export const deviceProcedures = {
         tags: [TAG],
         summary: "A device",
         description:
-          "`status` is the state the agent last reported; `onlineStatus` is `online` when it checked in within 30 minutes, `offline` after that, `not-seen` before its first check-in.",
+          "`status` is the state the agent last reported; `onlineStatus` is `online` while the agent holds its MQTT session with the platform and `offline` once it has lost it (a closed connection at once, a silent one after 1.5 times its keepalive: 90 s for the agent's 60 s); for an agent that polls over HTTP, `online` when it checked in within 30 minutes and `offline` after that; `not-seen` before its first check-in.",
       },
     })
     .input(DeviceIdInput)
@@ -243,17 +243,20 @@ export const deviceProcedures = {
         tags: [TAG],
         summary: "Delete a device (owners)",
         description:
-          "Its token stops working at once: the agent's next check-in is 401 (or 404), and the agent stops Node-RED and forgets what it ran.",
+          "Its token stops working at once: the agent's next check-in is 401 (or 404), and the agent stops Node-RED and forgets what it ran; its MQTT session, if it holds one, ends at once.",
       },
     })
     .input(DeviceIdInput)
     .output(Status)
     .mutation(async ({ ctx, input }) => {
-      await ctx.db.transaction().execute(async (trx) => {
+      const device = await ctx.db.transaction().execute(async (trx) => {
         const device = await deleteDevice(trx, input.deviceId);
         if (!device) throw notFound();
         await recordDeviceEvent(trx, "team.device.deleted", actorOf(ctx), device);
+        return device;
       });
+      // Its MQTT session ends now too.
+      ctx.broker?.deviceChanged(device.team_id, device.id);
       return { status: "okay" as const };
     }),
 
@@ -274,19 +277,19 @@ export const deviceProcedures = {
     .mutation(async ({ ctx, input }) => {
       const credentials = newCredentials(ctx.tokenSecret);
       const otc = newOtc(ctx.tokenSecret);
-      await ctx.db.transaction().execute(async (trx) => {
+      const device = await ctx.db.transaction().execute(async (trx) => {
         const device = await setDeviceCredentials(trx, input.deviceId, {
           tokenDigest: credentials.tokenDigest,
           otc: otc.kept,
           credentialSecret: credentials.credentialSecret,
+          brokerPasswordDigest: credentials.brokerPasswordDigest,
         });
         if (!device) throw notFound();
         await recordCredentialsGenerated(trx, actorOf(ctx), device);
+        return device;
       });
-      return {
-        token: credentials.token,
-        credentialSecret: credentials.credentialSecret,
-        otc: otc.code,
-      };
+      // The old credentials' MQTT session ends now.
+      ctx.broker?.deviceChanged(device.team_id, device.id);
+      return { ...shownCredentials(ctx, device, credentials), otc: otc.code };
     }),
 };

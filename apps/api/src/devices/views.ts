@@ -12,8 +12,18 @@ import { teamSummary } from "../teams/index";
 
 export const devicePath = (baseUrl: string, id: string) => `${baseUrl}/api/v1/devices/${id}`;
 
-export function onlineStatus(lastSeenAt: Date | null, now = Date.now()) {
+/**
+ * `online` while the device holds its MQTT session with the platform, `offline` once it has lost
+ * it; a device that never had one (it polls over HTTP): `online` when it checked in within 30
+ * minutes (FlowFuse's), `offline` after that, `not-seen` before its first check-in.
+ */
+export function onlineStatus(
+  lastSeenAt: Date | null,
+  now = Date.now(),
+  mqttConnected: boolean | null = null,
+) {
   if (!lastSeenAt) return "not-seen" as const;
+  if (mqttConnected !== null) return mqttConnected ? ("online" as const) : ("offline" as const);
   return now - lastSeenAt.getTime() <= DEVICE_ONLINE_MS
     ? ("online" as const)
     : ("offline" as const);
@@ -34,7 +44,7 @@ export function deviceSummary(
     lastSeenAt: device.last_seen_at?.toISOString() ?? null,
     lastSeenMs: device.last_seen_at ? Math.max(0, now - device.last_seen_at.getTime()) : null,
     status: device.state ?? "offline",
-    onlineStatus: onlineStatus(device.last_seen_at, now),
+    onlineStatus: onlineStatus(device.last_seen_at, now, device.mqtt_connected),
     mode: device.mode === "developer" ? "developer" : "autonomous",
     isDeploying:
       device.target_snapshot_id !== null && device.target_snapshot_id !== device.active_snapshot_id,

@@ -22,6 +22,7 @@ import * as accessNotifications from "./2026-11-28T2100-access-notifications";
 import * as editorAuthorizationCodes from "./2026-11-29T0300-editor-authorization-codes";
 import * as platformSettings from "./2026-11-29T0500-platform-settings";
 import * as deviceRegistrations from "./2026-11-29T0600-device-registrations";
+import * as deviceChannel from "./2026-11-29T1100-device-channel";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-29T0300-editor-authorization-codes": editorAuthorizationCodes,
   "2026-11-29T0500-platform-settings": platformSettings,
   "2026-11-29T0600-device-registrations": deviceRegistrations,
+  "2026-11-29T1100-device-channel": deviceChannel,
 };
