@@ -34,13 +34,6 @@ beforeAll(async () => {
   instanceId = await createInstance(server, owner, team.id);
 });
 afterAll(async () => {
-  if (process.env.SHOW_LOGS)
-    console.log(
-      server.logs
-        .filter((l) => /"level":(40|50)/.test(l))
-        .join("")
-        .slice(-5000),
-    );
   for (const agent of agents) await agent.end().catch(() => {});
   await closeAll();
   await server.close();
