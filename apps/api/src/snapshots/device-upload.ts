@@ -39,9 +39,7 @@ export async function contentUploadedBy(
 ): Promise<SnapshotContent | undefined> {
   const channel = ctx.deviceChannel;
   if (!channel?.isConnected(device.id)) return undefined;
-  const reply = Uploaded.safeParse(
-    await channel.request(device.team_id, device.id, "upload", {}),
-  );
+  const reply = Uploaded.safeParse(await channel.request(device.team_id, device.id, "upload", {}));
   if (!reply.success) {
     throw new ApiError(400, "invalid_state", "The device's report of what it runs is not readable");
   }
