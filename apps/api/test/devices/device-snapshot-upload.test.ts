@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startServer, type TestServer } from "../support/harness";
 import { SimulatedAgent } from "../support/simulated-agent";
 import {
+  createApplication,
   createInstance,
   createTeam,
   makeUser,
@@ -27,10 +28,7 @@ beforeAll(async () => {
   owner = await makeUser(server);
   team = await createTeam(server, owner);
   instanceId = await createInstance(server, owner, team.id);
-  const instance = await server.request("GET", `/api/v1/projects/${instanceId}`, {
-    token: owner.token,
-  });
-  applicationId = instance.body.application.id;
+  applicationId = await createApplication(server, owner, team.id);
 });
 afterAll(async () => {
   for (const agent of agents) await agent.end().catch(() => {});
@@ -63,6 +61,15 @@ const upload = (label: string, secret: string) => ({
   },
 });
 
+/** A device connected on the channel whose agent answers `upload` with `label`'s content. */
+async function connected(owned: { application: string } | { instance: string }, label: string) {
+  const { id, credentials } = await device(owned);
+  const agent = await SimulatedAgent.connect(credentials.broker);
+  agents.push(agent);
+  agent.answers.upload = upload(label, credentials.credentialSecret);
+  return { id, agent };
+}
+
 /** The snapshot's flows and its credentials, exported under a secret of the caller's. */
 async function contentOf(snapshotId: string) {
   const exported = await server.request("POST", `/api/v1/snapshots/${snapshotId}/export`, {
@@ -79,10 +86,7 @@ async function contentOf(snapshotId: string) {
 
 describe("a snapshot from a connected device", () => {
   test("an application's device: its flows, credentials and modules as it reports them", async () => {
-    const { id, credentials } = await device({ application: applicationId });
-    const agent = await SimulatedAgent.connect(credentials.broker);
-    agents.push(agent);
-    agent.answers.upload = upload("edited-on-the-device", credentials.credentialSecret);
+    const { id, agent } = await connected({ application: applicationId }, "edited-on-the-device");
     const reply = await server.request("POST", `/api/v1/devices/${id}/snapshots`, {
       token: owner.token,
       body: { name: "from the device" },
@@ -101,10 +105,7 @@ describe("a snapshot from a connected device", () => {
   });
 
   test("an instance's device: the snapshot is the instance's, of what the device reports", async () => {
-    const { id, credentials } = await device({ instance: instanceId });
-    const agent = await SimulatedAgent.connect(credentials.broker);
-    agents.push(agent);
-    agent.answers.upload = upload("instance-device", credentials.credentialSecret);
+    const { id } = await connected({ instance: instanceId }, "instance-device");
     const reply = await server.request("POST", `/api/v1/devices/${id}/snapshot`, {
       token: owner.token,
       body: { name: "of the instance's device" },
@@ -117,9 +118,7 @@ describe("a snapshot from a connected device", () => {
   });
 
   test("credentials the device's secret does not open: 400 invalid_state, nothing stored", async () => {
-    const { id, credentials } = await device({ application: applicationId });
-    const agent = await SimulatedAgent.connect(credentials.broker);
-    agents.push(agent);
+    const { id, agent } = await connected({ application: applicationId }, "wrong");
     agent.answers.upload = upload("wrong", "another secret");
     const reply = await server.request("POST", `/api/v1/devices/${id}/snapshots`, {
       token: owner.token,
