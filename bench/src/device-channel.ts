@@ -6,39 +6,24 @@
 // latency: from the API call that changes a target to each device receiving its `update`, set
 // against an authenticated GET's round trip measured in the same run (the machine is noisy).
 // Writes results/<date>-device-channel[-<label>].{json,md}. See README.md, "The devices' channel".
-import { randomBase62 } from "@flowplane/auth";
 import mqtt, { type MqttClient } from "mqtt";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { baseChildEnv, type DevicesBenchConfig, loadDevicesConfig, UsageError } from "./env";
-import { BENCH_DIR, machineInfo, ROOT } from "./machine";
-import {
-  freePort,
-  killAllNow,
-  pssOf,
-  rssOf,
-  run,
-  startNode,
-  stopAll,
-  waitReady,
-} from "./processes";
+import { configOrExit, failure, prepare, runBench, startApiServer } from "./api-bench";
+import { type DevicesBenchConfig, loadDevicesConfig } from "./env";
+import { BENCH_DIR, machineInfo } from "./machine";
+import { pssOf, rssOf, stopAll } from "./processes";
 
-const API_DIR = join(ROOT, "apps", "api");
 const RESULTS_DIR = join(BENCH_DIR, "results");
-// As `pnpm start` runs it (apps/api/package.json).
-const SERVER_ARGS = ["--enable-source-maps", "--max-old-space-size=160"];
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
-let failRun: (error: Error) => void = () => {};
-const failed = new Promise<never>((_, reject) => {
-  failRun = reject;
-});
-failed.catch(() => {});
-const guarded = <T>(work: Promise<T>): Promise<T> => Promise.race([work, failed]);
+const config = configOrExit(() => loadDevicesConfig());
+const failing = failure();
+const { guarded } = failing;
 
 /** What the bench reads of the API's replies. */
 interface Reply {
@@ -147,51 +132,21 @@ async function memory(pid: number, samples = 9): Promise<{ pss: number; rss: num
 
 async function main(): Promise<void> {
   const started = Date.now();
-  setTimeout(
-    () => failRun(new Error(`time limit of ${config.maxMinutes} min reached`)),
-    config.maxMinutes * 60_000,
-  ).unref();
   const machine = machineInfo();
-  if (!config.skipBuild) {
-    say("Building @flowplane/api …");
-    await run("pnpm", ["--filter", "@flowplane/api", "build"], {
-      cwd: ROOT,
-      env: baseChildEnv(),
-      timeoutMs: 5 * 60_000,
-    });
-  }
+  await prepare({ run: failing, maxMinutes: config.maxMinutes, skipBuild: config.skipBuild, say });
   const work = await mkdtemp(join(tmpdir(), "flowplane-bench-devices-"));
   const agents: LeanAgent[] = [];
   try {
-    const [port, mqttPort] = [await freePort(), await freePort()];
-    const dataDir = join(work, "data");
-    const serverLink = join(work, "flowplane-bench-api.js");
-    await symlink(join(API_DIR, "dist", "main.js"), serverLink);
-    const api = startNode(
-      [...SERVER_ARGS, serverLink],
-      {
-        cwd: API_DIR,
-        env: {
-          ...baseChildEnv(),
-          NODE_ENV: "production",
-          LOG_LEVEL: "warn",
-          HOST: "127.0.0.1",
-          PORT: String(port),
-          DATA_DIR: dataDir,
-          FLOWPLANE_TOKEN_SECRET: randomBase62(48),
-          BROKER_MODE: "embedded",
-          MQTT_HOST: "127.0.0.1",
-          MQTT_PORT: String(mqttPort),
-          DATABASE: config.database,
-        },
-        logFile: join(work, "server.log"),
-        name: "API server",
-      },
-      failRun,
-    );
-    const url = `http://127.0.0.1:${port}`;
-    await guarded(waitReady(`${url}/readyz`, api.child, 180_000));
-    const token = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
+    const {
+      server: api,
+      url,
+      token,
+    } = await startApiServer({
+      work,
+      database: { DATABASE: config.database },
+      readyMs: 180_000,
+      run: failing,
+    });
     const call = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${url}${path}`, {
         method,
@@ -410,26 +365,4 @@ function markdown(r: {
   ].join("\n");
 }
 
-let config: DevicesBenchConfig;
-try {
-  config = loadDevicesConfig();
-} catch (error) {
-  if (error instanceof UsageError) {
-    (error.exitCode === 0 ? process.stdout : process.stderr).write(`${error.message}\n`);
-    process.exit(error.exitCode);
-  }
-  throw error;
-}
-process.on("exit", killAllNow);
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => failRun(new Error(`interrupted (${signal})`)));
-}
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `bench:devices failed: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBench("bench:devices", failing, main);
