@@ -11,6 +11,18 @@ import mqtt from "mqtt";
 import { platformCredentials } from "./platform-identity";
 import type { PlatformTransport } from "./transport";
 
+/** The reasons EMQX gives for a session that a newer connection of the same client replaced. */
+const REPLACED = new Set(["takenover", "discarded"]);
+
+const reasonOf = (payload: Buffer): string => {
+  try {
+    const event = JSON.parse(payload.toString("utf8")) as { reason?: unknown };
+    return typeof event.reason === "string" ? event.reason : "";
+  } catch {
+    return "";
+  }
+};
+
 export interface ExternalTransport extends PlatformTransport {
   close(): Promise<void>;
 }
@@ -78,9 +90,14 @@ export async function connectExternalBroker(options: {
   };
 
   // EMQX names the client in the topic and in the event (`clientid`): a device's is its username.
-  const sessionEvent = (connected: boolean) => (topic: string) => {
+  // A session taken over by a new connection of the same client (the agent reconnecting) ends
+  // with the reason `takenover` (or `discarded`), possibly after the new one began: not the
+  // device's end.
+  const sessionEvent = (connected: boolean) => (topic: string, payload: Buffer) => {
     const device = parseDeviceUsername(topic.split("/")[4] ?? "");
-    if (device) for (const listener of sessionListeners) listener(device, connected);
+    if (!device) return;
+    if (!connected && REPLACED.has(reasonOf(payload))) return;
+    for (const listener of sessionListeners) listener(device, connected);
   };
   await transport.subscribe("$SYS/brokers/+/clients/+/connected", sessionEvent(true));
   await transport.subscribe("$SYS/brokers/+/clients/+/disconnected", sessionEvent(false));

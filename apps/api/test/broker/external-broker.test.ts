@@ -121,8 +121,19 @@ describe("the devices' channel over an external broker", () => {
       return seen.activeSnapshot?.id === snapshotId && seen.status === "running" ? seen : undefined;
     });
 
+    // The agent connecting again takes its session over: the old one's end (`takenover`) is not
+    // the device's.
+    const again = await SimulatedAgent.connect(credentials);
+    agents.push(again);
+    await until("the old connection closed", async () =>
+      agent.client.connected ? undefined : true,
+    );
+    await again.publishStatus({ ...agent.state });
+    await until("seen again", async () => ((await view(id)).lastSeenAt ? true : undefined));
+    expect((await view(id)).onlineStatus).toBe("online");
+
     // Its session ends (EMQX's `disconnected` event): offline at once.
-    await agent.end();
+    await again.end();
     await until("offline", async () =>
       (await view(id)).onlineStatus === "offline" ? true : undefined,
     );

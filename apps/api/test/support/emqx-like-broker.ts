@@ -83,8 +83,14 @@ export async function startEmqxLikeBroker(): Promise<EmqxLikeBroker> {
     },
   });
 
-  const announce = (client: Client, event: "connected" | "disconnected") => {
-    const payload = JSON.stringify({ clientid: client.id, username: usernames.get(client) });
+  // The client holding each id now: an older one's end is a takeover (EMQX's reason `takenover`).
+  const holders = new Map<string, Client>();
+  const announce = (client: Client, event: "connected" | "disconnected", reason?: string) => {
+    const payload = JSON.stringify({
+      clientid: client.id,
+      username: usernames.get(client),
+      ...(reason && { reason }),
+    });
     broker.publish(
       {
         cmd: "publish",
@@ -97,9 +103,14 @@ export async function startEmqxLikeBroker(): Promise<EmqxLikeBroker> {
       () => {},
     );
   };
-  broker.on("client", (client) => announce(client, "connected"));
+  broker.on("clientReady", (client) => {
+    holders.set(client.id, client);
+    announce(client, "connected");
+  });
   broker.on("clientDisconnect", (client) => {
-    announce(client, "disconnected");
+    const replaced = holders.get(client.id) !== client;
+    if (!replaced) holders.delete(client.id);
+    announce(client, "disconnected", replaced ? "takenover" : "normal");
     mounts.delete(client);
     usernames.delete(client);
   });
