@@ -44,6 +44,8 @@ const TOKEN: RouteDoc = {
   description:
     "The device's Node-RED asks, with the token in the `x-access-token` header, whether an admin request's token is the device's current editor token: 200 with who it stands for, 401 otherwise.",
   security: "none",
+  // Counted only under the global limit: Node-RED keeps each answer 30 s.
+  rateLimit: "global",
   params,
   responses: {
     200: {
@@ -61,24 +63,20 @@ export async function editorTokenRoute(
   app: FastifyInstance,
   { db, editor }: { db: Db; editor: DeviceEditor },
 ) {
-  app.get<{ Params: { deviceId: string } }>(
-    routeUrl(TOKEN),
-    { config: { rateLimit: false } },
-    async (request, reply) => {
-      const token = request.headers["x-access-token"];
-      const device = await findDeviceEditor(db, request.params.deviceId).catch(() => undefined);
-      if (
-        typeof token !== "string" ||
-        token.length > 256 ||
-        !device?.editor_token_digest ||
-        editor.digest(token) !== device.editor_token_digest
-      ) {
-        throw unauthorized();
-      }
-      // Who the editor shows as signed in: the tunnel, which people reach through the platform.
-      return reply.send({ username: "flowplane", permissions: "*" });
-    },
-  );
+  app.get<{ Params: { deviceId: string } }>(routeUrl(TOKEN), async (request, reply) => {
+    const token = request.headers["x-access-token"];
+    const device = await findDeviceEditor(db, request.params.deviceId).catch(() => undefined);
+    if (
+      typeof token !== "string" ||
+      token.length > 256 ||
+      !device?.editor_token_digest ||
+      editor.digest(token) !== device.editor_token_digest
+    ) {
+      throw unauthorized();
+    }
+    // Who the editor shows as signed in: the tunnel, which people reach through the platform.
+    return reply.send({ username: "flowplane", permissions: "*" });
+  });
 }
 
 /** GET …/editor/open: the person signed in to the device's editor host. */
