@@ -14,10 +14,12 @@ export interface DeviceEditorRow {
   editor_token_digest: string | null;
 }
 
+const COLUMNS = ["id", "team_id", "name", "mode", "editor_token_digest"] as const;
+
 export async function findDeviceEditor(db: Db, id: string): Promise<DeviceEditorRow | undefined> {
   return db
     .selectFrom("devices")
-    .select(["id", "team_id", "name", "mode", "editor_token_digest"])
+    .select(COLUMNS)
     .where("id", "=", id)
     .executeTakeFirst();
 }
@@ -34,7 +36,7 @@ export async function setDeviceMode(
   return db.transaction().execute(async (trx) => {
     const before = await trx
       .selectFrom("devices")
-      .select(["id", "team_id", "name", "mode", "editor_token_digest"])
+      .select(COLUMNS)
       .where("id", "=", id)
       .forUpdate()
       .executeTakeFirst();

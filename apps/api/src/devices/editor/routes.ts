@@ -28,6 +28,7 @@ const OPEN: RouteDoc = {
   rateLimit: "global",
   params,
   responses: {
+    302: { description: "A browser without a session: to the sign-in page, which comes back here" },
     303: { description: "On to the device's editor host, with a one-time code" },
     401: { description: "No session (`unauthorized`)" },
     404: { description: "No such device in the person's teams (`not_found`)" },
