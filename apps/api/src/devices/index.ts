@@ -10,7 +10,7 @@ import { deviceBulkProcedures } from "./bulk";
 import { deviceSettingsProcedures } from "./device-settings";
 import { devicesFrontDoor } from "./editor/front-door";
 import { deviceEditorProcedures } from "./editor/procedures";
-import { DEVICE_EDITOR_DOCS, editorTokenRoute, openEditorRoute } from "./editor/routes";
+import { DEVICE_EDITOR_DOCS, editorTokenRoute, openEditorPage } from "./editor/routes";
 import { deviceEditorOf } from "./editor/service";
 import { deviceGroupsRouter } from "./groups";
 import { deviceListProcedures } from "./lists";
@@ -76,12 +76,15 @@ export const devices = {
     });
   },
   /** Whether a registration is still waiting, for the person completing it. */
-  api: async (app, { db, tokenSecret, options }) => {
-    await registrationStatusRoute(app, { db, tokenSecret });
-    await app.register(openEditorRoute, { db, editor: deviceEditorOf(options) });
+  api: async (app, { db, tokenSecret }) => registrationStatusRoute(app, { db, tokenSecret }),
+  /** The registration's page, where a signed-in person completes it; a device's editor opened. */
+  pages: ({ options }) => {
+    const openEditor = openEditorPage(deviceEditorOf(options));
+    return (app, deps) => {
+      registrationPages(app, deps);
+      openEditor(app, deps);
+    };
   },
-  /** The registration's page, where a signed-in person completes it. */
-  pages: () => registrationPages,
   /** The routes outside tRPC under /api/v1, for the OpenAPI document. */
   docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS, ...DEVICE_EDITOR_DOCS],
   sweep: async ({ db }) => deleteExpiredDeviceRegistrations(db),

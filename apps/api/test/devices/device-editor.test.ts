@@ -4,6 +4,8 @@
 // (4001, 4004), a person signed in through the platform to the device's own editor host, HTTP and
 // WebSocket frames carried both ways, the browser's credentials stripped, viewers read only,
 // another team's people not let in. The real agent in a browser: device-editor-browser.test.ts.
+import { Role } from "@flowplane/contract";
+import { addMember } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { freePort, startServer, type TestServer } from "../support/harness";
@@ -18,6 +20,8 @@ let server: TestServer;
 let roles: TeamOfRoles;
 let agent: SimulatedAgent;
 let deviceId: string;
+/** Sign-in sessions on the platform (its cookie), by role. */
+const sessions: Record<string, string> = {};
 const tunnels: FakeTunnel[] = [];
 
 /** The agent's side of the tunnel: echoes HTTP requests, and WebSocket data prefixed. */
@@ -65,6 +69,16 @@ beforeAll(async () => {
   const port = await freePort();
   server = await startServer({ broker: "embedded", port, baseUrl: `http://127.0.0.1:${port}` });
   roles = await teamOfRoles(server, "editors");
+  for (const [name, role] of [
+    ["member", Role.member],
+    ["viewer", Role.viewer],
+    ["outsider", undefined],
+  ] as const) {
+    const person = await server.userWithPassword();
+    if (role !== undefined)
+      await addMember(server.db, { teamId: roles.teamId, userId: person.id, role });
+    sessions[name] = await server.signIn(person.username, person.password);
+  }
   const created = await server.request("POST", "/api/v1/devices", {
     token: roles.owner.token,
     body: { name: "bench-pi", team: roles.teamId },
@@ -86,12 +100,16 @@ afterAll(async () => {
   await server.close();
 });
 
-/** Signs the person in to the device's editor through the platform: the editor host's cookie. */
-async function signIn(token: string): Promise<{ cookie: string; origin: string }> {
-  const open = await fetch(`${server.url}/api/v1/devices/${deviceId}/editor/open`, {
-    headers: { authorization: `Bearer ${token}` },
+/** The platform's page that opens the device's editor, as the person's browser asks for it. */
+const openEditor = (role: string) =>
+  fetch(`${server.url}/devices/${deviceId}/editor`, {
+    headers: { cookie: `sid=${sessions[role]}`, accept: "text/html" },
     redirect: "manual",
   });
+
+/** Signs the person in to the device's editor through the platform: the editor host's cookie. */
+async function signIn(role: string): Promise<{ cookie: string; origin: string }> {
+  const open = await openEditor(role);
   expect(open.status, await open.clone().text()).toBe(303);
   const target = new URL(open.headers.get("location")!);
   expect(target.hostname).toMatch(/^0-device-[0-9a-f]+\.localhost$/);
@@ -119,7 +137,7 @@ async function enableEditor(): Promise<FakeTunnel> {
   expect(enabled.body).toEqual({
     enabled: true,
     connected: true,
-    url: `${server.url}/api/v1/devices/${deviceId}/editor/open`,
+    url: `${server.url}/devices/${deviceId}/editor`,
   });
   return tunnel!;
 }
@@ -162,7 +180,7 @@ describe("developer mode and the remote editor", () => {
     expect(wrong.closed!.code).toBe(4001);
 
     // A member through the editor host: credentials stripped, the body decoded, writes pass.
-    const member = await signIn(roles.member.token);
+    const member = await signIn("member");
     const get = await fetch(`${member.origin}/flows?x=1`, {
       headers: { cookie: member.cookie, authorization: "Bearer fpt_nope", "x-access-token": "no" },
     });
@@ -199,7 +217,7 @@ describe("developer mode and the remote editor", () => {
     );
 
     // A viewer reads, and only reads; someone of another team finds nothing.
-    const viewer = await signIn(roles.viewer.token);
+    const viewer = await signIn("viewer");
     expect(
       (await fetch(`${viewer.origin}/flows`, { headers: { cookie: viewer.cookie } })).status,
     ).toBe(200);
@@ -209,11 +227,13 @@ describe("developer mode and the remote editor", () => {
       body: "[]",
     });
     expect(write.status).toBe(403);
-    const outsider = await fetch(`${server.url}/api/v1/devices/${deviceId}/editor/open`, {
-      headers: { authorization: `Bearer ${roles.outsider.token}` },
+    expect((await openEditor("outsider")).status).toBe(404);
+    // Without a session on the platform: its sign-in page first.
+    const signedOut = await fetch(`${server.url}/devices/${deviceId}/editor`, {
+      headers: { accept: "text/html" },
       redirect: "manual",
     });
-    expect(outsider.status).toBe(404);
+    expect(signedOut.headers.get("location")).toMatch(/^\/sign-in\?next=/);
     // Without a session, the editor host sends the person to sign in through the platform.
     const anonymous = await fetch(`${member.origin}/`, { redirect: "manual" });
     expect(anonymous.status).toBe(303);
@@ -230,19 +250,22 @@ describe("developer mode and the remote editor", () => {
     const again = new FakeTunnel(deviceId, token);
     await until("4004 again", async () => again.closed);
     expect(again.closed!.code).toBe(4004);
-    const after = await signIn(roles.member.token).catch(() => undefined);
+    const after = await signIn("member").catch(() => undefined);
     expect(after).toBeUndefined();
   });
 
   test("leaving developer mode closes the editor; all of it is in the device's log", async () => {
     const tunnel = await enableEditor();
-    const member = await signIn(roles.member.token);
+    const member = await signIn("member");
     expect((await put("/mode", roles.owner.token, { mode: "autonomous" })).body).toEqual({
       mode: "autonomous",
     });
     await until("4004", async () => tunnel.closed);
     expect(tunnel.closed!.code).toBe(4004);
-    const closed = await fetch(`${member.origin}/flows`, { headers: { cookie: member.cookie } });
+    const closed = await fetch(`${member.origin}/flows`, {
+      headers: { cookie: member.cookie },
+      redirect: "manual",
+    });
     expect(closed.status).toBeGreaterThanOrEqual(300);
     const status = await server.request("GET", `/api/v1/devices/${deviceId}/editor`, {
       token: roles.member.token,

@@ -134,9 +134,7 @@ export const deviceEditorProcedures = {
       if (!input.enabled) {
         await setDeviceEditorToken(ctx.db, device.id, null);
         await closeEditor(ctx, device);
-        if (device.editor_token_digest !== null) {
-          await recordEditorEvent(ctx, "remote-access.disabled", device);
-        }
+        await recordEditorEvent(ctx, "remote-access.disabled", device);
         return statusOf(ctx, device.id, false);
       }
       if (device.mode !== "developer") {

@@ -28,7 +28,7 @@ export function deviceEditorOf(options: AppOptions): DeviceEditor {
       tunnels: new EditorTunnels(),
       sessions: new DeviceEditorSessions(secret),
       hosts: deviceEditorHosts(options.baseUrl, options.editorDomain),
-      openUrl: (deviceId) => `${base}/api/v1/devices/${deviceId}/editor/open`,
+      openUrl: (deviceId) => `${base}/devices/${deviceId}/editor`,
       digest: (token) => tokenDigest(secret, `device-editor-tunnel:${token}`),
     };
     services.set(options, service);
