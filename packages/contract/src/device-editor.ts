@@ -2,7 +2,7 @@
 // /devices/{id}/editor): in developer mode the device keeps the flows deployed in its own editor,
 // which people open through the platform over a tunnel the agent opens to it.
 import { z } from "zod";
-import { Id } from "./common";
+import { Id, Text } from "./common";
 
 export const DEVICE_MODES = ["autonomous", "developer"] as const;
 
@@ -10,7 +10,7 @@ export const DeviceMode = z.enum(DEVICE_MODES);
 
 export const SetDeviceModeInput = z.strictObject({
   deviceId: Id,
-  mode: z.string().max(64).describe("`developer` or `autonomous` (400 `invalid_mode` otherwise)"),
+  mode: Text.max(64).describe("`developer` or `autonomous` (400 `invalid_mode` otherwise)"),
 });
 
 export const DeviceModeResult = z.object({ mode: DeviceMode });
