@@ -17,11 +17,7 @@ export interface DeviceEditorRow {
 const COLUMNS = ["id", "team_id", "name", "mode", "editor_token_digest"] as const;
 
 export async function findDeviceEditor(db: Db, id: string): Promise<DeviceEditorRow | undefined> {
-  return db
-    .selectFrom("devices")
-    .select(COLUMNS)
-    .where("id", "=", id)
-    .executeTakeFirst();
+  return db.selectFrom("devices").select(COLUMNS).where("id", "=", id).executeTakeFirst();
 }
 
 /**
