@@ -119,6 +119,8 @@ export const PERMISSIONS = {
   "device:snapshot:create": { kind: "team", role: Role.member, access: "write" },
   "device:snapshot:delete": { kind: "team", role: Role.owner, access: "write" },
   "device:edit-env": { kind: "team", role: Role.member, access: "write" },
+  /** Developer mode and the remote editor's tunnel (FlowFuse's device:editor). */
+  "device:editor": { kind: "team", role: Role.member, access: "write" },
   "device:delete": { kind: "team", role: Role.owner, access: "write" },
   "team:device:bulk-delete": { kind: "team", role: Role.owner, access: "write" },
   "team:device:bulk-edit": { kind: "team", role: Role.owner, access: "write" },

@@ -37,3 +37,4 @@ export * from "./devices";
 export * from "./device-provisioning-tokens";
 export * from "./device-groups";
 export * from "./device-registrations";
+export * from "./device-editor";

@@ -25,6 +25,7 @@ export type DeviceEvent =
   | "device.assigned"
   | "device.settings.updated"
   | "device.snapshot.target-set"
+  | `${"team.device" | "device"}.${"developer-mode" | "remote-access"}.${"enabled" | "disabled"}`
   | (typeof DEVICE_AUDIT_EVENTS)[number];
 
 /** An event in the device's log, with what else it says. */

@@ -8,6 +8,10 @@ import { deviceAuditLogProcedures } from "./audit-log";
 import { DeviceChannel } from "./channel";
 import { deviceBulkProcedures } from "./bulk";
 import { deviceSettingsProcedures } from "./device-settings";
+import { devicesFrontDoor } from "./editor/front-door";
+import { deviceEditorProcedures } from "./editor/procedures";
+import { DEVICE_EDITOR_DOCS, editorTokenRoute, openEditorPage } from "./editor/routes";
+import { deviceEditorOf } from "./editor/service";
 import { deviceGroupsRouter } from "./groups";
 import { deviceListProcedures } from "./lists";
 import { deviceLiveRoutes } from "./live";
@@ -30,6 +34,7 @@ export const devices = {
       ...deviceAuditLogProcedures,
       ...deviceListProcedures,
       ...deviceBulkProcedures,
+      ...deviceEditorProcedures,
     }),
     provisioningTokens: provisioningRouter,
     deviceGroups: deviceGroupsRouter,
@@ -38,7 +43,9 @@ export const devices = {
    * The agent's check of the base URL with its provisioning token, before it provisions; and,
    * when the platform has a broker, the devices' live channel over it.
    */
-  async start(app, { authenticator, db, services }) {
+  /** The remote editors: the agents' tunnels and the devices' editor hosts. */
+  frontDoor: devicesFrontDoor,
+  async start(app, { authenticator, db, services, options }) {
     probeOnFrontPage(app, authenticator);
     if (!services.brokerTransport) return;
     const channel = new DeviceChannel(db, services.brokerTransport, app.log);
@@ -51,6 +58,7 @@ export const devices = {
     };
     return {
       deviceChannel: channel,
+      deviceEditor: deviceEditorOf(options),
       afterMutation: [...(services.afterMutation ?? []), reconcile],
     };
   },
@@ -58,8 +66,9 @@ export const devices = {
    * What the device agent calls, with the device's own token, and a device's registration from
    * its terminal (anonymous, limited per address).
    */
-  async machines(app, { db, tokenSecret, limits }) {
+  async machines(app, { db, tokenSecret, limits, options }) {
     await app.register(deviceLiveRoutes, { db, tokenSecret });
+    await app.register(editorTokenRoute, { db, editor: deviceEditorOf(options) });
     await app.register(deviceRegistrationRoutes, {
       db,
       tokenSecret,
@@ -68,10 +77,16 @@ export const devices = {
   },
   /** Whether a registration is still waiting, for the person completing it. */
   api: async (app, { db, tokenSecret }) => registrationStatusRoute(app, { db, tokenSecret }),
-  /** The registration's page, where a signed-in person completes it. */
-  pages: () => registrationPages,
+  /** The registration's page, where a signed-in person completes it; a device's editor opened. */
+  pages: ({ options }) => {
+    const openEditor = openEditorPage(deviceEditorOf(options));
+    return (app, deps) => {
+      registrationPages(app, deps);
+      openEditor(app, deps);
+    };
+  },
   /** The routes outside tRPC under /api/v1, for the OpenAPI document. */
-  docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS],
+  docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS, ...DEVICE_EDITOR_DOCS],
   sweep: async ({ db }) => deleteExpiredDeviceRegistrations(db),
 } satisfies Area;
 export { DEFAULT_DEVICE_NODE_RED } from "./live";

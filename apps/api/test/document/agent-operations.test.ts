@@ -90,6 +90,7 @@ describe("the device agent's operations", () => {
       [
         "GET /api/v1/devices/_/register/done/{doneToken}",
         "GET /api/v1/devices/_/register/status/{sessionToken}",
+        "GET /api/v1/devices/{deviceId}/editor/token",
         "GET /api/v1/devices/{deviceId}/live/settings",
         "GET /api/v1/devices/{deviceId}/live/snapshot",
         "GET /api/v1/devices/{deviceId}/live/state",

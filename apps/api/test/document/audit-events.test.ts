@@ -118,6 +118,14 @@ const EVENTS: Record<string, string[]> = {
     "device.credential.generated",
   ],
   "PUT /api/v1/devices/{deviceId}/settings": ["device.settings.updated"],
+  "PUT /api/v1/devices/{deviceId}/mode": [
+    "team.device.developer-mode.enabled",
+    "device.developer-mode.enabled",
+  ],
+  "PUT /api/v1/devices/{deviceId}/editor": [
+    "team.device.remote-access.disabled",
+    "device.remote-access.disabled",
+  ],
   "POST /api/v1/devices/{deviceId}/snapshots": ["application.device.snapshot.created"],
   "DELETE /api/v1/devices/{deviceId}/snapshots/{snapshotId}": [
     "application.device.snapshot.deleted",
@@ -393,6 +401,15 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
   "PUT /api/v1/devices/{deviceId}/settings": async (_world, call) => ({
     ...call,
     body: { env: [{ name: "WALKED", value: "yes" }] },
+  }),
+  "PUT /api/v1/devices/{deviceId}/mode": async (_world, call) => ({
+    ...call,
+    body: { mode: "developer" },
+  }),
+  // Enabling needs a connected agent (device-editor.test.ts); disabling is logged as FlowFuse does.
+  "PUT /api/v1/devices/{deviceId}/editor": async (_world, call) => ({
+    ...call,
+    body: { enabled: false },
   }),
   "PUT /api/v1/teams/{teamId}/broker/client/{username}": async (_world, call) => ({
     ...call,

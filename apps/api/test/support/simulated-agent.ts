@@ -37,7 +37,13 @@ export class SimulatedAgent {
   readonly commands: Command[] = [];
   private readonly waiters: { test: (c: Command) => boolean; resolve: (c: Command) => void }[] = [];
   /** What it answers an `action` (its `success`); an `upload` (the data); none: no answer. */
-  answers: { action?: boolean; upload?: unknown; silent?: boolean } = { action: true };
+  answers: {
+    action?: boolean;
+    upload?: unknown;
+    silent?: boolean;
+    /** What it answers `startEditor` (e.g. once a test's tunnel is open); none: `{connected: true}`. */
+    startEditor?: (command: Command) => Promise<unknown>;
+  } = { action: true };
   state: AgentState = {
     state: "stopped",
     project: null,
@@ -123,6 +129,21 @@ export class SimulatedAgent {
     await this.client.endAsync(true);
   }
 
+  /** Its answer to a command, on the topic the command names. */
+  private reply(command: Command, payload: unknown): void {
+    void this.client.publishAsync(
+      command.responseTopic ?? this.topic("response"),
+      JSON.stringify({
+        teamId: this.teamId,
+        deviceId: this.deviceId,
+        command: command.command,
+        correlationData: command.correlationData,
+        userProperties: {},
+        payload,
+      }),
+    );
+  }
+
   private onCommand(command: Command): void {
     if (command.command === "update") {
       // As the agent does once it has deployed: it runs what it was told.
@@ -147,6 +168,13 @@ export class SimulatedAgent {
       this.logEnabled = true;
     } else if (command.command === "stopLog") {
       this.logEnabled = false;
+    } else if (
+      command.command === "startEditor" &&
+      this.answers.startEditor &&
+      !this.answers.silent &&
+      command.correlationData
+    ) {
+      void this.answers.startEditor(command).then((payload) => this.reply(command, payload));
     } else if (!this.answers.silent && command.correlationData) {
       const payload =
         command.command === "action"
@@ -156,17 +184,7 @@ export class SimulatedAgent {
           : command.command === "upload"
             ? this.answers.upload
             : { connected: true };
-      void this.client.publishAsync(
-        command.responseTopic ?? this.topic("response"),
-        JSON.stringify({
-          teamId: this.teamId,
-          deviceId: this.deviceId,
-          command: command.command,
-          correlationData: command.correlationData,
-          userProperties: {},
-          payload,
-        }),
-      );
+      this.reply(command, payload);
     }
     const waiter = this.waiters.find((w) => w.test(command));
     if (waiter) {
