@@ -110,6 +110,8 @@ export const PERMISSIONS = {
   "team:device:list": { kind: "team", role: Role.viewer, access: "read" },
   "device:create": { kind: "team", role: Role.owner, access: "write" },
   "device:read": { kind: "team", role: Role.viewer, access: "read" },
+  /** Restarting, suspending and starting a device's Node-RED through its agent (FlowFuse's level). */
+  "device:change-status": { kind: "team", role: Role.owner, access: "write" },
   "device:edit": { kind: "team", role: Role.owner, access: "write" },
   /** A body with only `targetSnapshot`; anything else needs device:edit. */
   "device:snapshot:set-target": { kind: "team", role: Role.member, access: "write" },

@@ -15,3 +15,4 @@ export * from "./teams/index";
 export * from "./tokens";
 export * from "./devices";
 export * from "./device-groups";
+export * from "./device-logs";

@@ -25,6 +25,8 @@ export type DeviceEvent =
   | "device.assigned"
   | "device.settings.updated"
   | "device.snapshot.target-set"
+  | `device.${"restarted" | "suspended" | "started"}`
+  | `device.${"restart" | "suspend" | "start"}-failed`
   | (typeof DEVICE_AUDIT_EVENTS)[number];
 
 /** An event in the device's log, with what else it says. */

@@ -4,6 +4,7 @@
 import { deleteExpiredDeviceRegistrations } from "@flowplane/db";
 import { router } from "../core/trpc";
 import type { Area } from "../plugins/area";
+import { deviceActionProcedures } from "./actions";
 import { deviceAuditLogProcedures } from "./audit-log";
 import { DeviceChannel } from "./channel";
 import { deviceBulkProcedures } from "./bulk";
@@ -11,6 +12,8 @@ import { deviceSettingsProcedures } from "./device-settings";
 import { deviceGroupsRouter } from "./groups";
 import { deviceListProcedures } from "./lists";
 import { deviceLiveRoutes } from "./live";
+import { deviceLogProcedures } from "./logs";
+import { DEVICE_LOG_STREAM_DOC, deviceLogStreamRoute } from "./logs-stream";
 import { DEVICE_LIVE_DOCS } from "./live-schemas";
 import { registrationPages } from "./pages/register";
 import { deviceProcedures } from "./procedures";
@@ -30,6 +33,8 @@ export const devices = {
       ...deviceAuditLogProcedures,
       ...deviceListProcedures,
       ...deviceBulkProcedures,
+      ...deviceActionProcedures,
+      ...deviceLogProcedures,
     }),
     provisioningTokens: provisioningRouter,
     deviceGroups: deviceGroupsRouter,
@@ -66,12 +71,15 @@ export const devices = {
       rateLimit: limits.deviceRegistration,
     });
   },
-  /** Whether a registration is still waiting, for the person completing it. */
-  api: async (app, { db, tokenSecret }) => registrationStatusRoute(app, { db, tokenSecret }),
+  /** Whether a registration is still waiting, for the person completing it; a device's log live. */
+  api: async (app, platform) => {
+    await registrationStatusRoute(app, platform);
+    await deviceLogStreamRoute(app, platform, platform.options.deviceLogStream);
+  },
   /** The registration's page, where a signed-in person completes it. */
   pages: () => registrationPages,
   /** The routes outside tRPC under /api/v1, for the OpenAPI document. */
-  docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS],
+  docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS, DEVICE_LOG_STREAM_DOC],
   sweep: async ({ db }) => deleteExpiredDeviceRegistrations(db),
 } satisfies Area;
 export { DEFAULT_DEVICE_NODE_RED } from "./live";
