@@ -38,3 +38,5 @@ export const DeviceLogs = z
     log: z.array(DeviceLogLine),
   })
   .meta({ id: "DeviceLogs" });
+export type DeviceLogLine = z.infer<typeof DeviceLogLine>;
+export type DeviceLogs = z.infer<typeof DeviceLogs>;
