@@ -15,6 +15,7 @@ import { deviceLiveRoutes } from "./live";
 import { deviceLogProcedures } from "./logs";
 import { DEVICE_LOG_STREAM_DOC, deviceLogStreamRoute } from "./logs-stream";
 import { DEVICE_LIVE_DOCS } from "./live-schemas";
+import { devicePages } from "./pages/device";
 import { registrationPages } from "./pages/register";
 import { deviceProcedures } from "./procedures";
 import { provisioningRouter } from "./provisioning";
@@ -76,8 +77,11 @@ export const devices = {
     await registrationStatusRoute(app, platform);
     await deviceLogStreamRoute(app, platform, platform.options.deviceLogStream);
   },
-  /** The registration's page, where a signed-in person completes it. */
-  pages: () => registrationPages,
+  /** The registration's page, where a signed-in person completes it; a device's page. */
+  pages: () => (app, deps) => {
+    registrationPages(app, deps);
+    devicePages(app, deps);
+  },
   /** The routes outside tRPC under /api/v1, for the OpenAPI document. */
   docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS, DEVICE_LOG_STREAM_DOC],
   sweep: async ({ db }) => deleteExpiredDeviceRegistrations(db),
