@@ -114,27 +114,28 @@ export async function deviceLogStreamRoute(
       };
 
       let ended = false;
-      let unwatch: (() => void) | undefined;
+      // Set once the log is watched: an end before that has nothing to stop yet.
+      const watching: { stop?: () => void } = {};
       const timers: NodeJS.Timeout[] = [];
       const end = (event?: string) => {
         if (ended) return;
         ended = true;
         open.delete(end);
         for (const timer of timers) clearInterval(timer);
-        unwatch?.();
+        watching.stop?.();
         if (event && !response.destroyed) response.write(`event: ${event}\ndata: {}\n\n`);
         response.end();
       };
       open.add(end);
       response.on("close", () => end());
 
-      unwatch = await channel.logs.watch(
+      watching.stop = await channel.logs.watch(
         teamId,
         device.id,
         (lines) => (backlogDone ? write(lines) : early.push(...lines)),
         () => end("end"),
       );
-      if (ended) return unwatch();
+      if (ended) return watching.stop();
       // Lines that arrived while the kept ones were read come after them, each once.
       const { lines } = await channel.logs.read(teamId, device.id, sent || undefined, 1000);
       write(sent ? lines : lines.slice(-STREAM_BACKLOG));

@@ -1,5 +1,7 @@
 // A device's page: its log box follows the log as the device sends it (the log's Server-Sent
 // Events, same origin, the session's cookie). The lines already on the page are not repeated.
+/* global document, window */
+"use strict";
 const box = document.querySelector("ol[data-follow]");
 if (box && window.EventSource) {
   let last = Number(box.dataset.last) || 0;
