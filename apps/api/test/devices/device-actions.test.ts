@@ -162,9 +162,9 @@ describe("a device's actions", () => {
 });
 
 /** Follows the SSE stream: its events as they come, and whether it ended. */
-async function follow(id: string, token: string, lastEventId?: string) {
+async function follow(id: string, token: string, lastEventId?: string, on = server) {
   const controller = new AbortController();
-  const response = await fetch(`${server.url}/api/v1/devices/${id}/logs/stream`, {
+  const response = await fetch(`${on.url}/api/v1/devices/${id}/logs/stream`, {
     headers: {
       authorization: `Bearer ${token}`,
       accept: "text/event-stream",
@@ -300,4 +300,18 @@ describe("a device's log", () => {
     const anonymous = await fetch(`${server.url}/api/v1/devices/${id}/logs/stream`);
     expect(anonymous.status).toBe(401);
   });
+});
+
+test("the server's close ends the streams", async () => {
+  const closing = await startServer({ broker: "embedded" });
+  const owner = await closing.user();
+  const made = await closing.request("POST", "/api/v1/teams", {
+    token: owner.token,
+    body: { name: "Closing" },
+  });
+  const { id } = await device(closing, owner.token, made.body.id);
+  const stream = await follow(id, owner.token, undefined, closing);
+  expect(stream.response.status).toBe(200);
+  await closing.close();
+  await until("the stream ended", async () => (stream.state.done ? true : undefined));
 });
