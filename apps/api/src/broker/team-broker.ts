@@ -1,10 +1,12 @@
 // The team broker's runtime: the access service every front end asks (access.ts), and, in
-// embedded mode, the aedes broker in this process (embedded.ts), closed with the server.
+// embedded mode, the aedes broker in this process (embedded.ts), closed with the server; in
+// external mode, the platform's own client of that broker (external.ts), for the devices' channel.
 import type { Db } from "@flowplane/db";
 import type { FastifyInstance } from "fastify";
 import type { Context } from "../core/trpc";
 import { BrokerAccess, type FailureLimit } from "./access";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./embedded";
+import { connectExternalBroker } from "./external";
 import type { PlatformTransport } from "./transport";
 
 export type BrokerOptions =
@@ -24,7 +26,13 @@ export type BrokerOptions =
       failedConnects?: FailedConnectLimits;
     }
   /** An external broker (EMQX) asks POST /api/comms/v2/auth and /acls; clients go to `url`. */
-  | { mode: "external"; url: string; failedConnects?: FailedConnectLimits };
+  | {
+      mode: "external";
+      url: string;
+      /** Where the platform itself reaches the broker, when not at `url` (e.g. inside a cluster). */
+      platformUrl?: string;
+      failedConnects?: FailedConnectLimits;
+    };
 
 /** Failed CONNECTs allowed per client username and per address before refusing unchecked. */
 export interface FailedConnectLimits {
@@ -36,7 +44,7 @@ export interface TeamBroker {
   access: BrokerAccess;
   /** Where clients reach it, for GET /settings. */
   endpoint: NonNullable<Context["brokerEndpoint"]>;
-  /** The platform's own side of it, for the devices' channel (none yet: an external broker). */
+  /** The platform's own side of it, for the devices' channel. */
   transport?: PlatformTransport;
 }
 
@@ -50,7 +58,17 @@ export async function startTeamBroker(
     failuresPerAddress: options.failedConnects?.perAddress,
   });
   if (options.mode === "external") {
-    return { access, endpoint: { host: new URL(options.url).hostname, url: options.url } };
+    const transport = await connectExternalBroker({
+      url: options.platformUrl ?? options.url,
+      tokenSecret: platform.tokenSecret,
+      log: app.log,
+    });
+    app.addHook("onClose", () => transport.close());
+    return {
+      access,
+      endpoint: { host: new URL(options.url).hostname, url: options.url },
+      transport,
+    };
   }
   const embedded = await startEmbeddedBroker({
     access,

@@ -184,13 +184,17 @@ export class DeviceChannel {
         do {
           this.reconcileAgain = false;
           const targets = await listDeviceTargets(this.db, [...this.connected.keys()]);
+          // All at once, not one after another: a group's change reaches its last member as soon
+          // as its first (each publish waits for the broker, while the members' statuses come in).
+          const sends: Promise<void>[] = [];
           for (const target of targets) {
             const update = updateOf(target);
             const key = JSON.stringify(update);
             if (this.told.get(target.id) === key) continue;
             this.told.set(target.id, key);
-            await this.send(target.team_id, target.id, "update", update);
+            sends.push(this.send(target.team_id, target.id, "update", update));
           }
+          await Promise.all(sends);
         } while (this.reconcileAgain);
       } finally {
         this.reconciling = undefined;

@@ -24,10 +24,13 @@ export class Deploys {
   constructor(
     private readonly db?: Db,
     private readonly log?: FastifyBaseLogger,
+    /** Told when a deploy has ended (it changed what devices should run, perhaps). */
+    private readonly ended?: () => void,
   ) {}
 
   run(operationId: string, work: () => Promise<void>): void {
     const promise = work().finally(() => {
+      this.ended?.();
       this.running.delete(promise);
       if (this.running.size === 0 && this.heartbeat) {
         clearInterval(this.heartbeat);

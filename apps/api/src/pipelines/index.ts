@@ -19,8 +19,12 @@ export const pipelines = {
    * once the server listens and every 30 s after, the deploys a process that is gone
    * left pending; a close waits for a sweep under way and for the deploys still running.
    */
-  async start(app, { db }) {
-    const deploys = new Deploys(db, app.log);
+  async start(app, { db, services }) {
+    // A deploy is a mutation that ends after its reply: what follows the database's state (the
+    // devices' channel) is told when it ends, as after any mutation.
+    const deploys = new Deploys(db, app.log, () => {
+      for (const changed of services.afterMutation ?? []) changed();
+    });
     const sweep = async () => {
       try {
         const failed = await failAbandonedDeploys(db);

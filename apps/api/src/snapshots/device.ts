@@ -1,8 +1,10 @@
 // Snapshots of devices (FlowFuse's /devices/{id}/snapshots and /devices/{id}/snapshot): what a
-// device runs, as it last reported it — the snapshot it runs (flows, credentials, Node-RED
-// settings, modules, Node-RED at the version it reports) with the variables it runs with (its
-// group's and its own over the snapshot's). A device talks HTTP only, so it uploads nothing: what
-// it runs is what the platform gave it, which its check-in names (snapshot id and settings hash).
+// device runs. A device connected on the channel reports it (device-upload.ts: its flows,
+// credentials and modules, a change made in its editor included). One that talks HTTP only uploads
+// nothing: what it runs is what the platform gave it, which its check-in names (snapshot id and
+// settings hash) — the snapshot's flows, credentials, Node-RED settings and modules (Node-RED at
+// the version it reports) with the variables it runs with (its group's and its own over the
+// snapshot's).
 // An application's device owns its snapshots; an instance's device's snapshot is the instance's.
 import {
   CreateDeviceSnapshotInput,
@@ -25,6 +27,7 @@ import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure } from "../core/trpc";
 import { DEFAULT_DEVICE_NODE_RED, deviceEnv, deviceOf } from "../devices/index";
 import { contentOf, type SnapshotContent } from "./content";
+import { contentUploadedBy } from "./device-upload";
 import { recordDeviceSnapshotEvent } from "./events";
 import {
   insertContent,
@@ -92,6 +95,23 @@ export async function contentOfDevice(
     },
     secrets: { credentials: content.secrets.credentials, env: hidden },
   };
+}
+
+/**
+ * What the device runs now: its own report when it is connected on the channel (a change made in
+ * its editor included), else what the platform gave it and it last reported running.
+ */
+async function contentNow(
+  ctx: Pick<Context, "db" | "tokenSecret" | "deviceChannel">,
+  device: DeviceDetail,
+): Promise<SnapshotContent> {
+  const recorded = () => contentOfDevice(ctx.db, ctx.tokenSecret, device);
+  const known = () =>
+    recorded().catch((error: unknown) => {
+      if (error instanceof ApiError && error.apiCode === "invalid_state") return undefined;
+      throw error;
+    });
+  return (await contentUploadedBy(ctx, device, known)) ?? recorded();
 }
 
 /** Stores a snapshot of what the device runs, for its owner: the device, or its instance. */
@@ -192,14 +212,14 @@ export const deviceSnapshotProcedures = {
         tags: [TAG],
         summary: "Take a snapshot of what an application's device runs (members and owners)",
         description:
-          "Keeps what the device last reported running: the flows, credentials, Node-RED settings and modules of the snapshot its check-in names (`node-red` at the version it reports), and the variables it runs with (its device group's and its own over the snapshot's; hidden ones stay hidden). Devices talk HTTP only and upload nothing: flows changed on the device itself are not seen. A device that reports no snapshot of its team, or has not yet picked up its current settings, is 400 `invalid_state`; a device that is not an application's, 400 `invalid_device`. `setAsTarget` also makes it the device's target.",
+          "Keeps what the device runs. A device connected to the platform's broker is asked (the agent's `upload`): its flows, credentials and modules as it reports them, a change made in its editor included; a device that does not answer is 400 `no_response`. Otherwise (a device that talks HTTP only uploads nothing) it is what the device last reported running: the flows, credentials, Node-RED settings and modules of the snapshot its check-in names (`node-red` at the version it reports). The variables are the ones it runs with (its device group's and its own over the snapshot's; hidden ones stay hidden; for a device reporting flows of no snapshot of the platform, an instance's device gets the instance's, an application's none). A device not connected that reports no snapshot of its team, or has not yet picked up its current settings, is 400 `invalid_state`; a device that is not an application's, 400 `invalid_device`. `setAsTarget` also makes it the device's target.",
       },
     })
     .input(CreateDeviceSnapshotInput)
     .output(Snapshot)
     .mutation(async ({ ctx, input }) => {
       const device = await applicationDeviceOf(ctx.db, input.deviceId);
-      const content = await contentOfDevice(ctx.db, ctx.tokenSecret, device);
+      const content = await contentNow(ctx, device);
       return takeSnapshot(
         ctx,
         input.setAsTarget,
@@ -285,7 +305,7 @@ export const deviceSnapshotProcedures = {
       }
       const project = await findProject(ctx.db, device.project_id);
       if (!project) throw notFound();
-      const content = await contentOfDevice(ctx.db, ctx.tokenSecret, device);
+      const content = await contentNow(ctx, device);
       return takeSnapshot(
         ctx,
         input.setAsTarget,

@@ -13,15 +13,19 @@
 // its first snapshot (~20 s): slow, so CI runs it and a machine without the agent's package skips
 // it (CI fails instead).
 import { decryptCredentials } from "@flowplane/auth";
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { deviceAgentPackage, inCI, inheritedEnv } from "../support/env";
+import {
+  type Agent,
+  agentPackage,
+  DeviceAgents,
+  helloFlows as flows,
+  helloOf,
+  run,
+} from "../support/device-agent";
 import { deployFlows, freePort, startServer, type TestServer } from "../support/harness";
 import {
   createInstance,
@@ -31,143 +35,16 @@ import {
   type TestUser,
 } from "../support/team-fixtures";
 
-const repository = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
-const PACKAGE = "flowfuse-device-agent-4.2.1.tgz";
-const agentPackage = [
-  deviceAgentPackage,
-  join(repository, "..", "shared", "clients", PACKAGE),
-  join("/work/shared/clients", PACKAGE),
-].find((path): path is string => path !== undefined && existsSync(path));
-
-if (!agentPackage && inCI) {
-  throw new Error(`the device agent's package (${PACKAGE}) is not found: set DEVICE_AGENT_TGZ`);
-}
-
-const run = promisify(execFile);
-
-/** Node-RED's flow: GET /hello answers what the Node-RED running it was given. */
-function flows(label: string) {
-  const tab = "tab1";
-  return [
-    { id: tab, type: "tab", label },
-    {
-      id: "cfg1",
-      type: "global-config",
-      env: [{ name: "SECRET", value: "", type: "cred" }],
-      // As the editor deploys it: the credential in the clear, kept encrypted by Node-RED.
-      credentials: { map: { SECRET: `secret-of-${label}` } },
-    },
-    {
-      id: "in1",
-      type: "http in",
-      z: tab,
-      url: "/hello",
-      method: "get",
-      wires: [["chg1"]],
-    },
-    {
-      id: "chg1",
-      type: "change",
-      z: tab,
-      rules: [
-        {
-          t: "set",
-          p: "payload",
-          pt: "msg",
-          to: `{"flows":"${label}","device":$env("FF_DEVICE_NAME"),"snapshot":$env("FF_SNAPSHOT_ID"),"snapEnv":$env("FROM_SNAPSHOT"),"settingsEnv":$env("FROM_SETTINGS"),"secret":$env("SECRET")}`,
-          tot: "jsonata",
-        },
-      ],
-      wires: [["out1"]],
-    },
-    { id: "out1", type: "http response", z: tab, statusCode: "", headers: {}, wires: [] },
-  ];
-}
-
-interface Agent {
-  process: ChildProcess;
-  port: number;
-  dir: string;
-  output: string[];
-}
-
 let server: TestServer;
 let owner: TestUser;
 let team: TestTeam;
 let instanceId: string;
-let installDir: string;
-const agents: Agent[] = [];
-
-const agentEntry = () => join(installDir, "node_modules/@flowfuse/device-agent/index.js");
-const agentEnv = () => ({ ...inheritedEnv, npm_config_cache: join(installDir, "npm-cache") });
-/** A device's directory (removed after the tests). */
-const deviceDirs: string[] = [];
-async function deviceDir() {
-  const dir = await mkdtemp(join(tmpdir(), "flowplane-device-"));
-  deviceDirs.push(dir);
-  return dir;
-}
-
-/** The agent, started with the device.yml written from `config` (or the one in `dir`). */
-async function startAgent(config: Record<string, unknown> | { dir: string }): Promise<Agent> {
-  let dir: string;
-  if ("dir" in config && typeof config.dir === "string") {
-    dir = config.dir;
-  } else {
-    dir = await deviceDir();
-    const yaml = Object.entries(config)
-      .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
-      .join("\n");
-    await writeFile(join(dir, "device.yml"), `${yaml}\n`, { mode: 0o600 });
-  }
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [agentEntry(), "--dir", dir, "--port", String(port), "-i", "1", "--no-interactive"],
-    { detached: true, stdio: ["ignore", "pipe", "pipe"], env: agentEnv() },
-  );
-  const agent = { process: child, port, dir, output: [] as string[] };
-  child.stdout!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
-  agents.push(agent);
-  return agent;
-}
-
-async function stopAgent(agent: Agent) {
-  if (agent.process.exitCode !== null || agent.process.signalCode !== null) return;
-  const exited = new Promise((done) => agent.process.once("exit", done));
-  // The agent stops its Node-RED on SIGTERM; its process group goes if it does not.
-  process.kill(-agent.process.pid!, "SIGTERM");
-  const timer = setTimeout(() => {
-    try {
-      process.kill(-agent.process.pid!, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
-  }, 15_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** The device's /hello once it answers `label`'s flow (the agent polls, installs, starts). */
-async function helloOf(agent: Agent, label: string, timeoutMs = 150_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < deadline) {
-    if (agent.process.exitCode !== null) break;
-    try {
-      const reply = await fetch(`http://127.0.0.1:${agent.port}/hello`);
-      last = await reply.text();
-      if (reply.status === 200 && JSON.parse(last).flows === label) return JSON.parse(last);
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((done) => setTimeout(done, 250));
-  }
-  throw new Error(
-    `the device did not answer ${label}'s flow (last: ${last.slice(0, 200)}); agent output:\n${agent.output.join("").slice(-3000)}`,
-  );
-}
+const agents = new DeviceAgents();
+const agentEntry = () => agents.entry();
+const agentEnv = () => agents.env();
+const deviceDir = () => agents.deviceDir();
+const startAgent = (config: Record<string, unknown> | { dir: string }) => agents.start(config);
+const stopAgent = (agent: Agent) => agents.stop(agent);
 
 /** The agent's command line for a setup: its directory, a free port, `more`, no import, no start. */
 const setupArgs = async (dir: string, ...more: string[]) => [
@@ -226,12 +103,7 @@ async function snapshotOfRunning(name: string, label: string) {
 
 describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
   beforeAll(async () => {
-    installDir = await mkdtemp(join(tmpdir(), "flowplane-agent-"));
-    await writeFile(join(installDir, "package.json"), '{"name":"agent-install","private":true}');
-    await run("npm", ["install", "--omit=dev", "--no-audit", "--no-fund", agentPackage!], {
-      cwd: installDir,
-      env: { ...inheritedEnv, npm_config_cache: join(installDir, "npm-cache") },
-    });
+    await agents.install();
     server = await startServer({ instances: true });
     owner = await makeUser(server);
     team = await createTeam(server, owner);
@@ -261,10 +133,8 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
   }, 240_000);
 
   afterAll(async () => {
-    for (const agent of agents) await stopAgent(agent);
+    await agents.close();
     await server?.close();
-    for (const dir of deviceDirs) await rm(dir, { recursive: true, force: true });
-    if (installDir) await rm(installDir, { recursive: true, force: true });
   }, 60_000);
 
   test("runs a target snapshot of a running hosted instance, credentials and variables decrypted; a second one replaces it; a snapshot of the device holds what it runs", async () => {
@@ -459,8 +329,7 @@ describe.skipIf(!agentPackage)("the real FlowFuse device agent", () => {
         stdio: ["pipe", "pipe", "pipe"],
         env: { ...agentEnv(), TERM: "xterm", COLUMNS: "200" },
       });
-      const agent: Agent = { process: child, port: 0, dir, output: [] };
-      agents.push(agent);
+      const agent = agents.track({ process: child, port: 0, dir, output: [] });
       child.stdout!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
       child.stderr!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
       // eslint-disable-next-line no-control-regex

@@ -197,7 +197,7 @@ describe("the devices' live channel", () => {
   test("new credentials and a deletion end the device's session at once", async () => {
     const { id, credentials } = await device();
     const agent = await connect(credentials.broker);
-    const closed = new Promise((resolve) => agent.client.once("close", resolve));
+    const closed = new Promise<void>((resolve) => agent.client.once("close", () => resolve()));
     await server.request("POST", `/api/v1/devices/${id}/generate_credentials`, {
       token: owner.token,
     });
@@ -211,7 +211,7 @@ describe("the devices' live channel", () => {
 
     const second = await device();
     const live = await connect(second.credentials.broker);
-    const ended = new Promise((resolve) => live.client.once("close", resolve));
+    const ended = new Promise<void>((resolve) => live.client.once("close", () => resolve()));
     const deleted = await server.request("DELETE", `/api/v1/devices/${second.id}`, {
       token: owner.token,
     });

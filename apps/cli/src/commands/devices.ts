@@ -60,9 +60,32 @@ function describe(device: Device): string {
   ]);
 }
 
-/** The agent's device.yml for these credentials. */
-function credentialsYml(deviceId: string, token: string, credentialSecret: string, url: string) {
-  return deviceYml({ deviceId, token, credentialSecret }, url);
+interface Credentials {
+  token: string;
+  credentialSecret: string;
+  /** The platform's MQTT channel, when it has a broker. */
+  broker?: { url: string; username: string; password: string };
+}
+
+/**
+ * The agent's device.yml for these credentials: with the broker's keys when the platform has one,
+ * so the agent takes the live channel (without them it polls over HTTP).
+ */
+function credentialsYml(deviceId: string, credentials: Credentials, url: string) {
+  const { token, credentialSecret, broker } = credentials;
+  return deviceYml(
+    {
+      deviceId,
+      token,
+      credentialSecret,
+      ...(broker && {
+        brokerURL: broker.url,
+        brokerUsername: broker.username,
+        brokerPassword: broker.password,
+      }),
+    },
+    url,
+  );
 }
 
 /** How to set the device up with its one-time code instead of writing its device.yml. */
@@ -180,12 +203,8 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         type: options.type,
         ...(await resolveAssignment(client, options, options.team)),
       });
-      const { token, credentialSecret } = created.credentials;
       if (options.output !== undefined) {
-        await writePrivate(
-          options.output,
-          credentialsYml(created.id, token, credentialSecret, url),
-        );
+        await writePrivate(options.output, credentialsYml(created.id, created.credentials, url));
         return context.print(
           options.json
             ? json({ ...created, credentials: undefined, file: options.output })
@@ -196,7 +215,7 @@ export function addDevicesCommands(program: Command, context: Context): Command 
         options.json
           ? json(created)
           : `Created device ${created.name} (id ${created.id}). Its credentials, shown this once:\n` +
-              credentialsYml(created.id, token, credentialSecret, url) +
+              credentialsYml(created.id, created.credentials, url) +
               otcLine(created.credentials.otc, url),
       );
     },
@@ -231,11 +250,10 @@ export function addDevicesCommands(program: Command, context: Context): Command 
   ).action(async (device: string, options: Options & { output?: string }) => {
     const { client, url } = await context.connect();
     const { id: deviceId, name: deviceName } = await resolveDevice(client, device, options.team);
-    const { token, credentialSecret, otc } = await client.devices.generateCredentials.mutate({
-      deviceId,
-    });
+    const credentials = await client.devices.generateCredentials.mutate({ deviceId });
+    const { token, credentialSecret, otc, broker } = credentials;
     if (options.output !== undefined) {
-      await writePrivate(options.output, credentialsYml(deviceId, token, credentialSecret, url));
+      await writePrivate(options.output, credentialsYml(deviceId, credentials, url));
       return context.print(
         options.json
           ? json({ status: "okay", file: options.output })
@@ -244,9 +262,9 @@ export function addDevicesCommands(program: Command, context: Context): Command 
     }
     context.print(
       options.json
-        ? json({ token, credentialSecret, otc })
+        ? json({ token, credentialSecret, otc, broker })
         : `New credentials for device ${deviceName}, shown this once:\n` +
-            credentialsYml(deviceId, token, credentialSecret, url) +
+            credentialsYml(deviceId, credentials, url) +
             otcLine(otc, url),
     );
   });
