@@ -46,6 +46,8 @@ export interface Context {
 export interface Connection {
   client: Client;
   url: string;
+  /** The token in use, for the routes the typed client has no procedure for (a log's stream). */
+  token: string;
   /** Where the token came from. */
   source: TokenSource;
   /** The stored login, when its token is the one in use. */
@@ -87,6 +89,7 @@ export function createContext(io: Io): Context {
       return {
         client: createClient({ url, token }, source),
         url,
+        token,
         source,
         ...(!FLOWPLANE_TOKEN && stored && { login: stored }),
       };

@@ -7,6 +7,7 @@ import { addAuditLogCommand } from "./commands/audit-log";
 import { addBrokerCommands } from "./commands/broker";
 import { addDeviceGroupsCommands } from "./commands/device-groups";
 import { addDeviceSnapshotsCommands } from "./commands/device-snapshots";
+import { addDeviceLiveCommands } from "./commands/device-live";
 import { addDevicesCommands } from "./commands/devices";
 import { addAppsCommands } from "./commands/apps";
 import { addInstancesCommands } from "./commands/instances";
@@ -57,7 +58,9 @@ export function createProgram(context: Context, io: Io): Command {
   addAppsCommands(program, context);
   addInstancesCommands(program, context);
   addSnapshotsCommands(program, context);
-  addDeviceSnapshotsCommands(addDevicesCommands(program, context), context);
+  const devices = addDevicesCommands(program, context);
+  addDeviceSnapshotsCommands(devices, context);
+  addDeviceLiveCommands(devices, context);
   addDeviceGroupsCommands(program, context);
   addBrokerCommands(program, context);
   addLibraryCommands(program, context);

@@ -110,6 +110,11 @@ export const PERMISSIONS = {
   "team:device:list": { kind: "team", role: Role.viewer, access: "read" },
   "device:create": { kind: "team", role: Role.owner, access: "write" },
   "device:read": { kind: "team", role: Role.viewer, access: "read" },
+  /**
+   * Restarting, suspending and starting a device's Node-RED through its agent: members and up, as
+   * the people who run a line need (FlowFuse keeps it for owners; issue 36 asks for members).
+   */
+  "device:change-status": { kind: "team", role: Role.member, access: "write" },
   "device:edit": { kind: "team", role: Role.owner, access: "write" },
   /** A body with only `targetSnapshot`; anything else needs device:edit. */
   "device:snapshot:set-target": { kind: "team", role: Role.member, access: "write" },

@@ -6,4 +6,5 @@ export type { FlowplaneRouter } from "#router";
 export type { ErrorBody, ErrorCode } from "@flowplane/contract";
 export { envelopeError, FlowplaneClientError, flowplaneError } from "./errors";
 export { registrationWaits } from "./rest";
+export { type DeviceLogLine, type FollowOptions, followDeviceLog } from "./device-log";
 export { createFlowplaneClient, type FlowplaneClient, type FlowplaneClientOptions } from "./client";

@@ -16,3 +16,4 @@ export * from "./tokens";
 export * from "./devices";
 export * from "./device-groups";
 export * from "./device-editor";
+export * from "./device-logs";

@@ -2,6 +2,7 @@
 // schemas its handler parses and answers with, and that declaration both names the Fastify route
 // (`routeUrl`) and becomes its operation in the OpenAPI document (`documentRoutes`, from
 // core/openapi.ts), so the document cannot drift from the route.
+import { describePermission, type Permission } from "@flowplane/auth";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
 
@@ -19,6 +20,8 @@ export interface RouteResponse {
   description: string;
   /** The body; none on a 4xx/5xx is the error envelope (APIError), none on a 2xx no body. */
   schema?: z.ZodType;
+  /** A body that is not JSON (a stream of Server-Sent Events: `text/event-stream`). */
+  contentType?: string;
   headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
 }
 
@@ -33,6 +36,8 @@ export interface RouteDoc {
   description: string;
   /** Who calls: a scheme of ROUTE_SECURITY_SCHEMES, `bearerAuth` (a person), or none (anyone). */
   security: keyof typeof ROUTE_SECURITY_SCHEMES | "bearerAuth" | "none";
+  /** A person's route: the matrix's permission it applies (`x-permission`, as procedures'). */
+  permission?: Permission;
   /**
    * Whether it may answer 429: "always" (a limit of its own), "global" (only under the global
    * limit, when RATE_LIMITS=on); none: never counted (`config.rateLimit: false`).
@@ -102,7 +107,10 @@ export function documentRoutes(
     const operation: Record<string, unknown> = {
       operationId: doc.id,
       summary: doc.summary,
-      description: doc.description,
+      description: doc.permission
+        ? `${doc.description}\n\n${describePermission(doc.permission)}`
+        : doc.description,
+      ...(doc.permission && { "x-permission": doc.permission }),
       tags: doc.tags,
       security: doc.security === "none" ? [] : [{ [doc.security]: [] }],
       ...(Object.keys(properties).length > 0 && {
@@ -132,6 +140,9 @@ export function documentRoutes(
               description: response.description,
               ...(response.headers && { headers: response.headers }),
               ...(schema && { content: { "application/json": { schema } } }),
+              ...(response.contentType && {
+                content: { [response.contentType]: { schema: { type: "string" } } },
+              }),
             },
           ];
         }),

@@ -26,6 +26,8 @@ export type DeviceEvent =
   | "device.settings.updated"
   | "device.snapshot.target-set"
   | `${"team.device" | "device"}.${"developer-mode" | "remote-access"}.${"enabled" | "disabled"}`
+  | `device.${"restarted" | "suspended" | "started"}`
+  | `device.${"restart" | "suspend" | "start"}-failed`
   | (typeof DEVICE_AUDIT_EVENTS)[number];
 
 /** An event in the device's log, with what else it says. */

@@ -4,6 +4,7 @@
 import { deleteExpiredDeviceRegistrations } from "@flowplane/db";
 import { router } from "../core/trpc";
 import type { Area } from "../plugins/area";
+import { deviceActionProcedures } from "./actions";
 import { deviceAuditLogProcedures } from "./audit-log";
 import { DeviceChannel } from "./channel";
 import { deviceBulkProcedures } from "./bulk";
@@ -15,7 +16,10 @@ import { deviceEditorOf } from "./editor/service";
 import { deviceGroupsRouter } from "./groups";
 import { deviceListProcedures } from "./lists";
 import { deviceLiveRoutes } from "./live";
+import { deviceLogProcedures } from "./logs";
+import { DEVICE_LOG_STREAM_DOC, deviceLogStreamRoute } from "./logs-stream";
 import { DEVICE_LIVE_DOCS } from "./live-schemas";
+import { devicePages } from "./pages/device";
 import { registrationPages } from "./pages/register";
 import { deviceProcedures } from "./procedures";
 import { provisioningRouter } from "./provisioning";
@@ -35,6 +39,8 @@ export const devices = {
       ...deviceListProcedures,
       ...deviceBulkProcedures,
       ...deviceEditorProcedures,
+      ...deviceActionProcedures,
+      ...deviceLogProcedures,
     }),
     provisioningTokens: provisioningRouter,
     deviceGroups: deviceGroupsRouter,
@@ -75,18 +81,30 @@ export const devices = {
       rateLimit: limits.deviceRegistration,
     });
   },
-  /** Whether a registration is still waiting, for the person completing it. */
-  api: async (app, { db, tokenSecret }) => registrationStatusRoute(app, { db, tokenSecret }),
-  /** The registration's page, where a signed-in person completes it; a device's editor opened. */
+  /** Whether a registration is still waiting, for the person completing it; a device's log live. */
+  api: async (app, platform) => {
+    await registrationStatusRoute(app, platform);
+    await deviceLogStreamRoute(app, platform, platform.options.deviceLogStream);
+  },
+  /**
+   * The registration's page, where a signed-in person completes it; a device's page; a device's
+   * editor opened.
+   */
   pages: ({ options }) => {
     const openEditor = openEditorPage(deviceEditorOf(options));
     return (app, deps) => {
       registrationPages(app, deps);
+      devicePages(app, deps);
       openEditor(app, deps);
     };
   },
   /** The routes outside tRPC under /api/v1, for the OpenAPI document. */
-  docs: [...DEVICE_LIVE_DOCS, ...DEVICE_REGISTRATION_DOCS, ...DEVICE_EDITOR_DOCS],
+  docs: [
+    ...DEVICE_LIVE_DOCS,
+    ...DEVICE_REGISTRATION_DOCS,
+    ...DEVICE_EDITOR_DOCS,
+    DEVICE_LOG_STREAM_DOC,
+  ],
   sweep: async ({ db }) => deleteExpiredDeviceRegistrations(db),
 } satisfies Area;
 export { DEFAULT_DEVICE_NODE_RED } from "./live";

@@ -28,6 +28,8 @@ interface DeviceLog {
   lines: DeviceLogLine[];
   next: number;
   watchers: Set<(lines: DeviceLogLine[]) => void>;
+  /** Told when the device's session ends (a live stream ends with it). */
+  enders: Set<() => void>;
   leases: number;
   idle?: NodeJS.Timeout;
 }
@@ -42,18 +44,21 @@ export class DeviceLogs {
   ) {}
 
   /**
-   * Follows a device's log: `listener` gets each batch of new lines. Returns the function that
-   * stops following.
+   * Follows a device's log: `listener` gets each batch of new lines, `ended` (if given) hears the
+   * device's session end. Returns the function that stops following.
    */
   async watch(
     teamId: string,
     deviceId: string,
     listener: (lines: DeviceLogLine[]) => void,
+    ended?: () => void,
   ): Promise<() => void> {
     const log = await this.open(teamId, deviceId);
     log.watchers.add(listener);
+    if (ended) log.enders.add(ended);
     return () => {
       log.watchers.delete(listener);
+      if (ended) log.enders.delete(ended);
       this.idleLater(deviceId, log);
     };
   }
@@ -102,6 +107,7 @@ export class DeviceLogs {
     clearTimeout(log.idle);
     if (log.watchers.size === 0 && log.leases === 0) this.logs.delete(deviceId);
     else log.lines = [];
+    for (const ender of [...log.enders]) ender();
   }
 
   /** A device that connects again resumes streaming to those still watching. */
@@ -122,7 +128,7 @@ export class DeviceLogs {
       log.idle = undefined;
       return log;
     }
-    log = { teamId, lines: [], next: 1, watchers: new Set(), leases: 0 };
+    log = { teamId, lines: [], next: 1, watchers: new Set(), enders: new Set(), leases: 0 };
     this.logs.set(deviceId, log);
     await this.toggle(teamId, deviceId, true);
     return log;

@@ -126,6 +126,11 @@ const EVENTS: Record<string, string[]> = {
     "team.device.remote-access.disabled",
     "device.remote-access.disabled",
   ],
+  // They need a connected device, which this walk's platform (no broker) has none of: their
+  // events (device.restarted, device.restart-failed …) are device-actions.test.ts's.
+  "POST /api/v1/devices/{deviceId}/actions/restart": [],
+  "POST /api/v1/devices/{deviceId}/actions/suspend": [],
+  "POST /api/v1/devices/{deviceId}/actions/start": [],
   "POST /api/v1/devices/{deviceId}/snapshots": ["application.device.snapshot.created"],
   "DELETE /api/v1/devices/{deviceId}/snapshots/{snapshotId}": [
     "application.device.snapshot.deleted",

@@ -182,6 +182,8 @@ export async function startServer(
      * their own 127.0.0.1 (a test's server a flow calls), besides the platform's own (its broker).
      */
     instanceHostPorts?: number[];
+    /** The live device log stream's heartbeat and recheck intervals. */
+    deviceLogStream?: AppOptions["deviceLogStream"];
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -213,6 +215,7 @@ export async function startServer(
     sessionMaxAgeMs: options.sessionMaxAgeMs,
     sessionIdleMs: options.sessionIdleMs,
     rateLimits: options.rateLimits,
+    deviceLogStream: options.deviceLogStream,
     broker:
       options.broker === "embedded"
         ? { mode: "embedded", host: "127.0.0.1", port: 0, dataDir: join(dataDir, "mqtt") }

@@ -1,0 +1,113 @@
+// A device's page (GET /teams/:teamId/devices/:deviceId): its state as its agent last reported it,
+// when it was last seen, the snapshot it runs; the forms that restart, suspend and start its
+// Node-RED through its agent; and its Node-RED log — the lines the platform keeps, in the page
+// itself (so it reads without JavaScript), then followed live by the page's script over the log's
+// Server-Sent Events. Everything is the API's own procedures, called as the signed-in user.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ApiError, notFound } from "../../core/errors";
+import { router } from "../../core/trpc";
+import { type FormError, formError } from "../../pages/forms";
+import { noticeOf, type PageDeps, sendPage, signedIn } from "../../pages/page";
+import { pageRoute } from "../../pages/render";
+import { teamPlace, teamRouter } from "../../teams/index";
+import { type DeviceAction, deviceActionProcedures } from "../actions";
+import { deviceLogProcedures } from "../logs";
+import { deviceProcedures } from "../procedures";
+
+// The same procedures under the same names as the API's router (rate limits count by them).
+const deviceProceduresOfPage = router({
+  team: teamRouter,
+  devices: router({ ...deviceProcedures, ...deviceActionProcedures, ...deviceLogProcedures }),
+});
+
+const callerOf = (deps: PageDeps, request: FastifyRequest) =>
+  deviceProceduresOfPage.createCaller(deps.context(request));
+
+/** The actions the page offers, each with the notice that follows it. */
+const ACTIONS: Record<DeviceAction, string> = {
+  restart: "restarted",
+  suspend: "suspended",
+  start: "started",
+};
+
+const NOTICES: Record<string, string> = {
+  restarted: "The device restarted its Node-RED.",
+  suspended: "The device suspended its Node-RED.",
+  started: "The device started its Node-RED.",
+};
+
+type Params = { teamId: string; deviceId: string };
+
+/** The lines the page shows before its script follows the log. */
+const LINES_SHOWN = 100;
+
+export function devicePages(app: FastifyInstance, deps: PageDeps) {
+  const route = { ...pageRoute, preHandler: signedIn({ page: "/teams" }) };
+  const devicePage = ({ teamId, deviceId }: Params) =>
+    `/teams/${encodeURIComponent(teamId)}/devices/${encodeURIComponent(deviceId)}`;
+
+  async function renderDevice(
+    request: FastifyRequest<{ Params: Params }>,
+    reply: FastifyReply,
+    actionError?: FormError,
+  ) {
+    const caller = callerOf(deps, request);
+    const { teamId, deviceId } = request.params;
+    const place = await teamPlace(caller.team, teamId);
+    const device = await caller.devices.byId({ deviceId });
+    // A device of another of the caller's teams is not this team's page.
+    if (device.team.id !== teamId) throw notFound();
+    let log: { lines: unknown[]; last: string } | undefined;
+    let noComms = false;
+    try {
+      const page = await caller.devices.logs({ deviceId, limit: LINES_SHOWN });
+      log = { lines: page.log, last: page.meta.next_cursor };
+    } catch (error) {
+      if (!(error instanceof ApiError && error.apiCode === "no_device_comms")) throw error;
+      noComms = true;
+    }
+    return sendPage(
+      deps,
+      request,
+      reply,
+      "devices/pages/device",
+      {
+        title: device.name,
+        place,
+        device,
+        log,
+        noComms,
+        actions: Object.keys(ACTIONS),
+        actionError,
+        notice: actionError ? undefined : noticeOf(request, NOTICES),
+        script: "device-log.js",
+      },
+      actionError?.status ?? 200,
+    );
+  }
+
+  app.get<{ Params: Params }>("/teams/:teamId/devices/:deviceId", route, (request, reply) =>
+    renderDevice(request, reply),
+  );
+
+  app.post<{ Params: Params & { action: string } }>(
+    "/teams/:teamId/devices/:deviceId/:action",
+    route,
+    async (request, reply) => {
+      const { teamId, deviceId, action } = request.params;
+      if (!Object.hasOwn(ACTIONS, action)) throw notFound();
+      const caller = callerOf(deps, request);
+      try {
+        const device = await caller.devices.byId({ deviceId });
+        if (device.team.id !== teamId) throw notFound();
+        await caller.devices[action as DeviceAction]({ deviceId });
+      } catch (error) {
+        return renderDevice(request, reply, formError(request, reply, error));
+      }
+      return reply.redirect(
+        `${devicePage(request.params)}?done=${ACTIONS[action as DeviceAction]}`,
+        303,
+      );
+    },
+  );
+}
