@@ -120,6 +120,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       const decide = (allowed: boolean) => {
         if (!allowed) return drop();
         packet.topic = session.mount + packet.topic;
+        // A device's messages are its present: none is kept for later subscribers.
+        if (session.device) packet.retain = false;
         done(null);
       };
       const decision = access.authorize(session, "publish", packet.topic);

@@ -69,7 +69,9 @@ export async function connectExternalBroker(options: {
   client.on("error", (error) =>
     options.log.warn({ err: error }, "the external MQTT broker connection failed"),
   );
-  client.on("message", (topic, payload) => {
+  client.on("message", (topic, payload, packet) => {
+    // A retained message is a device's past, replayed at every subscription: never its present.
+    if (packet.retain) return;
     for (const [filter, handler] of handlers) {
       if (topicMatches(filter, topic)) handler(topic, payload);
     }

@@ -40,10 +40,13 @@ export function channelOf(ctx: Context): DeviceChannel {
 function failureOf(action: DeviceAction, reply: unknown): ApiError | undefined {
   const answer = (typeof reply === "object" && reply !== null ? reply : {}) as ActionReply;
   if (answer.success === true) return undefined;
-  const code = typeof answer.error?.code === "string" ? answer.error.code : `${action}_failed`;
+  // The agent's words are the tenant's: a code of the usual shape, and a message cut to size.
+  const given = answer.error?.code;
+  const code =
+    typeof given === "string" && /^[a-z][a-z0-9_]{0,63}$/.test(given) ? given : `${action}_failed`;
   const message =
     typeof answer.error?.error === "string"
-      ? answer.error.error
+      ? answer.error.error.slice(0, 500)
       : `The device's agent did not ${action} Node-RED`;
   return new ApiError(400, code, message);
 }

@@ -23,6 +23,9 @@ import { CheckInBody } from "./live-schemas";
 import { DeviceLogs, type LogEntry } from "./log-buffer";
 import { mismatchOf, snapshotOf } from "./mismatch";
 
+/** The largest message of a device's the channel reads (a status, a log batch, a reply). */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
 /** How long a command waits for the device's reply (FlowFuse's default). */
 export const COMMAND_TIMEOUT_MS = 10_000;
 
@@ -97,7 +100,14 @@ export class DeviceChannel {
     ) =>
       this.transport.subscribe(`ff/v1/+/d/+/${leaf}`, (topic, body) => {
         const [, , teamId, , deviceId] = topic.split("/");
-        if (teamId && deviceId) handler(teamId, deviceId, body);
+        // A device's message is the tenant's: one too large is dropped unread, and whatever a
+        // handler makes of one never throws into the broker (it would take the platform down).
+        if (!teamId || !deviceId || body.length > MAX_MESSAGE_BYTES) return;
+        try {
+          handler(teamId, deviceId, body);
+        } catch (error) {
+          this.log.warn({ err: error, deviceId }, `a device's ${leaf} message not handled`);
+        }
       });
     await each("status", (teamId, deviceId, body) => {
       this.status(teamId, deviceId, body).catch((error: unknown) =>
@@ -157,7 +167,7 @@ export class DeviceChannel {
       }, timeoutMs);
       this.pending.set(correlationData, { deviceId, command, resolve, reject, timer });
     });
-    await this.send(teamId, deviceId, command, {
+    const sent = this.send(teamId, deviceId, command, {
       deviceId,
       teamId,
       correlationData,
@@ -166,6 +176,16 @@ export class DeviceChannel {
       responseTopic: deviceTopic({ teamId, deviceId }, `response/${this.platformId}`),
       payload,
     });
+    try {
+      await sent;
+    } catch (error) {
+      // Not sent: nothing will answer, and nothing waits.
+      const pending = this.pending.get(correlationData);
+      if (pending) clearTimeout(pending.timer);
+      this.pending.delete(correlationData);
+      reply.catch(() => {});
+      throw error;
+    }
     return reply;
   }
 
@@ -214,8 +234,10 @@ export class DeviceChannel {
   }
 
   private async status(teamId: string, deviceId: string, body: Buffer): Promise<void> {
-    const parsed = CheckInBody.safeParse(parseJson(body));
-    if (!parsed.success) {
+    const json = parseJson(body);
+    const parsed = CheckInBody.safeParse(json);
+    // Not JSON at all is not the agent's "busy updating" (a JSON null): ignored, as a bad one.
+    if (json === undefined || !parsed.success) {
       this.log.warn({ deviceId }, "a device's status is not a check-in: ignored");
       return;
     }

@@ -20,6 +20,8 @@ export interface DeviceLogLine {
 
 /** Lines kept per device (the agent's own buffer holds 1,000). */
 export const LOG_LINES_KEPT = 1000;
+/** The longest line kept (longer ones are cut): a device cannot fill the platform's memory. */
+export const MAX_LINE_LENGTH = 8 * 1024;
 /** How long the log keeps streaming after its last watcher left (or after a paged read). */
 export const LOG_GRACE_MS = 60_000;
 
@@ -89,14 +91,17 @@ export class DeviceLogs {
     const log = this.logs.get(deviceId);
     if (!log || entries.length === 0) return;
     const now = Date.now();
-    const lines = entries.map((entry) => ({
+    // What the device sends is bounded here: only the lines that can be kept, each cut to size.
+    const lines = entries.slice(-LOG_LINES_KEPT).map((entry) => ({
       id: log.next++,
-      ts: typeof entry.ts === "number" ? entry.ts : now,
-      level: typeof entry.level === "string" ? entry.level : "",
-      msg: typeof entry.msg === "string" ? entry.msg : JSON.stringify(entry.msg ?? ""),
+      ts: typeof entry.ts === "number" && Number.isFinite(entry.ts) ? entry.ts : now,
+      level: typeof entry.level === "string" ? entry.level.slice(0, 32) : "",
+      msg: (typeof entry.msg === "string" ? entry.msg : JSON.stringify(entry.msg ?? "")).slice(
+        0,
+        MAX_LINE_LENGTH,
+      ),
     }));
-    log.lines.push(...lines);
-    if (log.lines.length > LOG_LINES_KEPT) log.lines.splice(0, log.lines.length - LOG_LINES_KEPT);
+    log.lines = log.lines.concat(lines).slice(-LOG_LINES_KEPT);
     for (const watcher of log.watchers) watcher(lines);
   }
 

@@ -19,6 +19,9 @@ import type { DeviceLogLine } from "./log-buffer";
 import { deviceProcedures, TAG } from "./procedures";
 
 /** The stream's timings: a comment line to keep proxies from closing it, the caller checked again. */
+
+/** How much a stream may hold unsent for a reader that stopped reading. */
+const MAX_UNSENT_BYTES = 1024 * 1024;
 export interface DeviceLogStreamOptions {
   heartbeatMs?: number;
   recheckMs?: number;
@@ -105,12 +108,15 @@ export async function deviceLogStreamRoute(
         "cache-control": "no-store",
         "x-accel-buffering": "no",
       });
+      // A reader that stops reading is let go, not buffered for without end: past this much
+      // unsent, the stream ends (its Last-Event-ID resumes it).
       const write = (lines: DeviceLogLine[]) => {
         for (const line of lines) {
           if (line.id <= sent) continue;
           sent = line.id;
           response.write(eventOf(line));
         }
+        if (response.writableLength > MAX_UNSENT_BYTES) end();
       };
 
       let ended = false;
@@ -132,7 +138,10 @@ export async function deviceLogStreamRoute(
       watching.stop = await channel.logs.watch(
         teamId,
         device.id,
-        (lines) => (backlogDone ? write(lines) : early.push(...lines)),
+        (lines) => {
+          if (backlogDone) write(lines);
+          else for (const line of lines) early.push(line);
+        },
         () => end("end"),
       );
       if (ended) return watching.stop();

@@ -8,15 +8,28 @@ import type { FrontDoor } from "./area";
 
 export function serverWithFrontDoors(doors: readonly FrontDoor[]): FastifyServerFactory {
   return (handler) => {
+    // A door that throws (a request no one thought of) fails that request, never the process:
+    // what reaches a door comes before Fastify and its error handling.
     const server = createServer((request, response) => {
-      if (doors.some((door) => door.web(request, response))) return;
+      try {
+        if (doors.some((door) => door.web(request, response))) return;
+      } catch {
+        if (!response.headersSent) response.writeHead(400, { "content-type": "text/plain" });
+        response.end("Bad Request\n");
+        return;
+      }
       handler(request, response);
     });
     const emit = server.emit.bind(server) as (event: string, ...args: unknown[]) => boolean;
     server.emit = ((event: string, ...args: unknown[]) => {
       if (event === "upgrade") {
         const [request, socket, head] = args as [IncomingMessage, Duplex, Buffer];
-        if (doors.some((door) => door.upgrade(request, socket, head))) return true;
+        try {
+          if (doors.some((door) => door.upgrade(request, socket, head))) return true;
+        } catch {
+          socket.destroy();
+          return true;
+        }
       }
       return emit(event, ...args);
     }) as Server["emit"];

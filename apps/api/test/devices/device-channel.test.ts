@@ -236,4 +236,50 @@ describe("the devices' live channel", () => {
       (await view(id)).onlineStatus === "online" ? true : undefined,
     );
   });
+
+  test("what a device sends cannot take the platform down: a huge log batch, a status that is not JSON, a retained one", async () => {
+    const { id, credentials } = await device();
+    const agent = await connect(credentials.broker);
+    // Someone reads its log: the platform asks for it, and keeps what comes.
+    const read = await server.request("GET", `/api/v1/devices/${id}/logs`, {
+      token: owner.token,
+    });
+    expect(read.status, read.text).toBe(200);
+    await agent.nextCommand((c) => c.command === "startLog");
+    // 150,000 entries in one message (1.5 MB): more than one spread call can take.
+    const huge = JSON.stringify(new Array(150_000).fill({ msg: "x" }));
+    await agent.client.publishAsync(agent.topic("logs"), huge, { qos: 1 });
+    await agent.client.publishAsync(
+      agent.topic("logs"),
+      JSON.stringify({ ts: Date.now(), level: "info", msg: "y".repeat(100_000) }),
+      { qos: 1 },
+    );
+    const lines = await until("the kept lines", async () => {
+      const reply = await server.request("GET", `/api/v1/devices/${id}/logs?limit=1000`, {
+        token: owner.token,
+      });
+      const log = reply.body.log as { msg: string }[];
+      return log.some((line) => line.msg.startsWith("y")) ? log : undefined;
+    });
+    expect(lines.length).toBeLessThanOrEqual(1000);
+    expect(lines.at(-1)!.msg.length).toBe(8 * 1024);
+
+    // Not JSON: ignored (not "busy updating"); retained: recorded, and kept for no one (the
+    // broker clears the flag: nothing could subscribe to it but the platform, which reads it now).
+    await agent.client.publishAsync(agent.topic("status"), "not json", { qos: 1 });
+    await agent.client.publishAsync(
+      agent.topic("status"),
+      JSON.stringify({ ...agent.state, state: "running" }),
+      { qos: 1, retain: true },
+    );
+    await until("the retained status recorded", async () =>
+      (await view(id)).status === "running" ? true : undefined,
+    );
+    // An upgrade no door can read (a malformed escape) fails alone; the platform answers on.
+    const refused = await fetch(`${server.url}/api/v1/devices/x/editor/comms/%ZZ`, {
+      headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13" },
+    }).catch((error: unknown) => error);
+    expect(refused).toBeDefined();
+    expect((await server.request("GET", "/api/v1/settings")).status).toBe(200);
+  });
 });
