@@ -4,7 +4,8 @@
 // (4001, 4004), a person signed in through the platform to the device's own editor host, HTTP and
 // WebSocket frames carried both ways, the browser's credentials stripped, viewers read only,
 // another team's people not let in; the editor host's guards (writes and sockets only from its own
-// origin, no dot segments, people judged again on their open sockets). The real agent in a browser: device-editor-browser.test.ts.
+// origin, no dot segments, people judged again on their open sockets). The real agent in a
+// browser: device-editor-browser.test.ts.
 import { Role } from "@flowplane/contract";
 import { addMember, removeMember } from "@flowplane/db";
 import { request as httpRequest } from "node:http";
