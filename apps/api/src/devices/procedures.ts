@@ -255,8 +255,9 @@ export const deviceProcedures = {
         await recordDeviceEvent(trx, "team.device.deleted", actorOf(ctx), device);
         return device;
       });
-      // Its MQTT session ends now too.
+      // Its MQTT session ends now too, and its editor's tunnel, sockets and sessions.
       ctx.broker?.deviceChanged(device.team_id, device.id);
+      ctx.deviceEditor?.end(device.id);
       return { status: "okay" as const };
     }),
 

@@ -3,9 +3,12 @@
 // frames (lib/editor/tunnel.js): the mode and the editor's switches, the tunnel's token checks
 // (4001, 4004), a person signed in through the platform to the device's own editor host, HTTP and
 // WebSocket frames carried both ways, the browser's credentials stripped, viewers read only,
-// another team's people not let in. The real agent in a browser: device-editor-browser.test.ts.
+// another team's people not let in; the editor host's guards (writes and sockets only from its own
+// origin, no dot segments, people judged again on their open sockets). The real agent in a
+// browser: device-editor-browser.test.ts.
 import { Role } from "@flowplane/contract";
-import { addMember } from "@flowplane/db";
+import { addMember, removeMember } from "@flowplane/db";
+import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { freePort, startServer, type TestServer } from "../support/harness";
@@ -193,7 +196,12 @@ describe("developer mode and the remote editor", () => {
     expect(get.headers.get("content-encoding")).toBeNull();
     const post = await fetch(`${member.origin}/flows`, {
       method: "POST",
-      headers: { cookie: member.cookie, "content-type": "application/json" },
+      headers: {
+        cookie: member.cookie,
+        "content-type": "application/json",
+        origin: member.origin,
+        "sec-fetch-site": "same-origin",
+      },
       body: JSON.stringify([{ id: "a", type: "tab" }]),
     });
     expect(post.status).toBe(200);
@@ -202,6 +210,7 @@ describe("developer mode and the remote editor", () => {
     // Its comms socket, carried both ways and closed through the tunnel.
     const comms = new WebSocket(`${member.origin.replace(/^http/, "ws")}/comms`, {
       headers: { cookie: member.cookie },
+      origin: member.origin,
       lookup: localhostLookup as never,
     });
     const received: string[] = [];
@@ -223,7 +232,7 @@ describe("developer mode and the remote editor", () => {
     ).toBe(200);
     const write = await fetch(`${viewer.origin}/flows`, {
       method: "POST",
-      headers: { cookie: viewer.cookie },
+      headers: { cookie: viewer.cookie, origin: viewer.origin },
       body: "[]",
     });
     expect(write.status).toBe(403);
@@ -283,6 +292,128 @@ describe("developer mode and the remote editor", () => {
         "device.remote-access.disabled",
         "device.developer-mode.disabled",
       ]),
+    );
+  });
+
+  test("the editor's host: only its own page writes or opens sockets, no dot segments, people judged again", async () => {
+    expect((await put("/mode", roles.member.token, { mode: "developer" })).status).toBe(200);
+    const tunnel = await enableEditor();
+    const member = await signIn("member");
+    const ws = member.origin.replace(/^http/, "ws");
+    const flows = (headers: Record<string, string>) =>
+      fetch(`${member.origin}/flows`, {
+        method: "POST",
+        headers: { cookie: member.cookie, ...headers },
+        body: "[]",
+      });
+    // Another site's page under the editors' domain (an instance's) posts a form: refused.
+    const elsewhere = member.origin.replace(/0-device-[0-9a-f]+/, "someone");
+    expect((await flows({ origin: elsewhere })).status).toBe(403);
+    expect((await flows({})).status).toBe(403);
+    expect((await flows({ origin: member.origin, "sec-fetch-site": "same-site" })).status).toBe(
+      403,
+    );
+    expect((await flows({ origin: member.origin })).status).toBe(200);
+    // Reading stays open to a navigation from anywhere.
+    const read = await fetch(`${member.origin}/flows`, {
+      headers: { cookie: member.cookie, "sec-fetch-site": "cross-site" },
+    });
+    expect(read.status).toBe(200);
+
+    /** The upgrade's answer: 101 when it opened (the socket is returned), the refusal otherwise. */
+    const upgrade = (path: string, origin: string | undefined, cookie = member.cookie) =>
+      new Promise<{ status: number; socket: WebSocket }>((resolve) => {
+        const socket = new WebSocket(`${ws}${path}`, {
+          headers: { cookie },
+          ...(origin !== undefined && { origin }),
+          lookup: localhostLookup as never,
+        });
+        socket.once("open", () => resolve({ status: 101, socket }));
+        socket.once("unexpected-response", (_request, response) =>
+          resolve({ status: response.statusCode ?? 0, socket }),
+        );
+        socket.once("error", () => resolve({ status: 0, socket }));
+      });
+    expect((await upgrade("/comms", elsewhere)).status).toBe(403);
+    expect((await upgrade("/comms", undefined)).status).toBe(403);
+    expect((await upgrade("/other", member.origin)).status).toBe(400);
+
+    // The agent's URL with a malformed escape: that socket is dropped, the server goes on.
+    const malformed = new FakeTunnel(deviceId, "%ZZ");
+    expect(await malformed.opened).toBe(false);
+    expect(tunnel.socket.readyState).toBe(WebSocket.OPEN);
+
+    // Dot segments, raw or percent-encoded, never reach the agent (which puts the path after
+    // /device-editor); sent raw, as fetch would normalise them.
+    const raw = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(member.origin);
+        httpRequest(
+          {
+            host: "127.0.0.1",
+            port: url.port,
+            path,
+            headers: { host: url.host, cookie: member.cookie },
+          },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        )
+          .on("error", reject)
+          .end();
+      });
+    expect(await raw("/../node-red-http-in")).toBe(400);
+    expect(await raw("/x/%2E%2e/y")).toBe(400);
+    expect(await raw("/x/%2e/y")).toBe(400);
+    expect(await raw("/flows")).toBe(200);
+
+    // A second cookie of the same name (set for the whole domain by another site) shadows nothing.
+    const shadowed = `fp_device_editor=forged; ${member.cookie}`;
+    expect((await fetch(`${member.origin}/flows`, { headers: { cookie: shadowed } })).status).toBe(
+      200,
+    );
+
+    // People judged again: a suspended person is signed out, a removed one's socket closes.
+    const people: Record<string, { id: string; cookie: string }> = {};
+    for (const name of ["suspended", "removed"]) {
+      const person = await server.userWithPassword();
+      await addMember(server.db, { teamId: roles.teamId, userId: person.id, role: Role.member });
+      sessions[name] = await server.signIn(person.username, person.password);
+      people[name] = { id: person.id, cookie: (await signIn(name)).cookie };
+    }
+    const opened = await Promise.all(
+      ["suspended", "removed"].map((name) =>
+        upgrade("/comms", member.origin, people[name]!.cookie),
+      ),
+    );
+    expect(opened.map((o) => o.status)).toEqual([101, 101]);
+    const closed: number[] = [];
+    for (const { socket } of opened) socket.on("close", (code) => closed.push(code));
+    await server.db
+      .updateTable("users")
+      .set({ suspended: true })
+      .where("id", "=", people.suspended!.id)
+      .execute();
+    await removeMember(server.db, roles.teamId, people.removed!.id);
+    const suspended = await fetch(`${member.origin}/flows`, {
+      headers: { cookie: people.suspended!.cookie },
+      redirect: "manual",
+    });
+    expect(suspended.status).toBe(303);
+    await until("both sockets closed", async () => (closed.length === 2 ? true : undefined));
+    expect(closed).toEqual([1008, 1008]);
+
+    // The device deleted: its tunnel and the member's socket close, its sessions end.
+    const last = await upgrade("/comms", member.origin);
+    expect(last.status).toBe(101);
+    const deleted = await server.request("DELETE", `/api/v1/devices/${deviceId}`, {
+      token: roles.owner.token,
+    });
+    expect(deleted.status, deleted.text).toBe(200);
+    await until("the tunnel closed", async () => tunnel.closed);
+    await until("the socket closed", async () =>
+      last.socket.readyState === WebSocket.CLOSED ? true : undefined,
     );
   });
 });

@@ -6,9 +6,10 @@
 import type { FastifyBaseLogger } from "fastify";
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import type { AppOptions, FrontDoor } from "../../plugins/area";
-import { editorGate, signInPath } from "./gate";
+import { editorGate, type SignedIn, signInPath } from "./gate";
+import { screen } from "./screen";
 import { deviceEditorOf } from "./service";
 import { DEVICE_EDITOR_COOKIE } from "./sessions";
 import type { TunnelResponse } from "./tunnels";
@@ -18,6 +19,9 @@ const COMMS =
 
 /** The largest request body the editor sends through the tunnel (a deploy of large flows). */
 const BODY_LIMIT = 16 * 1024 * 1024;
+
+/** How often the people of the open editor sockets are judged again (as instance editors are). */
+const RECHECK_MS = 5_000;
 
 /** Headers never carried through the tunnel: the browser's credentials, and the hop's own. */
 const DROPPED_REQUEST_HEADERS = [
@@ -47,6 +51,21 @@ export function devicesFrontDoor(options: AppOptions, log: () => FastifyBaseLogg
   const gate = editorGate(options.db, editor);
   const sockets = new WebSocketServer({ noServer: true, maxPayload: BODY_LIMIT });
   const failed = (error: unknown) => log().error({ err: error }, "device editor: request failed");
+  const originOf = (deviceId: string) => new URL(editor.hosts.editorUrl(deviceId)).origin;
+  /** The people's open sockets: judged at the upgrade, then again every few seconds. */
+  const open = new Map<WebSocket, SignedIn & { deviceId: string }>();
+  const recheck = setInterval(() => {
+    void Promise.all(
+      [...open].map(async ([ws, { deviceId, userId, session }]) => {
+        // A viewer may keep the comms socket (it only reads): judged as a GET.
+        const still =
+          editor.sessions.userOf(session, deviceId, false) === userId &&
+          (await gate.standing(deviceId, userId, "GET")).status === 200;
+        if (!still) ws.close(1008, "Signed out");
+      }),
+    ).catch(failed);
+  }, RECHECK_MS);
+  recheck.unref();
 
   async function tunnel(
     deviceId: string,
@@ -75,18 +94,28 @@ export function devicesFrontDoor(options: AppOptions, log: () => FastifyBaseLogg
     socket: Duplex,
     head: Buffer,
   ) {
-    const verdict = await gate.person(deviceId, request, "GET");
-    if (verdict.status !== 200) return refuseUpgrade(socket, verdict.status);
+    const refusal = screen(request, originOf(deviceId), true);
+    if (refusal) return refuseUpgrade(socket, refusal.status);
+    const person = gate.signedIn(deviceId, request);
+    const verdict = await gate.standing(deviceId, person?.userId, "GET");
+    if (!person || verdict.status !== 200) return refuseUpgrade(socket, verdict.status);
     if (!editor.tunnels.isConnected(deviceId)) return refuseUpgrade(socket, 503);
     sockets.handleUpgrade(request, socket, head, (ws) => {
-      if (!editor.tunnels.carry(deviceId, request.url ?? "/", ws)) ws.close(1011, "No tunnel");
+      if (!editor.tunnels.carry(deviceId, request.url ?? "/", ws)) {
+        return ws.close(1011, "No tunnel");
+      }
+      open.set(ws, { deviceId, ...person });
+      ws.on("close", () => open.delete(ws));
     });
   }
 
   async function serve(deviceId: string, request: IncomingMessage, response: ServerResponse) {
+    const refusal = screen(request, originOf(deviceId), false);
+    if (refusal) return send(response, plain(refusal.status, refusal.message));
     const url = new URL(request.url ?? "/", "http://device.invalid");
     if (url.pathname === signInPath) return signIn(deviceId, url, response);
-    const verdict = await gate.person(deviceId, request, request.method ?? "GET");
+    const person = gate.signedIn(deviceId, request);
+    const verdict = await gate.standing(deviceId, person?.userId, request.method ?? "GET");
     if (verdict.status === 401 && request.method === "GET") {
       // Signed in on the platform first, which sends the person back with a code.
       return send(response, redirect(editor.openUrl(deviceId)));
@@ -100,6 +129,8 @@ export function devicesFrontDoor(options: AppOptions, log: () => FastifyBaseLogg
       method: request.method ?? "GET",
       url: request.url ?? "/",
       headers,
+      // A string: the agent hands the body to its HTTP client as it comes (lib/editor/tunnel.js),
+      // which takes no Buffer-JSON, so a binary body cannot pass the tunnel unchanged.
       ...(body.length > 0 && { body: body.toString() }),
     });
     send(response, answer);
@@ -141,10 +172,16 @@ export function devicesFrontDoor(options: AppOptions, log: () => FastifyBaseLogg
       const comms = deviceId === undefined ? COMMS.exec(request.url ?? "") : null;
       if (deviceId === undefined && !comms) return false;
       socket.on("error", () => {});
+      const token = comms ? tokenOf(comms[2]!) : "";
+      if (token === undefined) {
+        // A malformed escape (`%ZZ`): no token at all.
+        socket.destroy();
+        return true;
+      }
       const opened =
         deviceId !== undefined
           ? editorSocket(deviceId, request, socket, head)
-          : tunnel(comms![1]!, decodeURIComponent(comms![2]!), request, socket, head);
+          : tunnel(comms![1]!, token, request, socket, head);
       opened.catch((error: unknown) => {
         failed(error);
         socket.destroy();
@@ -152,6 +189,8 @@ export function devicesFrontDoor(options: AppOptions, log: () => FastifyBaseLogg
       return true;
     },
     async close() {
+      clearInterval(recheck);
+      editor.sessions.close();
       editor.tunnels.closeAll();
       sockets.close();
     },
@@ -181,6 +220,15 @@ function send(response: ServerResponse, answer: TunnelResponse): void {
   headers["content-length"] = String(answer.body.length);
   response.writeHead(answer.status, headers as Record<string, string | string[]>);
   response.end(answer.body);
+}
+
+/** The tunnel token of the agent's URL, undefined when its escapes are malformed. */
+function tokenOf(escaped: string): string | undefined {
+  try {
+    return decodeURIComponent(escaped);
+  } catch {
+    return undefined;
+  }
 }
 
 function refuseUpgrade(socket: Duplex, status: number): void {

@@ -52,8 +52,7 @@ async function recordEditorEvent(
 
 /** The editor closed on the platform's side, and the agent told to stop its tunnel. */
 async function closeEditor(ctx: Context, device: { id: string; team_id: string }) {
-  ctx.deviceEditor?.tunnels.close(device.id);
-  ctx.deviceEditor?.sessions.endDevice(device.id);
+  ctx.deviceEditor?.end(device.id);
   if (ctx.deviceChannel?.isConnected(device.id)) {
     await ctx.deviceChannel.send(device.team_id, device.id, "stopEditor").catch(() => {});
   }

@@ -15,6 +15,8 @@ export interface DeviceEditor {
   openUrl(deviceId: string): string;
   /** The digest kept of a tunnel token. */
   digest(token: string): string;
+  /** The device's editor ended (disabled, developer mode off, or the device deleted). */
+  end(deviceId: string): void;
 }
 
 const services = new WeakMap<AppOptions, DeviceEditor>();
@@ -24,12 +26,19 @@ export function deviceEditorOf(options: AppOptions): DeviceEditor {
   if (!service) {
     const secret = options.tokenSecret;
     const base = options.baseUrl.replace(/\/+$/, "");
+    const tunnels = new EditorTunnels();
+    const sessions = new DeviceEditorSessions(secret);
     service = {
-      tunnels: new EditorTunnels(),
-      sessions: new DeviceEditorSessions(secret),
+      tunnels,
+      sessions,
       hosts: deviceEditorHosts(options.baseUrl, options.editorDomain),
       openUrl: (deviceId) => `${base}/devices/${deviceId}/editor`,
       digest: (token) => tokenDigest(secret, `device-editor-tunnel:${token}`),
+      // Closing the tunnel closes the people's sockets carried through it (tunnels.ts).
+      end(deviceId) {
+        tunnels.close(deviceId);
+        sessions.endDevice(deviceId);
+      },
     };
     services.set(options, service);
   }

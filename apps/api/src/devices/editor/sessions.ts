@@ -15,6 +15,10 @@ const CODE_LIFETIME_MS = 60_000;
 /** How long a device-editor session lasts at most, and unused. */
 const SESSION_MAX_AGE_MS = 12 * 3600_000;
 const SESSION_IDLE_MS = 2 * 3600_000;
+/** How many device-editor sessions a person keeps at most (the oldest go first). */
+const SESSIONS_PER_USER = 20;
+/** How often ended codes and sessions are dropped, used or not. */
+const SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /** The cookie of a device-editor session, on the device's editor host only. */
 export const DEVICE_EDITOR_COOKIE = "fp_device_editor";
@@ -30,7 +34,17 @@ export class DeviceEditorSessions {
   private readonly codes = new Map<string, Grant>();
   private readonly sessions = new Map<string, Grant>();
 
-  constructor(private readonly secret: string) {}
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly secret: string) {
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
+  }
+
+  /** Stops the sweeper (the server closes). */
+  close(): void {
+    clearInterval(this.sweeper);
+  }
 
   /** A one-time code for the person into the device's editor. */
   issueCode(userId: string, deviceId: string): string {
@@ -52,6 +66,7 @@ export class DeviceEditorSessions {
     const grant = this.codes.get(digest);
     this.codes.delete(digest);
     if (!grant || grant.deviceId !== deviceId || grant.expiresAt < Date.now()) return undefined;
+    this.dropOldest(grant.userId);
     const session = randomBase62(40);
     const now = Date.now();
     this.sessions.set(this.digest(session), {
@@ -64,7 +79,12 @@ export class DeviceEditorSessions {
   }
 
   /** The person a session cookie signs in to this device's editor, if any. */
-  userOf(session: string | undefined, deviceId: string): string | undefined {
+  userOf(
+    session: string | undefined,
+    deviceId: string,
+    /** false: a check that the session still holds (an open socket), not a use of it. */
+    activity = true,
+  ): string | undefined {
     if (!session || session.length > 128) return undefined;
     const digest = this.digest(session);
     const grant = this.sessions.get(digest);
@@ -74,7 +94,7 @@ export class DeviceEditorSessions {
       this.sessions.delete(digest);
       return undefined;
     }
-    grant.lastUsedAt = now;
+    if (activity) grant.lastUsedAt = now;
     return grant.userId;
   }
 
@@ -82,6 +102,15 @@ export class DeviceEditorSessions {
   endDevice(deviceId: string): void {
     for (const [digest, grant] of this.sessions) {
       if (grant.deviceId === deviceId) this.sessions.delete(digest);
+    }
+  }
+
+  /** Makes room for one more session of the person's: their oldest go past the cap. */
+  private dropOldest(userId: string): void {
+    const theirs = [...this.sessions].filter(([, grant]) => grant.userId === userId);
+    // A Map iterates in insertion order: the first are the oldest.
+    for (const [digest] of theirs.slice(0, Math.max(0, theirs.length - SESSIONS_PER_USER + 1))) {
+      this.sessions.delete(digest);
     }
   }
 
