@@ -13,6 +13,7 @@ import {
   checkPage,
   launchBrowser,
   openBrowser,
+  openBrowserWithoutScript,
   signInOnPage,
 } from "../support/browser";
 import { freePort, startServer, type TestServer } from "../support/harness";
@@ -79,7 +80,7 @@ describe.skipIf(browserMissing)("a device's page in Chromium", () => {
   });
 
   test("without script, the page shows the lines kept", async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false });
+    const context = await openBrowserWithoutScript(browser);
     const page = await context.newPage();
     await page.goto(pageUrl);
     await signInOnPage(page, owner.username, owner.password);

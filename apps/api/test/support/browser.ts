@@ -6,7 +6,8 @@
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { type Browser, chromium, type Page } from "playwright-core";
+import axe from "axe-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
 import { inCI, updateScreenshots } from "./env";
 import { freePort, startServer, type TestServer } from "./harness";
@@ -50,6 +51,19 @@ export async function closeServerAndBrowser(server?: TestServer, browser?: Brows
   await server?.close();
 }
 
+/** Contexts whose pages run no script: axe cannot run in them (their pages are scanned with script). */
+const withoutScript = new WeakSet<BrowserContext>();
+
+/** A fresh browser context with JavaScript off, as a person without script sees the pages. */
+export async function openBrowserWithoutScript(
+  browser: Browser,
+  options: Parameters<Browser["newContext"]>[0] = {},
+) {
+  const context = await browser.newContext({ ...options, javaScriptEnabled: false });
+  withoutScript.add(context);
+  return context;
+}
+
 export async function openBrowser(browser: Browser) {
   const context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
   const problems: string[] = [];
@@ -77,8 +91,8 @@ export async function signInOnPage(page: Page, username: string, password: strin
 }
 
 /**
- * What every page must be: each visible field found by its label, one heading, and no sideways
- * scrolling at a phone's 375 × 667.
+ * What every page must be: each visible field found by its label, one heading, no sideways
+ * scrolling at a phone's 375 × 667, and no serious or critical accessibility violation (axe).
  */
 export async function checkPage(page: Page) {
   const fields = page
@@ -103,6 +117,34 @@ export async function checkPage(page: Page) {
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   expect(width, `${page.url()} is ${width}px wide at 375px`).toBeLessThanOrEqual(375);
   await page.setViewportSize(size);
+  if (!withoutScript.has(page.context())) {
+    expect(await axeViolations(page), page.url()).toEqual([]);
+  }
+}
+
+/**
+ * An accessibility scan of the page as it is (axe-core, run inside the page through the DevTools
+ * protocol, so the page's own Content-Security-Policy is left as it is): the serious and critical
+ * violations, each as "rule: target", so a failure names what to fix. WCAG 2.1 A and AA rules.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axe.source);
+  const results = await page.evaluate(() =>
+    (window as unknown as { axe: typeof axe }).axe.run(document, {
+      runOnly: {
+        type: "tag",
+        values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"],
+      },
+      resultTypes: ["violations"],
+    }),
+  );
+  return results.violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .flatMap((violation) =>
+      violation.nodes.map(
+        (node) => `${violation.id}: ${node.target.join(" ")} (${violation.help})`,
+      ),
+    );
 }
 
 const SCREENSHOTS = fileURLToPath(new URL("../../../../docs/screenshots/", import.meta.url));

@@ -15,6 +15,7 @@ import {
   checkPage,
   closeServerAndBrowser,
   openBrowser,
+  openBrowserWithoutScript,
   screenshot,
   serverAndBrowser,
   signInOnPage,
@@ -189,8 +190,7 @@ describe.skipIf(browserMissing)("a team's pages in Chromium, by role", () => {
   }, 60_000);
 
   test("without script an owner stops and starts the instance, invites, and signs out", async () => {
-    const context = await browser.newContext({
-      javaScriptEnabled: false,
+    const context = await openBrowserWithoutScript(browser, {
       viewport: { width: 1000, height: 800 },
     });
     const page = await context.newPage();
