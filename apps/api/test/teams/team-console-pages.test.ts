@@ -198,9 +198,14 @@ describe("the audit log", () => {
   test("owners read it newest first, filtered and paged; others are refused", async () => {
     const { teamId, owner, member } = await team();
     for (let i = 0; i < 52; i++) {
-      const saved = await server.asSession(owner.sid, "PUT", `/api/v1/teams/${teamId}/library/entry`, {
-        body: { type: "flows", path: `f/${String(i).padStart(2, "0")}`, body: "[]" },
-      });
+      const saved = await server.asSession(
+        owner.sid,
+        "PUT",
+        `/api/v1/teams/${teamId}/library/entry`,
+        {
+          body: { type: "flows", path: `f/${String(i).padStart(2, "0")}`, body: "[]" },
+        },
+      );
       expect(saved.status).toBe(200);
     }
     const base = `/teams/${teamId}/audit-log`;
@@ -257,9 +262,7 @@ describe("the settings", () => {
     const base = `/teams/${teamId}/settings`;
     const page = await get(base, owner);
     expect(page.html).toContain('aria-current="page">Settings</a>');
-    expect(formActions(page)).toEqual(
-      expect.arrayContaining([base, `/teams/${teamId}/delete`]),
-    );
+    expect(formActions(page)).toEqual(expect.arrayContaining([base, `/teams/${teamId}/delete`]));
     const slug = `night-${Math.random().toString(36).slice(2, 8)}`;
     const saved = await post(base, owner, { name: "Night <shift>", slug });
     expect(saved.location).toBe(`${base}?done=saved`);

@@ -3,7 +3,7 @@
 // cursor; and the same entries as CSV (GET /teams/:teamId/audit-log.csv, the same filters, every
 // page up to a cap). Both read the API's `auditLog.team`, called as the signed-in user.
 import { AUDIT_LOG_SCOPES, MAX_PAGE_SIZE } from "@flowplane/contract";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { router } from "../../core/trpc";
 import { type FormError, formError } from "../../pages/forms";
 import { type PageDeps, sendFailure, sendPage, signedIn } from "../../pages/page";
@@ -117,7 +117,10 @@ export function auditLogPages(app: FastifyInstance, deps: PageDeps) {
     }
     return reply
       .header("content-type", "text/csv; charset=utf-8")
-      .header("content-disposition", `attachment; filename="audit-log-${request.params.teamId}.csv"`)
+      .header(
+        "content-disposition",
+        `attachment; filename="audit-log-${request.params.teamId}.csv"`,
+      )
       .header("cache-control", "no-store")
       .send(entriesCsv(rows));
   });

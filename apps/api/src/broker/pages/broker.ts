@@ -146,7 +146,10 @@ export function brokerPages(app: FastifyInstance, deps: PageDeps) {
         password: field(request.body, "password") ?? "",
       });
     } catch (error) {
-      return renderBroker(request, reply, { create, createError: formError(request, reply, error) });
+      return renderBroker(request, reply, {
+        create,
+        createError: formError(request, reply, error),
+      });
     }
     return reply.redirect(`${brokerPage(request.params.teamId)}?done=created`, 303);
   });
