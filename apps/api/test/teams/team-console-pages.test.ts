@@ -145,6 +145,15 @@ describe("the broker", () => {
     expect(formActions(listed).filter((action) => action !== "/sign-out")).toEqual([]);
     const refused = await post(`${base}/clients/sensor-1/delete`, viewer, { confirmed: "yes" });
     expect(refused.status).toBe(403);
+    expect(refused.html).toContain('role="alert"');
+    const notCreated = await post(`${base}/clients`, viewer, {
+      username: "mine",
+      password: "a long password",
+      action: "both",
+      pattern: "#",
+    });
+    expect(notCreated.status).toBe(403);
+    expect(notCreated.html).toContain('role="alert"');
 
     const duplicate = await post(`${base}/clients`, owner, {
       username: "sensor-1",
@@ -273,7 +282,9 @@ describe("the settings", () => {
     for (const who of [member, viewer]) {
       const readOnly = await get(base, who);
       expect(formActions(readOnly).filter((action) => action !== "/sign-out")).toEqual([]);
-      expect((await post(base, who, { name: "Mine", slug })).status).toBe(403);
+      const refused = await post(base, who, { name: "Mine", slug });
+      expect(refused.status).toBe(403);
+      expect(refused.html).toContain('role="alert"');
     }
 
     const taken = await post(base, owner, { name: "Night", slug: other.slug });
