@@ -18,15 +18,20 @@ import {
 } from "../support/browser";
 import { type TestServer } from "../support/harness";
 
-async function toTeams(
-  page: Page,
-  server: TestServer,
-  user: { username: string; password: string },
-) {
-  await page.goto(`${server.url}/sign-in`);
-  await signInOnPage(page, user.username, user.password);
-  await page.waitForURL(`${server.url}/teams`);
+/**
+ * A fresh browser signed in from the sign-in page, landing on `path`; slow replies waited for
+ * longer than the usual 10 s (a loaded machine).
+ */
+async function signedIn(browser: Browser, server: TestServer, user: Person, path: string) {
+  const opened = await openBrowser(browser);
+  opened.page.setDefaultTimeout(30_000);
+  await opened.page.goto(`${server.url}/sign-in?next=${encodeURIComponent(path)}`);
+  await signInOnPage(opened.page, user.username, user.password);
+  await opened.page.waitForURL(`${server.url}${path}`);
+  return opened;
 }
+
+type Person = { username: string; password: string };
 
 const TABS: [string, string][] = [
   ["Overview", "/admin"],
@@ -55,8 +60,7 @@ describe.skipIf(browserMissing)("the administrators' pages in Chromium", () => {
     const tabs = () => page.getByRole("navigation", { name: "Administration" });
     beforeAll(async () => {
       const admin = await server.userWithPassword({ admin: true, name: "Ada Admin" });
-      ({ context, page, problems } = await openBrowser(browser));
-      await toTeams(page, server, admin);
+      ({ context, page, problems } = await signedIn(browser, server, admin, "/teams"));
     });
     afterAll(async () => {
       expect(problems).toEqual([]);
@@ -142,8 +146,7 @@ describe.skipIf(browserMissing)("the administrators' pages in Chromium", () => {
     const owner = await server.userWithPassword({ name: "Olive Owner" });
     const created = await server.request("POST", "/api/v1/teams", { body: { name: "Olive's" } });
     expect(created.status).toBe(200);
-    const { context, page, problems } = await openBrowser(browser);
-    await toTeams(page, server, owner);
+    const { context, page, problems } = await signedIn(browser, server, owner, "/teams");
     expect(await page.getByRole("link", { name: "Admin" }).count()).toBe(0);
     for (const path of ["/admin", "/admin/users", "/admin/settings"]) {
       const reply = await page.goto(`${server.url}${path}`);

@@ -184,7 +184,7 @@ describe("users", () => {
     expect(again.html).toContain('role="alert"');
   });
 
-  test("the list is paged", async () => {
+  test("a cursor that is not an id: the API's 400 as a page", async () => {
     const page = await get(admin, "/admin/users?cursor=not%2Fan%2Fid");
     expect(page.status).toBe(400);
   });

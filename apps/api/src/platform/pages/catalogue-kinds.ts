@@ -79,6 +79,16 @@ const json = (name: string, label: string, hint: string, required = false): Fiel
   required,
 });
 
+/** What a type (of team or of instance) has: a name, a description, active, an order. */
+const TYPE_FIELDS = [NAME, DESCRIPTION, ACTIVE, ORDER];
+/** A type's columns: active and order. */
+const TYPE_COLUMNS: KindPage["columns"] = [
+  { label: "Active", value: (entry) => yesNo(entry.active) },
+  { label: "Order", value: (entry) => String(entry.order) },
+];
+/** A type's list: every one, active or not. */
+const TYPE_LIST = { listKey: "types", listInput: { filter: "all" } };
+
 async function stackChoices(caller: AdminCaller): Promise<Choice[]> {
   const list = await caller.stacks.all({ filter: "all", limit: 1000 });
   return [
@@ -105,18 +115,13 @@ export const KINDS: KindPage[] = [
     noun: "team type",
     procedures: (caller) => crud(caller.teamTypes),
     idField: "teamTypeId",
-    listKey: "types",
-    listInput: { filter: "all" },
+    ...TYPE_LIST,
     fields: [
-      NAME,
-      DESCRIPTION,
-      ACTIVE,
-      ORDER,
+      ...TYPE_FIELDS,
       json("properties", "Properties (JSON, optional)", 'Limits, e.g. {"users": {"limit": 5}}.'),
     ],
     columns: [
-      { label: "Active", value: (entry) => yesNo(entry.active) },
-      { label: "Order", value: (entry) => String(entry.order) },
+      ...TYPE_COLUMNS,
       { label: "Description", value: (entry) => String(entry.description ?? "—") },
     ],
   },
@@ -126,13 +131,9 @@ export const KINDS: KindPage[] = [
     noun: "instance type",
     procedures: (caller) => crud(caller.projectTypes),
     idField: "instanceTypeId",
-    listKey: "types",
-    listInput: { filter: "all" },
+    ...TYPE_LIST,
     fields: [
-      NAME,
-      DESCRIPTION,
-      ACTIVE,
-      ORDER,
+      ...TYPE_FIELDS,
       json("properties", "Properties (JSON, optional)", "Free-form limits and settings."),
       {
         name: "defaultStack",
@@ -143,8 +144,7 @@ export const KINDS: KindPage[] = [
       },
     ],
     columns: [
-      { label: "Active", value: (entry) => yesNo(entry.active) },
-      { label: "Order", value: (entry) => String(entry.order) },
+      ...TYPE_COLUMNS,
       { label: "Instances", value: (entry) => count(entry.instanceCount) },
       { label: "Stacks", value: (entry) => count(entry.stackCount) },
     ],

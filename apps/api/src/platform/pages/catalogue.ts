@@ -40,34 +40,38 @@ function kindPages(app: FastifyInstance, deps: PageDeps, kind: KindPage) {
   const notices = noticesOf(kind);
   const idOf = (id: string) => ({ [kind.idField]: id });
 
-  async function renderList(
+  type State = { values?: Record<string, string>; error?: FormError };
+
+  /** A page of the kind, with what `load` reads of the API (a failure there: the API's page). */
+  async function render(
     request: FastifyRequest,
     reply: FastifyReply,
     caller: AdminCaller,
-    state: { values?: Record<string, string>; error?: FormError } = {},
+    state: State,
+    load: () => Promise<{ template: string; title: string; entries?: Entry[]; entry?: Entry }>,
   ) {
-    let entries: Entry[];
+    let page;
     let choices;
     try {
-      const list = await kind.procedures(caller).all({ ...kind.listInput, limit: 1000 });
-      entries = list[kind.listKey] as Entry[];
+      page = await load();
       choices = await choicesOf(kind, caller);
     } catch (error) {
       return sendRefusal(deps, request, reply, error);
     }
+    const { template, title, ...loaded } = page;
     return sendPage(
       deps,
       request,
       reply,
-      "platform/pages/catalogue",
+      `platform/pages/${template}`,
       {
-        title: `${kind.title} · Administration`,
+        title: `${title}${kind.title} · Administration`,
         tab: kind.key,
         kind,
         base,
-        entries,
+        ...loaded,
         choices,
-        values: state.values ?? valuesOf(kind),
+        values: state.values ?? valuesOf(kind, loaded.entry),
         error: state.error,
         notice: state.error ? undefined : noticeOf(request, notices),
       },
@@ -75,39 +79,27 @@ function kindPages(app: FastifyInstance, deps: PageDeps, kind: KindPage) {
     );
   }
 
-  async function renderEntry(
+  const renderList = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    caller: AdminCaller,
+    state: State = {},
+  ) =>
+    render(request, reply, caller, state, async () => {
+      const list = await kind.procedures(caller).all({ ...kind.listInput, limit: 1000 });
+      return { template: "catalogue", title: "", entries: list[kind.listKey] as Entry[] };
+    });
+
+  const renderEntry = (
     request: FastifyRequest<{ Params: EntryParams }>,
     reply: FastifyReply,
     caller: AdminCaller,
-    state: { values?: Record<string, string>; error?: FormError } = {},
-  ) {
-    let entry: Entry;
-    let choices;
-    try {
-      entry = await kind.procedures(caller).byId(idOf(request.params.id));
-      choices = await choicesOf(kind, caller);
-    } catch (error) {
-      return sendRefusal(deps, request, reply, error);
-    }
-    return sendPage(
-      deps,
-      request,
-      reply,
-      "platform/pages/catalogue-entry",
-      {
-        title: `${entry.name} · ${kind.title} · Administration`,
-        tab: kind.key,
-        kind,
-        base,
-        entry,
-        choices,
-        values: state.values ?? valuesOf(kind, entry),
-        error: state.error,
-        notice: state.error ? undefined : noticeOf(request, notices),
-      },
-      state.error?.status ?? 200,
-    );
-  }
+    state: State = {},
+  ) =>
+    render(request, reply, caller, state, async () => {
+      const entry = await kind.procedures(caller).byId(idOf(request.params.id));
+      return { template: "catalogue-entry", title: `${entry.name} · `, entry };
+    });
 
   adminRoute(app, deps, "GET", base, (request, reply, caller) =>
     renderList(request, reply, caller),
