@@ -38,6 +38,8 @@ export function cataloguePages(app: FastifyInstance, deps: PageDeps) {
 function kindPages(app: FastifyInstance, deps: PageDeps, kind: KindPage) {
   const base = `/admin/${kind.key}`;
   const notices = noticesOf(kind);
+  /** "an instance type", "a stack". */
+  const aNoun = `${/^[aeiou]/.test(kind.noun) ? "an" : "a"} ${kind.noun}`;
   const idOf = (id: string) => ({ [kind.idField]: id });
 
   type State = { values?: Record<string, string>; error?: FormError };
@@ -68,6 +70,7 @@ function kindPages(app: FastifyInstance, deps: PageDeps, kind: KindPage) {
         title: `${title}${kind.title} · Administration`,
         tab: kind.key,
         kind,
+        aNoun,
         base,
         ...loaded,
         choices,
@@ -155,7 +158,7 @@ function kindPages(app: FastifyInstance, deps: PageDeps, kind: KindPage) {
           return sendRefusal(deps, request, reply, error);
         }
         return sendPage(deps, request, reply, "platform/pages/confirm", {
-          title: `Delete a ${kind.noun}`,
+          title: `Delete ${aNoun}`,
           question: `Delete the ${kind.noun} “${entry.name}”?`,
           action: `${base}/${entry.id}/delete`,
           button: "Delete",
