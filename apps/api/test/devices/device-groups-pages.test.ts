@@ -5,12 +5,12 @@
 // act, members read, viewers are told their role does not show groups; another team's group is a
 // 404; the API's errors are shown on the page with their status.
 import { Role } from "@flowplane/contract";
-import { addMember } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startServer, type TestServer } from "../support/harness";
+import { asPerson, type SignedInPerson, signedInPerson } from "../support/signed-in";
 
 let server: TestServer;
-type Person = { id: string; username: string; sid: string };
+type Person = SignedInPerson;
 let owner: Person, member: Person, viewer: Person, outsider: Person;
 let teamId: string;
 let applicationId: string;
@@ -18,19 +18,9 @@ let snapshotId: string;
 let devices: string[];
 let otherGroupPath: string;
 
-async function person(teams: { id: string; role: number }[] = []): Promise<Person> {
-  const user = await server.userWithPassword();
-  for (const team of teams)
-    await addMember(server.db, { teamId: team.id, userId: user.id, role: team.role });
-  return {
-    id: user.id,
-    username: user.username,
-    sid: await server.signIn(user.username, user.password),
-  };
-}
-
+const person = (teams: { id: string; role: number }[] = []) => signedInPerson(server, teams);
 const api = (who: Person, method: string, path: string, body?: unknown) =>
-  server.asSession(who.sid, method, path, { body });
+  asPerson(server, who, method, path, body);
 
 beforeAll(async () => {
   server = await startServer({

@@ -5,7 +5,6 @@
 // the pipelines without a form; another team's member gets the 404 page. Every page is checked
 // (labels, one heading, 375 px, axe). Instances run on the in-memory driver, so a deploy is quick.
 import { Role } from "@flowplane/contract";
-import { addMember } from "@flowplane/db";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
@@ -18,8 +17,9 @@ import {
   signInOnPage,
 } from "../support/browser";
 import { freePort, startServer, type TestServer } from "../support/harness";
+import { asPerson, type SignedInPerson, signedInPerson } from "../support/signed-in";
 
-type Person = { id: string; username: string; password: string; sid: string };
+type Person = SignedInPerson;
 
 describe.skipIf(browserMissing)("device group and pipeline pages in Chromium", () => {
   let server: TestServer;
@@ -29,15 +29,9 @@ describe.skipIf(browserMissing)("device group and pipeline pages in Chromium", (
   let groupPath: string;
   let pipelinePath: string;
 
-  const person = async (teams: { id: string; role: number }[] = []): Promise<Person> => {
-    const user = await server.userWithPassword();
-    for (const team of teams) {
-      await addMember(server.db, { teamId: team.id, userId: user.id, role: team.role });
-    }
-    return { ...user, sid: await server.signIn(user.username, user.password) };
-  };
+  const person = (teams: { id: string; role: number }[] = []) => signedInPerson(server, teams);
   const api = async (who: Person, method: string, path: string, body?: unknown) => {
-    const reply = await server.asSession(who.sid, method, path, { body });
+    const reply = await asPerson(server, who, method, path, body);
     expect(reply.status, `${method} ${path}: ${reply.text}`).toBeLessThan(300);
     return reply.body;
   };
