@@ -112,3 +112,6 @@ export { deviceOf, deviceProcedures } from "./procedures";
 export { deviceEnv } from "./settings";
 export { groupSummary } from "./groups";
 export { deviceSummary, deviceView } from "./views";
+export { deviceGroupPages } from "./pages/groups";
+export { deviceGroupsRouter } from "./groups";
+export { deviceListProcedures } from "./lists";

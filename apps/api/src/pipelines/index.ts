@@ -1,11 +1,17 @@
 // The pipelines area: an application's delivery pipelines and their stages, the deploy that moves
 // a snapshot from one stage to the next, and the operations a deploy runs as.
 import { router } from "../core/trpc";
+import { deviceGroupPages } from "../devices/index";
 import type { Area } from "../plugins/area";
+import { snapshotsRouter } from "../snapshots/index";
 import { Deploys, failAbandonedDeploys } from "./background-deploys";
 import { deployProcedures } from "./deploy";
 import { pipelineProcedures } from "./procedures";
 import { stageProcedures } from "./stages";
+import { pipelinePages } from "./pages/pipelines";
+
+// The snapshots' procedure under its name in the API's router, for the device group pages.
+const snapshotProcedures = router({ snapshots: snapshotsRouter });
 
 /** How often abandoned deploys are looked for. */
 const SWEEP_INTERVAL_MS = 30_000;
@@ -19,6 +25,23 @@ export const pipelines = {
    * once the server listens and every 30 s after, the deploys a process that is gone
    * left pending; a close waits for a sweep under way and for the deploys still running.
    */
+  /**
+   * The team's pipelines and a pipeline's page; and the device groups' pages (the devices area's,
+   * registered here: a group's target is one of the application's snapshots, which the devices
+   * area cannot read, as the snapshots area imports it).
+   */
+  pages: () => {
+    const groupPages = deviceGroupPages(async (context, applicationId) => {
+      const page = await snapshotProcedures
+        .createCaller(context)
+        .snapshots.ofApplication({ applicationId, limit: 100 });
+      return page.snapshots;
+    });
+    return (app, deps) => {
+      groupPages(app, deps);
+      pipelinePages(app, deps);
+    };
+  },
   async start(app, { db, services }) {
     // A deploy is a mutation that ends after its reply: what follows the database's state (the
     // devices' channel) is told when it ends, as after any mutation.

@@ -15,3 +15,4 @@ export {
   writeOntoInstance,
 } from "./content";
 export { recordInstanceDeviceTarget, storeInstanceSnapshot } from "./records";
+export { snapshotsRouter } from "./procedures";
