@@ -11,7 +11,7 @@ if (box) {
     const time = document.createElement("time");
     const at = new Date(entry.ts);
     time.dateTime = at.toISOString();
-    time.textContent = at.toLocaleString();
+    time.textContent = at.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
     const level = document.createElement("span");
     level.className = "level";
     level.textContent = `[${entry.level}]`;
