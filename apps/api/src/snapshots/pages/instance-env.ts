@@ -5,16 +5,9 @@
 import type { EnvVar } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { invalidRequest } from "../../core/errors";
-import { field, formError } from "../../pages/forms";
+import { field } from "../../pages/forms";
 import type { PageDeps } from "../../pages/page";
-import {
-  callerOf,
-  type InstanceForm,
-  instanceOf,
-  type InstanceParams,
-  instancePath,
-  renderInstance,
-} from "./instance-render";
+import { type InstanceForm, type InstanceParams, onInstance } from "./instance-render";
 
 type Request = FastifyRequest<{ Params: InstanceParams }>;
 
@@ -28,31 +21,31 @@ const noSuchVariable = () =>
   invalidRequest("No such variable", [{ path: "name", message: "No such variable" }]);
 
 export function instanceEnvPages(app: FastifyInstance, deps: PageDeps, route: object) {
-  /** Reads the instance, changes its list, sends it; on failure the page with the form's error. */
-  async function changeEnv(
+  /** Changes the instance's list and sends it; on failure the page with the form's error. */
+  const changeEnv = (
     request: Request,
     reply: FastifyReply,
-    form: InstanceForm,
-    values: Record<string, string>,
+    form: { form: InstanceForm; values: Record<string, string>; done: string },
     change: (env: EnvVar[]) => EnvVar[],
-    done: string,
-  ) {
-    const caller = callerOf(deps, request);
-    try {
-      const instance = await instanceOf(caller, request.params);
-      const env = change(ownVariables(instance.settings.env));
-      await caller.instances.update({ instanceId: instance.id, settings: { env } });
-    } catch (error) {
-      const failed = formError(request, reply, error);
-      // The API names a field of the list (`settings.env.3.name`): the form's field is `name`.
-      for (const [path, message] of Object.entries(failed.fields)) {
-        const key = /^settings\.env\.\d+\.(\w+)$/.exec(path)?.[1];
-        if (key) failed.fields[key] ??= message;
-      }
-      return renderInstance(deps, request, reply, { form, error: failed, values });
-    }
-    return reply.redirect(`${instancePath(request.params)}?done=${done}`, 303);
-  }
+  ) =>
+    onInstance(
+      deps,
+      request,
+      reply,
+      form,
+      (caller, instance) =>
+        caller.instances.update({
+          instanceId: instance.id,
+          settings: { env: change(ownVariables(instance.settings.env)) },
+        }),
+      (failed) => {
+        // The API names a field of the list (`settings.env.3.name`): the form's is `name`.
+        for (const [path, message] of Object.entries(failed.fields)) {
+          const key = /^settings\.env\.\d+\.(\w+)$/.exec(path)?.[1];
+          if (key) failed.fields[key] ??= message;
+        }
+      },
+    );
 
   app.post<{ Params: InstanceParams }>(
     "/teams/:teamId/instances/:instanceId/env",
@@ -64,21 +57,14 @@ export function instanceEnvPages(app: FastifyInstance, deps: PageDeps, route: ob
         hidden: field(request.body, "hidden") === "yes",
       };
       const values = { name: variable.name, value: variable.hidden ? "" : variable.value };
-      return changeEnv(
-        request,
-        reply,
-        "env-add",
-        values,
-        (env) => {
-          if (env.some((other) => other.name === variable.name)) {
-            throw invalidRequest("The instance has a variable of that name: change its value", [
-              { path: "name", message: "Already a variable of the instance" },
-            ]);
-          }
-          return [...env, variable];
-        },
-        "env-added",
-      );
+      return changeEnv(request, reply, { form: "env-add", values, done: "env-added" }, (env) => {
+        if (env.some((other) => other.name === variable.name)) {
+          throw invalidRequest("The instance has a variable of that name: change its value", [
+            { path: "name", message: "Already a variable of the instance" },
+          ]);
+        }
+        return [...env, variable];
+      });
     },
   );
 
@@ -88,19 +74,15 @@ export function instanceEnvPages(app: FastifyInstance, deps: PageDeps, route: ob
     (request, reply) => {
       const name = field(request.body, "name") ?? "";
       const value = field(request.body, "value") ?? "";
-      return changeEnv(
-        request,
-        reply,
-        "env-change",
-        { row: name, value },
-        (env) => {
-          if (!env.some((variable) => variable.name === name)) throw noSuchVariable();
-          return env.map((variable) =>
-            variable.name === name ? { ...variable, value } : variable,
-          );
-        },
-        "env-changed",
-      );
+      const form = {
+        form: "env-change" as const,
+        values: { row: name, value },
+        done: "env-changed",
+      };
+      return changeEnv(request, reply, form, (env) => {
+        if (!env.some((variable) => variable.name === name)) throw noSuchVariable();
+        return env.map((variable) => (variable.name === name ? { ...variable, value } : variable));
+      });
     },
   );
 
@@ -109,17 +91,11 @@ export function instanceEnvPages(app: FastifyInstance, deps: PageDeps, route: ob
     route,
     (request, reply) => {
       const name = field(request.body, "name") ?? "";
-      return changeEnv(
-        request,
-        reply,
-        "env-change",
-        { row: name },
-        (env) => {
-          if (!env.some((variable) => variable.name === name)) throw noSuchVariable();
-          return env.filter((variable) => variable.name !== name);
-        },
-        "env-deleted",
-      );
+      const form = { form: "env-change" as const, values: { row: name }, done: "env-deleted" };
+      return changeEnv(request, reply, form, (env) => {
+        if (!env.some((variable) => variable.name === name)) throw noSuchVariable();
+        return env.filter((variable) => variable.name !== name);
+      });
     },
   );
 }

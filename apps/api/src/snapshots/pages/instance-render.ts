@@ -10,7 +10,7 @@ import { devices } from "../../devices/index";
 import { ApiError, notFound } from "../../core/errors";
 import { router } from "../../core/trpc";
 import { instancesRouter } from "../../instances/index";
-import type { FormError } from "../../pages/forms";
+import { type FormError, formError } from "../../pages/forms";
 import { noticeOf, type PageDeps, sendPage } from "../../pages/page";
 import { teamPlace, teamRouter } from "../../teams/index";
 import { snapshotsRouter } from "../procedures";
@@ -144,4 +144,30 @@ export async function renderInstance(
     },
     failed?.error.status ?? 200,
   );
+}
+
+/**
+ * A form of the page: `work` done on this team's instance (another team's is 404) as the
+ * caller; then back to the page with `?done=<done>`, or the page with the form's error.
+ */
+export async function onInstance(
+  deps: PageDeps,
+  request: FastifyRequest<{ Params: InstanceParams }>,
+  reply: FastifyReply,
+  form: { form: InstanceForm; values?: Record<string, string>; done: string },
+  work: (
+    caller: InstancePageCaller,
+    instance: Awaited<ReturnType<typeof instanceOf>>,
+  ) => Promise<unknown>,
+  errorFields?: (error: FormError) => void,
+) {
+  const caller = callerOf(deps, request);
+  try {
+    await work(caller, await instanceOf(caller, request.params));
+  } catch (error) {
+    const failed = formError(request, reply, error);
+    errorFields?.(failed);
+    return renderInstance(deps, request, reply, { ...form, error: failed });
+  }
+  return reply.redirect(`${instancePath(request.params)}?done=${form.done}`, 303);
 }

@@ -10,6 +10,7 @@ import {
   instanceOf,
   type InstanceParams,
   instancePath,
+  onInstance,
   renderInstance,
 } from "./instance-render";
 
@@ -69,47 +70,29 @@ export function instanceSnapshotPages(app: FastifyInstance, deps: PageDeps, rout
   app.post<{ Params: InstanceParams }>(
     "/teams/:teamId/instances/:instanceId/snapshots",
     route,
-    async (request, reply) => {
-      const caller = callerOf(deps, request);
+    (request, reply) => {
       const name = field(request.body, "name") ?? "";
       const description = field(request.body, "description") ?? "";
-      try {
-        const instance = await instanceOf(caller, request.params);
-        await caller.snapshots.create({
+      const form = { form: "snapshot" as const, values: { name, description }, done: "snapshot" };
+      return onInstance(deps, request, reply, form, (caller, instance) =>
+        caller.snapshots.create({
           instanceId: instance.id,
           name,
           ...(description.trim() !== "" && { description }),
-        });
-      } catch (error) {
-        return renderInstance(deps, request, reply, {
-          form: "snapshot",
-          error: formError(request, reply, error),
-          values: { name, description },
-        });
-      }
-      return reply.redirect(`${instancePath(request.params)}?done=snapshot`, 303);
+        }),
+      );
     },
   );
 
   app.post<{ Params: SnapshotParams }>(
     "/teams/:teamId/instances/:instanceId/snapshots/:snapshotId/rollback",
     route,
-    async (request, reply) => {
-      const caller = callerOf(deps, request);
-      try {
-        const instance = await instanceOf(caller, request.params);
-        await caller.snapshots.rollback({
-          instanceId: instance.id,
-          snapshot: request.params.snapshotId,
-        });
-      } catch (error) {
-        return renderInstance(deps, request, reply, {
-          form: "rollback",
-          error: formError(request, reply, error),
-          values: { row: request.params.snapshotId },
-        });
-      }
-      return reply.redirect(`${instancePath(request.params)}?done=rolled-back`, 303);
+    (request, reply) => {
+      const snapshot = request.params.snapshotId;
+      const form = { form: "rollback" as const, values: { row: snapshot }, done: "rolled-back" };
+      return onInstance(deps, request, reply, form, (caller, instance) =>
+        caller.snapshots.rollback({ instanceId: instance.id, snapshot }),
+      );
     },
   );
 

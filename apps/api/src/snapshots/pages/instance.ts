@@ -5,7 +5,7 @@
 // permissions the caller's role grants; what is done is the API's own procedure.
 import type { FastifyInstance } from "fastify";
 import { notFound } from "../../core/errors";
-import { field, formError } from "../../pages/forms";
+import { field } from "../../pages/forms";
 import { type PageDeps, sendPage, signedIn } from "../../pages/page";
 import { pageRoute } from "../../pages/render";
 import { teamPlace } from "../../teams/index";
@@ -15,6 +15,7 @@ import {
   instanceOf,
   type InstanceParams,
   instancePath,
+  onInstance,
   renderInstance,
 } from "./instance-render";
 import { instanceSnapshotPages } from "./instance-snapshots";
@@ -41,40 +42,30 @@ export function instancePages(app: FastifyInstance, deps: PageDeps) {
     "/teams/:teamId/instances/:instanceId/actions/:action",
     route,
     async (request, reply) => {
-      const { instanceId, action } = request.params;
+      const { action } = request.params;
       if (!Object.hasOwn(ACTIONS, action)) throw notFound();
-      const caller = callerOf(deps, request);
-      try {
-        await instanceOf(caller, request.params);
-        await caller.instances[action as PageAction]({ instanceId });
-      } catch (error) {
-        return renderInstance(deps, request, reply, {
-          form: "action",
-          error: formError(request, reply, error),
-        });
-      }
-      const done = ACTIONS[action as PageAction];
-      return reply.redirect(`${instancePath(request.params)}?done=${done}`, 303);
+      return onInstance(
+        deps,
+        request,
+        reply,
+        { form: "action", done: ACTIONS[action as PageAction] },
+        (caller, instance) => caller.instances[action as PageAction]({ instanceId: instance.id }),
+      );
     },
   );
 
   app.post<{ Params: InstanceParams }>(
     "/teams/:teamId/instances/:instanceId/settings",
     route,
-    async (request, reply) => {
-      const caller = callerOf(deps, request);
+    (request, reply) => {
       const name = field(request.body, "name") ?? "";
-      try {
-        await instanceOf(caller, request.params);
-        await caller.instances.update({ instanceId: request.params.instanceId, name });
-      } catch (error) {
-        return renderInstance(deps, request, reply, {
-          form: "settings",
-          error: formError(request, reply, error),
-          values: { name },
-        });
-      }
-      return reply.redirect(`${instancePath(request.params)}?done=renamed`, 303);
+      return onInstance(
+        deps,
+        request,
+        reply,
+        { form: "settings", values: { name }, done: "renamed" },
+        (caller, instance) => caller.instances.update({ instanceId: instance.id, name }),
+      );
     },
   );
 
