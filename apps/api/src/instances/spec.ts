@@ -34,6 +34,8 @@ export async function instanceSpec(
       ...Object.fromEntries(env.map((variable) => [variable.name, variable.value])),
       // Where the editor sends a browser to sign in: the platform's public address.
       FLOWPLANE_BASE_URL: options.baseUrl,
+      // Where the editor's header leads back to: the instance's page in the console.
+      FLOWPLANE_CONSOLE_URL: `${options.baseUrl}/teams/${project.team_id}/instances/${project.id}`,
     },
     platformUrl: options.platformUrl(),
     token,

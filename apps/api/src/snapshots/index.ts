@@ -1,10 +1,14 @@
 // The snapshots area: snapshots of hosted instances (and, through the same routes, of devices) —
-// taken, read, renamed, deleted, exported, imported and deployed.
+// taken, read, renamed, deleted, exported, imported and deployed; and a hosted instance's page,
+// which shows its snapshots and the devices that follow it beside its state, log and variables.
 import type { Area } from "../plugins/area";
+import { instancePages } from "./pages/instance";
 import { snapshotsRouter } from "./procedures";
 
 export const snapshots = {
   procedures: { snapshots: snapshotsRouter },
+  /** A hosted instance's page: its state, log, variables, snapshots and devices. */
+  pages: () => instancePages,
 } satisfies Area;
 export {
   contentOf,

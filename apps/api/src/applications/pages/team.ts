@@ -33,6 +33,7 @@ const NOTICES: Record<string, string> = {
   started: "The instance is started.",
   stopped: "The instance is stopped.",
   restarted: "The instance is restarted.",
+  deleted: "The instance is deleted.",
 };
 
 /** The actions the page offers, each with the notice that follows it. */

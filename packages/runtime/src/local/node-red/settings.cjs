@@ -79,6 +79,15 @@ const teamLibrary = platform?.teamLibrary && {
   },
 };
 
+// The editor's header: "Flowplane · <instance>", leading back to the instance's page in the
+// platform's console (Node-RED puts the title in as HTML: it is escaped here).
+const consoleUrl = process.env.FLOWPLANE_CONSOLE_URL;
+const escapeHtml = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const header = consoleUrl && {
+  title: `Flowplane · ${escapeHtml(process.env.FF_INSTANCE_NAME ?? "")}`,
+  url: consoleUrl,
+};
+
 module.exports = {
   ...(platform && {
     storageModule: platform.storage,
@@ -113,6 +122,7 @@ module.exports = {
   editorTheme: {
     tours: false,
     projects: { enabled: false },
+    ...(header && { header }),
     ...(teamLibrary && { library: teamLibrary.library }),
   },
   functionExternalModules: false,
