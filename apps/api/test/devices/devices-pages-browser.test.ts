@@ -75,12 +75,16 @@ describe.skipIf(browserMissing)("the team's device pages in Chromium", () => {
     await checkPage(page);
     await page.getByLabel("Name", { exact: true }).fill("line-9");
     await page.getByLabel("Type (optional)").fill("Raspberry Pi 4");
-    await page.getByLabel("Application or instance (optional)").selectOption({ label: "Application Line 1" });
+    await page
+      .getByLabel("Application or instance (optional)")
+      .selectOption({ label: "Application Line 1" });
     await page.getByRole("button", { name: "Register the device" }).click();
     const command = page.getByLabel("The agent's command line");
     await command.waitFor();
     const value = await command.inputValue();
-    expect(value).toMatch(/^flowfuse-device-agent --otc [a-z]+(-[a-z]+){3} --ff-url http:\/\/127\.0\.0\.1:\d+$/);
+    expect(value).toMatch(
+      /^flowfuse-device-agent --otc [a-z]+(-[a-z]+){3} --ff-url http:\/\/127\.0\.0\.1:\d+$/,
+    );
     expect(await page.getByRole("button", { name: "Copy", exact: true }).isVisible()).toBe(true);
     await checkPage(page);
     await screenshot(page, "device-register");

@@ -8,7 +8,7 @@ import { Role } from "@flowplane/contract";
 import { addMember } from "@flowplane/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type PageReply, startServer, type TestServer } from "../support/harness";
-import { createApplication, createDeviceGroup } from "../support/team-fixtures";
+import { createDeviceGroup } from "../support/team-fixtures";
 
 let server: TestServer;
 type Person = { id: string; sid: string };
@@ -57,11 +57,11 @@ beforeAll(async () => {
   member = await person({ id: teamId, role: Role.member });
   viewer = await person({ id: teamId, role: Role.viewer });
   outsider = await person({ id: otherTeamId, role: Role.owner });
-  ({ applicationId, groupId, deviceId: groupDeviceId } = await createDeviceGroup(
-    server,
-    admin(),
-    teamId,
-  ));
+  ({
+    applicationId,
+    groupId,
+    deviceId: groupDeviceId,
+  } = await createDeviceGroup(server, admin(), teamId));
   const joined = await server.request(
     "PATCH",
     `/api/v1/applications/${applicationId}/device-groups/${groupId}`,
@@ -77,7 +77,9 @@ describe("the team's devices list", () => {
   test("an owner sees every device with its state and owner, and the forms of owners", async () => {
     const page = await server.page("GET", `/teams/${teamId}/devices`, { sid: owner.sid });
     expect(page.status, page.html).toBe(200);
-    expect(page.html).toContain(`<a href="/teams/${teamId}/devices/${plainDeviceId}">press &lt;7&gt;</a>`);
+    expect(page.html).toContain(
+      `<a href="/teams/${teamId}/devices/${plainDeviceId}">press &lt;7&gt;</a>`,
+    );
     expect(page.html).toContain(`/teams/${teamId}/devices/${groupDeviceId}`);
     expect(page.html).toMatch(/Application App[^<]* · group group/);
     expect(page.html).toContain("Unassigned");
@@ -139,7 +141,9 @@ describe("the team's devices list", () => {
     });
     expect(reply.status, reply.html).toBe(200);
     expect(reply.html).toMatch(/<strong>mover<\/strong>[^]*?moved/);
-    expect(reply.html).toMatch(/An unknown device[^]*?failed[^<]*<\/span> Every device must be one of the team&#39;s/);
+    expect(reply.html).toMatch(
+      /An unknown device[^]*?failed[^<]*<\/span> Every device must be one of the team&#39;s/,
+    );
     const moved = await server.request("GET", `/api/v1/devices/${moving}`);
     expect(moved.body.application.id).toBe(applicationId);
     const untouched = await server.request("GET", `/api/v1/devices/${otherDeviceId}`);
@@ -317,8 +321,12 @@ describe("a device's page", () => {
     const elsewhere = `/teams/${teamId}/devices/${otherDeviceId}`;
     expect((await server.page("GET", elsewhere, { sid: outsider.sid })).status).toBe(404);
     expect(
-      (await server.page("POST", `${elsewhere}/delete`, { sid: outsider.sid, form: { confirmed: "yes" } }))
-        .status,
+      (
+        await server.page("POST", `${elsewhere}/delete`, {
+          sid: outsider.sid,
+          form: { confirmed: "yes" },
+        })
+      ).status,
     ).toBe(404);
 
     const owned = await server.page("GET", path, { sid: owner.sid });

@@ -149,7 +149,10 @@ export function deviceFormRoutes(
       } catch (error) {
         return sendFailure(deps, request, reply, error, "The device was not deleted", back);
       }
-      return reply.redirect(`/teams/${encodeURIComponent(teamId)}/devices?done=device-deleted`, 303);
+      return reply.redirect(
+        `/teams/${encodeURIComponent(teamId)}/devices?done=device-deleted`,
+        303,
+      );
     },
   );
 }

@@ -156,6 +156,12 @@ export function devicesPages(app: FastifyInstance, deps: PageDeps) {
     (request, reply) => renderDevices(deps, request, reply),
   );
   bulkRoutes(app, deps, route, (request, reply, state, status) =>
-    renderDevices(deps, request as FastifyRequest<{ Params: TeamParams; Querystring: Query }>, reply, state, status),
+    renderDevices(
+      deps,
+      request as FastifyRequest<{ Params: TeamParams; Querystring: Query }>,
+      reply,
+      state,
+      status,
+    ),
   );
 }

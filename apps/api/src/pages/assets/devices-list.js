@@ -22,7 +22,10 @@ const localTimes = (root) => {
     const date = new Date(time.dateTime);
     if (!Number.isNaN(date.getTime())) {
       time.title = time.textContent;
-      time.textContent = date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+      time.textContent = date.toLocaleString(undefined, {
+        dateStyle: "medium",
+        timeStyle: "short",
+      });
     }
   }
 };
