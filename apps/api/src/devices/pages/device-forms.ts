@@ -76,56 +76,65 @@ export function deviceFormRoutes(
     return { caller, device };
   }
 
-  app.post<{ Params: Params }>(
-    "/teams/:teamId/devices/:deviceId/env",
-    route,
-    async (request, reply) => {
-      const env = envOf(request.body);
-      try {
-        const { caller } = await callerFor(request);
-        await caller.devices.updateSettings({ deviceId: request.params.deviceId, env });
-      } catch (error) {
-        const envError = formError(request, reply, error);
-        if (envError.status === 404) throw error;
-        return render(request, reply, undefined, { env, envError });
-      }
-      return reply.redirect(`${pathOf(request.params)}?done=env#device-env`, 303);
-    },
-  );
+  type Caller = Awaited<ReturnType<typeof callerFor>>["caller"];
 
-  app.post<{ Params: Params }>(
-    "/teams/:teamId/devices/:deviceId/mode",
-    route,
-    async (request, reply) => {
-      const mode = field(request.body, "mode") === "developer" ? "developer" : "autonomous";
-      try {
-        const { caller } = await callerFor(request);
-        await caller.devices.setMode({ deviceId: request.params.deviceId, mode });
-      } catch (error) {
-        const editorError = formError(request, reply, error);
-        if (editorError.status === 404) throw error;
-        return render(request, reply, undefined, { editorError });
-      }
-      return reply.redirect(`${pathOf(request.params)}?done=${mode}#device-editor`, 303);
-    },
-  );
+  /**
+   * A form of the page: `run` calls the API; done, back to the page with `done`'s notice at
+   * `anchor`; refused, the page again with the error where `failed` puts it (404 is the page's).
+   */
+  function form(
+    name: string,
+    run: (caller: Caller, deviceId: string, body: unknown) => Promise<string>,
+    anchor: string,
+    failed: (error: FormError, body: unknown) => DeviceFormState,
+  ) {
+    app.post<{ Params: Params }>(
+      `/teams/:teamId/devices/:deviceId/${name}`,
+      route,
+      async (request, reply) => {
+        let done: string;
+        try {
+          const { caller } = await callerFor(request);
+          done = await run(caller, request.params.deviceId, request.body);
+        } catch (error) {
+          const refused = formError(request, reply, error);
+          if (refused.status === 404) throw error;
+          return render(request, reply, undefined, failed(refused, request.body));
+        }
+        return reply.redirect(`${pathOf(request.params)}?done=${done}#${anchor}`, 303);
+      },
+    );
+  }
 
-  app.post<{ Params: Params }>(
-    "/teams/:teamId/devices/:deviceId/editor",
-    route,
-    async (request, reply) => {
-      const enabled = field(request.body, "enabled") === "yes";
-      try {
-        const { caller } = await callerFor(request);
-        await caller.devices.setEditor({ deviceId: request.params.deviceId, enabled });
-      } catch (error) {
-        const editorError = formError(request, reply, error);
-        if (editorError.status === 404) throw error;
-        return render(request, reply, undefined, { editorError });
-      }
-      const done = enabled ? "editor-on" : "editor-off";
-      return reply.redirect(`${pathOf(request.params)}?done=${done}#device-editor`, 303);
+  const editorError = (error: FormError) => ({ editorError: error });
+  form(
+    "env",
+    async (caller, deviceId, body) => {
+      await caller.devices.updateSettings({ deviceId, env: envOf(body) });
+      return "env";
     },
+    "device-env",
+    (envError, body) => ({ env: envOf(body), envError }),
+  );
+  form(
+    "mode",
+    async (caller, deviceId, body) => {
+      const mode = field(body, "mode") === "developer" ? "developer" : "autonomous";
+      await caller.devices.setMode({ deviceId, mode });
+      return mode;
+    },
+    "device-editor",
+    editorError,
+  );
+  form(
+    "editor",
+    async (caller, deviceId, body) => {
+      const enabled = field(body, "enabled") === "yes";
+      await caller.devices.setEditor({ deviceId, enabled });
+      return enabled ? "editor-on" : "editor-off";
+    },
+    "device-editor",
+    editorError,
   );
 
   app.post<{ Params: Params }>(
