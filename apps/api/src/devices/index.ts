@@ -114,7 +114,7 @@ export const devices = {
   sweep: async ({ db }) => deleteExpiredDeviceRegistrations(db),
 } satisfies Area;
 export { DEFAULT_DEVICE_NODE_RED } from "./live";
-export { deviceOf } from "./procedures";
+export { deviceOf, deviceProcedures } from "./procedures";
 export { deviceEnv } from "./settings";
 export { groupSummary } from "./groups";
 export { deviceSummary, deviceView } from "./views";

@@ -1,6 +1,8 @@
 // The team library area: the entries a team's Node-RED instances share — their procedures for
-// scripts, and the routes Node-RED's library panel calls (outside tRPC, with instance tokens).
+// scripts, the routes Node-RED's library panel calls (outside tRPC, with instance tokens), and
+// the team's library page.
 import type { Area } from "../plugins/area";
+import { libraryPages } from "./pages/library";
 import { libraryRouter } from "./procedures";
 import { libraryStorageRoutes } from "./storage";
 
@@ -9,4 +11,6 @@ export const library = {
   /** The team library as Node-RED (an instance token) and signed-in people (a session) reach it. */
   machines: async (app, { db, tokenSecret, authenticator, baseUrl }) =>
     libraryStorageRoutes(app, { db, tokenSecret, authenticator, baseUrl }),
+  /** The team's library page: its entries, one entry's content, saving and deleting. */
+  pages: () => libraryPages,
 } satisfies Area;

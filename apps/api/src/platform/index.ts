@@ -7,3 +7,4 @@ import { settingsRouter } from "./procedures";
 export const platform = {
   procedures: { settings: settingsRouter, admin: adminRouter },
 } satisfies Area;
+export { settingsRouter } from "./procedures";

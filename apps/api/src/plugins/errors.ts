@@ -42,6 +42,19 @@ class RouteMethods {
   }
 }
 
+/** The prefixes whose paths are the API's, never a person's page: their 404 is always JSON. */
+const API_PATHS = /^\/(api|account|trpc|assets)(\/|$|\?)/;
+
+/**
+ * Whether a 404 goes to a person rather than a program: a browser navigating (it asks for HTML)
+ * to a path outside the API. Scripts, clients and `curl` ask for JSON or anything, and get JSON.
+ */
+function wantsPage(request: FastifyRequest): boolean {
+  if (request.method !== "GET" && request.method !== "HEAD") return false;
+  if (API_PATHS.test(request.url)) return false;
+  return /\btext\/html\b/.test(request.headers.accept ?? "");
+}
+
 /** Registered before any route, so that it sees every route added. */
 export const errorsPlugin = fp(
   async (app: FastifyInstance) => {
@@ -52,16 +65,27 @@ export const errorsPlugin = fp(
       const allowed = routeMethods.allowed(request.url);
       const refusal =
         queryRefusal(request) ?? (allowed.length > 0 ? methodNotAllowed(allowed) : notFound());
+      const page = pageNotFound.page;
+      if (page && refusal.status === 404 && wantsPage(request)) return page(request, reply);
       return sendError(request, reply, refusal);
     };
+    const pageNotFound: PageNotFound = {};
     app.setNotFoundHandler(answer);
     app.decorate("notFound", answer);
+    app.decorate("pageNotFound", pageNotFound);
   },
   { name: "errors" },
 );
 
+/** Where the pages put the page a person's browser gets for a path that has none. */
+export interface PageNotFound {
+  page?: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+}
+
 declare module "fastify" {
   interface FastifyInstance {
+    /** The pages' answer to a browser's 404 (set by the pages plugin; JSON until then). */
+    pageNotFound: PageNotFound;
     /**
      * The answer to a path no route has (404) or a method its path does not answer (405, with
      * Allow), after the query string's check: the root's, and that of each context with a prefix

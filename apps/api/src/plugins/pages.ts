@@ -11,7 +11,7 @@ import { sessionCookieOf } from "../core/credentials/sessions";
 import { notFound } from "../core/errors";
 import type { Context } from "../core/trpc";
 import { type PageDeps, type PageRoutes, sendFailure, sendPage } from "../pages/page";
-import { loadAssets, PageRenderer } from "../pages/render";
+import { loadAssets, PageRenderer, pageRoute } from "../pages/render";
 import { checkQueries } from "./request-parsing";
 
 export interface PagesOptions {
@@ -50,6 +50,39 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
     },
   );
 
+  // A browser's 404 outside the API (plugins/errors.ts decides which) is a page with a way back.
+  const pageHeaders = app.securityHeaders(pageRoute.config.helmet);
+  app.pageNotFound.page = async (request, reply) => {
+    await identify(request);
+    reply.headers(pageHeaders);
+    return sendPage(
+      deps,
+      request,
+      reply,
+      "pages/templates/error",
+      {
+        title: "Page not found",
+        message:
+          "There is no page at this address, or it is not one you may see. " +
+          "Check the address, or go back to a page you know.",
+        back: request.auth
+          ? { href: "/teams", label: "Go to your teams" }
+          : { href: "/sign-in", label: "Go to the sign-in page" },
+      },
+      404,
+    );
+  };
+
+  /** The signed-in person of a page request, from the session cookie. */
+  async function identify(request: FastifyRequest) {
+    const sid = sessionCookieOf(app, request);
+    if (sid === undefined) return;
+    const authenticated = await options.authenticator.authenticate(undefined, {
+      sessionCookie: sid,
+    });
+    request.auth = authenticated?.identity;
+  }
+
   await app.register(async (pages) => {
     await pages.register(formbody, { bodyLimit: 64 * 1024 });
 
@@ -61,13 +94,7 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
     );
 
     pages.addHook("onRequest", async (request, reply) => {
-      const sid = sessionCookieOf(app, request);
-      if (sid !== undefined) {
-        const authenticated = await options.authenticator.authenticate(undefined, {
-          sessionCookie: sid,
-        });
-        request.auth = authenticated?.identity;
-      }
+      await identify(request);
       // Cross-site request forgery: every form, signing in too, is judged by the rule the API's
       // cookie writes follow (core/cross-origin.ts).
       const refusal = crossOriginRefusal(request, ownOrigin);

@@ -1,10 +1,12 @@
 // The teams area: teams and their lifecycle, members, invitations and team types, and the pages of
-// a team's members and invitations.
+// a team's members and invitations, and of its settings; the confirmation page other areas' team
+// pages use too.
 import { deleteExpiredInvitations } from "@flowplane/db";
 import type { Area } from "../plugins/area";
 import { invitationRouter } from "./invitations";
 import { memberRouter } from "./members";
 import { memberPages } from "./pages/members";
+import { settingsPages } from "./pages/settings";
 import { teamRouter } from "./team";
 import { teamTypesRouter } from "./team-types";
 
@@ -15,7 +17,10 @@ export const teams = {
     member: memberRouter,
     invitation: invitationRouter,
   },
-  pages: () => memberPages,
+  pages: () => (app, deps) => {
+    memberPages(app, deps);
+    settingsPages(app, deps);
+  },
   sweep: async ({ db }) => {
     await deleteExpiredInvitations(db);
   },

@@ -111,7 +111,27 @@ describe.skipIf(browserMissing)("a team's pages in Chromium, with a real Node-RE
     expect(editor.status).toBe(200);
     expect(problems).toEqual([]);
     await context.close();
-  }, 180_000);
+
+    // A viewer opens the same editor from the console, signed in, and may only read: Node-RED
+    // shows its deploy button locked, and the user menu names them.
+    const viewer = await server.userWithPassword({ name: "Vera Viewer" });
+    await addMember(server.db, {
+      teamId: teamUrl.split("/").pop()!,
+      userId: viewer.id,
+      role: Role.viewer,
+    });
+    const asViewer = await openBrowser(browser);
+    await toTeams(asViewer.page, server, viewer);
+    await asViewer.page.goto(teamUrl);
+    await instanceRow(asViewer.page, name)
+      .getByRole("link", { name: /Open editor/ })
+      .click();
+    await asViewer.page
+      .locator(".red-ui-deploy-button-group.readOnly")
+      .waitFor({ timeout: 30_000 });
+    expect(await asViewer.page.locator("#red-ui-header-button-deploy.disabled").count()).toBe(1);
+    await asViewer.context.close();
+  }, 240_000);
 });
 
 describe.skipIf(browserMissing)("a team's pages in Chromium, by role", () => {
