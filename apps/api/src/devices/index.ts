@@ -20,6 +20,9 @@ import { deviceLogProcedures } from "./logs";
 import { DEVICE_LOG_STREAM_DOC, deviceLogStreamRoute } from "./logs-stream";
 import { DEVICE_LIVE_DOCS } from "./live-schemas";
 import { devicePages } from "./pages/device";
+import { devicesPages } from "./pages/devices";
+import { newDevicePages } from "./pages/new-device";
+import { provisioningPages } from "./pages/provisioning";
 import { registrationPages } from "./pages/register";
 import { deviceProcedures } from "./procedures";
 import { provisioningRouter } from "./provisioning";
@@ -95,6 +98,9 @@ export const devices = {
     return (app, deps) => {
       registrationPages(app, deps);
       devicePages(app, deps);
+      devicesPages(app, deps);
+      newDevicePages(app, deps);
+      provisioningPages(app, deps);
       openEditor(app, deps);
     };
   },

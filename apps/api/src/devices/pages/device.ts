@@ -2,7 +2,9 @@
 // when it was last seen, the snapshot it runs; the forms that restart, suspend and start its
 // Node-RED through its agent; and its Node-RED log — the lines the platform keeps, in the page
 // itself (so it reads without JavaScript), then followed live by the page's script over the log's
-// Server-Sent Events. Everything is the API's own procedures, called as the signed-in user.
+// Server-Sent Events; what it runs and is meant to run, and what owns it; its variables, developer
+// mode and remote editor, its audit log, and its deletion (device-forms.ts). Everything is the
+// API's own procedures, called as the signed-in user.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, notFound } from "../../core/errors";
 import { router } from "../../core/trpc";
@@ -11,13 +13,24 @@ import { noticeOf, type PageDeps, sendPage, signedIn } from "../../pages/page";
 import { pageRoute } from "../../pages/render";
 import { teamPlace, teamRouter } from "../../teams/index";
 import { type DeviceAction, deviceActionProcedures } from "../actions";
+import { deviceAuditLogProcedures } from "../audit-log";
+import { deviceSettingsProcedures } from "../device-settings";
+import { deviceEditorProcedures } from "../editor/procedures";
 import { deviceLogProcedures } from "../logs";
 import { deviceProcedures } from "../procedures";
+import { deviceFormRoutes, type DeviceFormState } from "./device-forms";
 
 // The same procedures under the same names as the API's router (rate limits count by them).
 const deviceProceduresOfPage = router({
   team: teamRouter,
-  devices: router({ ...deviceProcedures, ...deviceActionProcedures, ...deviceLogProcedures }),
+  devices: router({
+    ...deviceProcedures,
+    ...deviceActionProcedures,
+    ...deviceLogProcedures,
+    ...deviceSettingsProcedures,
+    ...deviceEditorProcedures,
+    ...deviceAuditLogProcedures,
+  }),
 });
 
 const callerOf = (deps: PageDeps, request: FastifyRequest) =>
@@ -34,9 +47,18 @@ const NOTICES: Record<string, string> = {
   restarted: "The device restarted its Node-RED.",
   suspended: "The device suspended its Node-RED.",
   started: "The device started its Node-RED.",
+  env: "The variables are saved: the device restarts Node-RED with them at its next check-in.",
+  developer: "Developer mode is on: the device keeps the flows deployed in its own editor.",
+  autonomous: "Developer mode is off: the device runs its target snapshot again.",
+  "editor-on": "The device's editor is open.",
+  "editor-off": "The device's editor is closed.",
 };
 
 type Params = { teamId: string; deviceId: string };
+type Query = { log?: string };
+
+/** Audit entries on one page. */
+const ENTRIES_SHOWN = 20;
 
 /** The lines the page shows before its script follows the log. */
 const LINES_SHOWN = 100;
@@ -50,6 +72,7 @@ export function devicePages(app: FastifyInstance, deps: PageDeps) {
     request: FastifyRequest<{ Params: Params }>,
     reply: FastifyReply,
     actionError?: FormError,
+    state: DeviceFormState = {},
   ) {
     const caller = callerOf(deps, request);
     const { teamId, deviceId } = request.params;
@@ -66,6 +89,17 @@ export function devicePages(app: FastifyInstance, deps: PageDeps) {
       if (!(error instanceof ApiError && error.apiCode === "no_device_comms")) throw error;
       noComms = true;
     }
+    const cursor = (request.query as Query | undefined)?.log;
+    const [settings, editor, audit] = await Promise.all([
+      caller.devices.settings({ deviceId }),
+      caller.devices.editor({ deviceId }),
+      caller.devices.auditLog({
+        deviceId,
+        limit: ENTRIES_SHOWN,
+        ...(typeof cursor === "string" && cursor !== "" && { cursor }),
+      }),
+    ]);
+    const failed = actionError ?? state.envError ?? state.editorError;
     return sendPage(
       deps,
       request,
@@ -79,16 +113,24 @@ export function devicePages(app: FastifyInstance, deps: PageDeps) {
         noComms,
         actions: Object.keys(ACTIONS),
         actionError,
-        notice: actionError ? undefined : noticeOf(request, NOTICES),
+        env: state.env ?? settings.env,
+        envError: state.envError,
+        editor,
+        editorError: state.editorError,
+        audit: audit.log,
+        olderLog: audit.meta.next_cursor,
+        notice: failed ? undefined : noticeOf(request, NOTICES),
         script: "device-log.js",
       },
-      actionError?.status ?? 200,
+      failed?.status ?? 200,
     );
   }
 
   app.get<{ Params: Params }>("/teams/:teamId/devices/:deviceId", route, (request, reply) =>
     renderDevice(request, reply),
   );
+
+  deviceFormRoutes(app, deps, route, renderDevice);
 
   app.post<{ Params: Params & { action: string } }>(
     "/teams/:teamId/devices/:deviceId/:action",
