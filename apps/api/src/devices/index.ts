@@ -19,7 +19,6 @@ import { deviceLiveRoutes } from "./live";
 import { deviceLogProcedures } from "./logs";
 import { DEVICE_LOG_STREAM_DOC, deviceLogStreamRoute } from "./logs-stream";
 import { DEVICE_LIVE_DOCS } from "./live-schemas";
-import { devicePages } from "./pages/device";
 import { devicesPages } from "./pages/devices";
 import { newDevicePages } from "./pages/new-device";
 import { provisioningPages } from "./pages/provisioning";
@@ -97,7 +96,6 @@ export const devices = {
     const openEditor = openEditorPage(deviceEditorOf(options));
     return (app, deps) => {
       registrationPages(app, deps);
-      devicePages(app, deps);
       devicesPages(app, deps);
       newDevicePages(app, deps);
       provisioningPages(app, deps);
@@ -115,6 +113,7 @@ export const devices = {
 } satisfies Area;
 export { DEFAULT_DEVICE_NODE_RED } from "./live";
 export { deviceOf, deviceProcedures } from "./procedures";
+export { type DeviceSnapshots, devicePages } from "./pages/device";
 export { deviceEnv } from "./settings";
 export { groupSummary } from "./groups";
 export { deviceSummary, deviceView } from "./views";

@@ -279,6 +279,37 @@ describe("provisioning tokens", () => {
 });
 
 describe("a device's page", () => {
+  test("its snapshots: listed, taken by members (the API's refusal shown), none for viewers", async () => {
+    const path = `/teams/${teamId}/devices/${groupDeviceId}`;
+    const shown = await server.page("GET", path, { sid: member.sid });
+    expect(shown.status, shown.html).toBe(200);
+    expect(shown.html).toContain("No snapshot of this device yet.");
+    expect(formActions(shown)).toContain(`${path}/snapshots`);
+    // A device that has reported nothing has nothing to keep: the API's 400, on the page.
+    const refused = await server.page("POST", `${path}/snapshots`, {
+      sid: member.sid,
+      form: { name: "Before the change" },
+    });
+    expect(refused.status, refused.html).toBe(400);
+    expect(refused.html).toContain('id="device-snapshots"');
+    const asViewer = await server.page("GET", path, { sid: viewer.sid });
+    expect(formActions(asViewer)).not.toContain(`${path}/snapshots`);
+    const viewerPost = await server.page("POST", `${path}/snapshots`, {
+      sid: viewer.sid,
+      form: { name: "Not mine to take" },
+    });
+    expect(viewerPost.status).toBe(403);
+    const otherTeam = await server.page(
+      "POST",
+      `/teams/${teamId}/devices/${otherDeviceId}/snapshots`,
+      {
+        sid: outsider.sid,
+        form: { name: "x" },
+      },
+    );
+    expect(otherTeam.status).toBe(404);
+  });
+
   test("members change its variables and developer mode; the audit log shows them", async () => {
     const path = `/teams/${teamId}/devices/${plainDeviceId}`;
     const saved = await server.page("POST", `${path}/env`, {

@@ -31,6 +31,7 @@ export interface DeviceFormState {
   env?: EnvRow[];
   envError?: FormError;
   editorError?: FormError;
+  snapshotError?: FormError;
 }
 
 type Render = (

@@ -5,11 +5,13 @@
 // Server-Sent Events; what it runs and is meant to run, and what owns it; its variables, developer
 // mode and remote editor, its audit log, and its deletion (device-forms.ts). Everything is the
 // API's own procedures, called as the signed-in user.
+import type { Snapshot } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, notFound } from "../../core/errors";
 import { router } from "../../core/trpc";
-import { type FormError, formError } from "../../pages/forms";
-import { noticeOf, type PageDeps, sendPage, signedIn } from "../../pages/page";
+import type { Context } from "../../core/trpc";
+import { field, type FormError, formError } from "../../pages/forms";
+import { noticeOf, type PageDeps, type PageRoutes, sendPage, signedIn } from "../../pages/page";
 import { pageRoute } from "../../pages/render";
 import { teamPlace, teamRouter } from "../../teams/index";
 import { type DeviceAction, deviceActionProcedures } from "../actions";
@@ -52,7 +54,22 @@ const NOTICES: Record<string, string> = {
   autonomous: "Developer mode is off: the device runs its target snapshot again.",
   "editor-on": "The device's editor is open.",
   "editor-off": "The device's editor is closed.",
+  snapshot: "The snapshot is taken: it keeps what the device runs now.",
 };
+
+/**
+ * A device's snapshots, read and taken through the snapshots area's procedures — which import
+ * this area, so the area that registers the page (snapshots) hands them in.
+ */
+export interface DeviceSnapshots {
+  /** Newest first; `instance` for a device of an instance (its snapshots are the instance's). */
+  list(context: Context, deviceId: string): Promise<Snapshot[] | "instance">;
+  take(
+    context: Context,
+    deviceId: string,
+    input: { name: string; setAsTarget: boolean },
+  ): Promise<void>;
+}
 
 type Params = { teamId: string; deviceId: string };
 type Query = { log?: string };
@@ -63,7 +80,12 @@ const ENTRIES_SHOWN = 20;
 /** The lines the page shows before its script follows the log. */
 const LINES_SHOWN = 100;
 
-export function devicePages(app: FastifyInstance, deps: PageDeps) {
+/** A device's page, its forms and its snapshots (`snapshots`: see DeviceSnapshots). */
+export function devicePages(snapshots: DeviceSnapshots): PageRoutes {
+  return (app, deps) => devicePageRoutes(app, deps, snapshots);
+}
+
+function devicePageRoutes(app: FastifyInstance, deps: PageDeps, snapshots: DeviceSnapshots) {
   const route = { ...pageRoute, preHandler: signedIn({ page: "/teams" }) };
   const devicePage = ({ teamId, deviceId }: Params) =>
     `/teams/${encodeURIComponent(teamId)}/devices/${encodeURIComponent(deviceId)}`;
@@ -90,7 +112,8 @@ export function devicePages(app: FastifyInstance, deps: PageDeps) {
       noComms = true;
     }
     const cursor = (request.query as Query | undefined)?.log;
-    const [settings, editor, audit] = await Promise.all([
+    const [snapshotList, settings, editor, audit] = await Promise.all([
+      snapshots.list(deps.context(request), deviceId),
       caller.devices.settings({ deviceId }),
       caller.devices.editor({ deviceId }),
       caller.devices.auditLog({
@@ -99,7 +122,7 @@ export function devicePages(app: FastifyInstance, deps: PageDeps) {
         ...(typeof cursor === "string" && cursor !== "" && { cursor }),
       }),
     ]);
-    const failed = actionError ?? state.envError ?? state.editorError;
+    const failed = actionError ?? state.envError ?? state.editorError ?? state.snapshotError;
     return sendPage(
       deps,
       request,
@@ -117,6 +140,8 @@ export function devicePages(app: FastifyInstance, deps: PageDeps) {
         envError: state.envError,
         editor,
         editorError: state.editorError,
+        snapshots: snapshotList,
+        snapshotError: state.snapshotError,
         audit: audit.log,
         olderLog: audit.meta.next_cursor,
         notice: failed ? undefined : noticeOf(request, NOTICES),
@@ -131,6 +156,27 @@ export function devicePages(app: FastifyInstance, deps: PageDeps) {
   );
 
   deviceFormRoutes(app, deps, route, renderDevice);
+
+  // Taking a snapshot of what the device runs (members and up, an application's device).
+  app.post<{ Params: Params }>(
+    "/teams/:teamId/devices/:deviceId/snapshots",
+    route,
+    async (request, reply) => {
+      const { teamId, deviceId } = request.params;
+      const device = await callerOf(deps, request).devices.byId({ deviceId });
+      if (device.team.id !== teamId) throw notFound();
+      try {
+        await snapshots.take(deps.context(request), deviceId, {
+          name: field(request.body, "name") ?? "",
+          setAsTarget: field(request.body, "setAsTarget") === "yes",
+        });
+      } catch (error) {
+        const snapshotError = formError(request, reply, error);
+        return renderDevice(request, reply, undefined, { snapshotError });
+      }
+      return reply.redirect(`${devicePage(request.params)}?done=snapshot#device-snapshots`, 303);
+    },
+  );
 
   app.post<{ Params: Params & { action: string } }>(
     "/teams/:teamId/devices/:deviceId/:action",
