@@ -4,10 +4,9 @@
 // deleting it (asked first on a page of its own). What is done is the API's own procedure: owners
 // act, members read, viewers are told their role does not show groups; another team's group is a
 // 404; the API's errors are shown on the page with their status.
-import { Role } from "@flowplane/contract";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
-import { asPerson, type SignedInPerson, signedInPerson } from "../support/signed-in";
+import type { TestServer } from "../support/harness";
+import { asPerson, pagesTeam, type SignedInPerson, signedInPerson } from "../support/signed-in";
 
 let server: TestServer;
 type Person = SignedInPerson;
@@ -23,22 +22,12 @@ const api = (who: Person, method: string, path: string, body?: unknown) =>
   asPerson(server, who, method, path, body);
 
 beforeAll(async () => {
-  server = await startServer({
-    instances: "in-memory",
-    rateLimits: { signInAddress: { max: 1000, windowMs: 30_000 } },
-  });
-  owner = await person();
-  teamId = (await api(owner, "POST", "/api/v1/teams", { name: "Fleet" })).body.id;
-  member = await person([{ id: teamId, role: Role.member }]);
-  viewer = await person([{ id: teamId, role: Role.viewer }]);
-  applicationId = (await api(owner, "POST", "/api/v1/applications", { name: "Line 1", teamId }))
-    .body.id;
-  const instance = await api(owner, "POST", "/api/v1/projects", {
-    name: "grp-line",
-    applicationId,
-  });
-  expect(instance.status, instance.text).toBe(200);
-  const snapshot = await api(owner, "POST", `/api/v1/projects/${instance.body.id}/snapshots`, {
+  let instanceId: string;
+  ({ server, owner, member, viewer, teamId, applicationId, instanceId } = await pagesTeam(
+    "Fleet",
+    "grp-line",
+  ));
+  const snapshot = await api(owner, "POST", `/api/v1/projects/${instanceId}/snapshots`, {
     name: "v1 <release>",
   });
   expect(snapshot.status, snapshot.text).toBe(200);

@@ -4,10 +4,9 @@
 // and the page shows it under way (with a Refresh link) or its outcome, succeeded or failed with
 // the reason. Owners act, members and viewers read; another team's pipeline is a 404; the API's
 // errors are shown on the page with their status. Instances run on the in-memory driver.
-import { Role } from "@flowplane/contract";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
-import { asPerson, type SignedInPerson, signedInPerson } from "../support/signed-in";
+import type { TestServer } from "../support/harness";
+import { asPerson, pagesTeam, type SignedInPerson, signedInPerson } from "../support/signed-in";
 
 let server: TestServer;
 type Person = SignedInPerson;
@@ -23,22 +22,10 @@ const api = (who: Person, method: string, path: string, body?: unknown) =>
   asPerson(server, who, method, path, body);
 
 beforeAll(async () => {
-  server = await startServer({
-    instances: "in-memory",
-    rateLimits: { signInAddress: { max: 1000, windowMs: 30_000 } },
-  });
-  owner = await person();
-  teamId = (await api(owner, "POST", "/api/v1/teams", { name: "Delivery" })).body.id;
-  member = await person([{ id: teamId, role: Role.member }]);
-  viewer = await person([{ id: teamId, role: Role.viewer }]);
-  applicationId = (await api(owner, "POST", "/api/v1/applications", { name: "Line 1", teamId }))
-    .body.id;
-  const instance = await api(owner, "POST", "/api/v1/projects", {
-    name: "pl-dev",
-    applicationId,
-  });
-  expect(instance.status, instance.text).toBe(200);
-  instanceId = instance.body.id;
+  ({ server, owner, member, viewer, teamId, applicationId, instanceId } = await pagesTeam(
+    "Delivery",
+    "pl-dev",
+  ));
   const group = await api(owner, "POST", `/api/v1/applications/${applicationId}/device-groups`, {
     name: "fleet <a>",
   });
