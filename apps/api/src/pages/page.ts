@@ -1,7 +1,13 @@
 // What every page route shares: rendering with the layout's data, and the signed-in guard. An
 // area's pages call the API's own procedures through a tRPC caller of their own, so permissions,
 // validation, rate limits and audit entries are the API's.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  preParsingAsyncHookHandler,
+  RouteOptions,
+} from "fastify";
 import type { Identity } from "../core/credentials/identity";
 import type { Context } from "../core/trpc";
 import { formError } from "./forms";
@@ -71,12 +77,20 @@ export function sendFailure(
   );
 }
 
+/** Marks the preHandlers `signedIn` makes, so that `guardBeforeBody` finds them. */
+const SIGNED_IN = Symbol("signedIn");
+
+type Guard = ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) & {
+  [SIGNED_IN]?: true;
+};
+
 /**
  * A preHandler: without a session, to the sign-in page (and back here after); with an expired
  * password, to the page that changes it first. `page` is where to come back to after a POST.
+ * The pages plugin runs it before a form's body is read as well (`guardBeforeBody`).
  */
-export function signedIn(options: { page: string; allowExpiredPassword?: boolean }) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
+export function signedIn(options: { page: string; allowExpiredPassword?: boolean }): Guard {
+  const guard: Guard = async (request: FastifyRequest, reply: FastifyReply) => {
     const back = request.method === "GET" ? request.url : options.page;
     const auth: Identity | undefined = request.auth;
     if (!auth) return reply.redirect(withNext("/sign-in", back), 303);
@@ -84,6 +98,25 @@ export function signedIn(options: { page: string; allowExpiredPassword?: boolean
       return reply.redirect(withNext("/settings/password", back), 303);
     }
   };
+  guard[SIGNED_IN] = true;
+  return guard;
+}
+
+/**
+ * An `onRoute` hook of the pages: a route that `signedIn` guards is guarded before its body is
+ * read too (a `preParsing` hook), so a request without a session costs no parsing of a form or an
+ * upload — authenticate before reading a body. The preHandler stays, for routes without a body.
+ */
+export function guardBeforeBody(route: RouteOptions) {
+  const guard = [route.preHandler ?? []]
+    .flat()
+    .find((handler): handler is Guard => SIGNED_IN in (handler as Guard));
+  if (!guard) return;
+  const beforeBody: preParsingAsyncHookHandler = async (request, reply, payload) => {
+    await guard(request, reply);
+    return payload;
+  };
+  route.preParsing = [...[route.preParsing ?? []].flat(), beforeBody];
 }
 
 /**

@@ -10,7 +10,13 @@ import { crossOriginRefusal } from "../core/cross-origin";
 import { sessionCookieOf } from "../core/credentials/sessions";
 import { notFound } from "../core/errors";
 import type { Context } from "../core/trpc";
-import { type PageDeps, type PageRoutes, sendFailure, sendPage } from "../pages/page";
+import {
+  guardBeforeBody,
+  type PageDeps,
+  type PageRoutes,
+  sendFailure,
+  sendPage,
+} from "../pages/page";
 import { loadAssets, PageRenderer, pageRoute } from "../pages/render";
 import { checkQueries } from "./request-parsing";
 
@@ -119,6 +125,8 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
       }
     });
 
+    // A signed-in page's form is not read for a request without a session.
+    pages.addHook("onRoute", guardBeforeBody);
     for (const routes of options.pages) routes(pages, deps);
   });
 }
