@@ -63,6 +63,11 @@ export class DeviceChannel {
   /** What each connected device was last told to run, or confirmed it runs (the update's JSON). */
   private readonly told = new Map<string, string>();
   private readonly pending = new Map<string, Pending>();
+  /**
+   * Each device's session writes, in the order its events came: a quick disconnect and reconnect
+   * (or a takeover an external broker reports as an end) must not leave the earlier write last.
+   */
+  private readonly sessionWrites = new Map<string, Promise<void>>();
   private readonly platformId = randomUUID();
   private reconciling: Promise<void> | undefined;
   private reconcileAgain = false;
@@ -90,9 +95,7 @@ export class DeviceChannel {
         this.told.delete(device.deviceId);
         this.logs.ended(device.deviceId);
       }
-      setDeviceConnected(this.db, device.deviceId, connected).catch((error: unknown) =>
-        this.log.error({ err: error, deviceId: device.deviceId }, "device session not recorded"),
-      );
+      this.recordSession(device.deviceId, connected);
     });
     const each = (
       leaf: string,
@@ -187,6 +190,19 @@ export class DeviceChannel {
       throw error;
     }
     return reply;
+  }
+
+  /** Records a device's session state after the writes of its earlier events. */
+  private recordSession(deviceId: string, connected: boolean) {
+    const write = (this.sessionWrites.get(deviceId) ?? Promise.resolve())
+      .then(() => setDeviceConnected(this.db, deviceId, connected))
+      .catch((error: unknown) =>
+        this.log.error({ err: error, deviceId }, "device session not recorded"),
+      )
+      .finally(() => {
+        if (this.sessionWrites.get(deviceId) === write) this.sessionWrites.delete(deviceId);
+      });
+    this.sessionWrites.set(deviceId, write);
   }
 
   /**
