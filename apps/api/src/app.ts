@@ -13,6 +13,7 @@ import { instances } from "./instances/index";
 import { library } from "./library/index";
 import { pipelines } from "./pipelines/index";
 import { platform } from "./platform/index";
+import { rollouts } from "./rollouts/index";
 import type { Area, AppOptions } from "./plugins/area";
 import { router } from "./core/trpc";
 import { areasPlugin, frontDoorsOf, proceduresOf } from "./plugins/areas";
@@ -47,6 +48,7 @@ const AREAS = [
   devices,
   library,
   pipelines,
+  rollouts,
   search,
 ] as const satisfies readonly Area[];
 

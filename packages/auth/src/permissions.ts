@@ -162,6 +162,11 @@ export const PERMISSIONS = {
   "pipeline:delete": { kind: "team", role: Role.owner, access: "write" },
   /** Flowplane's: what a deploy did, read by whoever may read the team's pipelines. */
   "operation:read": { kind: "team", role: Role.viewer, access: "read" },
+  /** Rollouts (Flowplane's): owners start, approve, pause, resume and abort; viewers and up read. */
+  "application:rollout:list": { kind: "team", role: Role.viewer, access: "read" },
+  "rollout:read": { kind: "team", role: Role.viewer, access: "read" },
+  "rollout:create": { kind: "team", role: Role.owner, access: "write" },
+  "rollout:edit": { kind: "team", role: Role.owner, access: "write" },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -17,3 +17,4 @@ export * from "./devices";
 export * from "./device-groups";
 export * from "./device-editor";
 export * from "./device-logs";
+export * from "./rollouts";

@@ -13,11 +13,12 @@ type Db = Kysely<Database>;
 export const teamOfDevice = teamOfRow("devices");
 
 /**
- * The snapshot a device should run, over a `devices` row aliased `d`: a group member follows its
- * group's target when the group has one; an instance's device the instance's device target when
- * it has one; else (and for any other device) its own.
+ * The snapshot a device should run, over a `devices` row aliased `d`: the snapshot a rollout's wave
+ * gives it while the rollout runs; else a group member follows its group's target when the group
+ * has one; an instance's device the instance's device target when it has one; else (and for any
+ * other device) its own.
  */
-export const effectiveTarget = sql<string | null>`coalesce(
+export const effectiveTarget = sql<string | null>`coalesce(d.rollout_snapshot_id,
   (select g2.target_snapshot_id from device_groups g2 where g2.id = d.group_id),
   (select p2.device_target_snapshot_id from projects p2 where p2.id = d.project_id),
   d.target_snapshot_id)`;
@@ -34,6 +35,7 @@ export interface DeviceDetail extends DeviceRow {
   group_name: string | null;
   group_description: string | null;
   group_settings: { env?: EnvVar[] } | null;
+  group_target_snapshot_id: string | null;
   team_name: string;
   team_slug: string;
   application_name: string | null;
@@ -69,6 +71,7 @@ function detailQuery(db: Db) {
         "g.name as group_name",
         "g.description as group_description",
         "g.settings as group_settings",
+        "g.target_snapshot_id as group_target_snapshot_id",
         "t.name as team_name",
         "t.slug as team_slug",
         "a.name as application_name",

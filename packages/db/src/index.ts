@@ -38,3 +38,5 @@ export * from "./device-provisioning-tokens";
 export * from "./device-groups";
 export * from "./device-registrations";
 export * from "./device-editor";
+export * from "./rollouts";
+export type * from "./schema-rollouts";

@@ -149,6 +149,8 @@ export interface DevicesTable {
   mqtt_connected: boolean | null;
   /** The digest of the remote editor's tunnel token, while the tunnel is open. */
   editor_token_digest: string | null;
+  /** The snapshot a rollout's wave gives it, over every other target, while the rollout runs. */
+  rollout_snapshot_id: Generated<string | null>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }

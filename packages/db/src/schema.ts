@@ -1,6 +1,6 @@
 // The database as Kysely sees it: one interface per table. Row types for reads and writes are
 // derived with Selectable / Insertable / Updateable rather than restated. The tables themselves are
-// in schema-accounts.ts (accounts and teams) and schema-instances.ts (what teams run).
+// in schema-accounts.ts (accounts and teams) and schema-instances.ts (what teams run), schema-rollouts.ts.
 import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
 import type { Timestamp } from "./schema-columns";
 import type {
@@ -16,6 +16,7 @@ import type {
   TeamBrokerClientsTable,
   BrokerTokensTable,
 } from "./schema-accounts";
+import type { RolloutDevicesTable, RolloutsTable } from "./schema-rollouts";
 import type {
   ProjectTypesTable,
   ProjectStacksTable,
@@ -71,6 +72,8 @@ export interface Database {
   pipelines: PipelinesTable;
   pipeline_stages: PipelineStagesTable;
   operations: OperationsTable;
+  rollouts: RolloutsTable;
+  rollout_devices: RolloutDevicesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -97,3 +100,5 @@ export type DeviceGroupRow = Selectable<DeviceGroupsTable>;
 export type PipelineRow = Selectable<PipelinesTable>;
 export type PipelineStageRow = Selectable<PipelineStagesTable>;
 export type OperationRow = Selectable<OperationsTable>;
+export type RolloutRow = Selectable<RolloutsTable>;
+export type RolloutDeviceRow = Selectable<RolloutDevicesTable>;

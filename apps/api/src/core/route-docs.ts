@@ -14,6 +14,12 @@ export const ROUTE_SECURITY_SCHEMES = {
     description:
       "The device's own token (`fpd_…`, its `device.yml`'s `token`): it reaches the device's own live routes and nothing else.",
   },
+  rolloutHealthToken: {
+    type: "http",
+    scheme: "bearer",
+    description:
+      "The credential a rollout's health tab carries in the flows it serves a device (docs/rollouts.md): it reaches that device's health reports to that rollout and nothing else.",
+  },
 } as const;
 
 export interface RouteResponse {

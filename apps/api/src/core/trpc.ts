@@ -11,6 +11,7 @@ import {
   teamOfDevice,
   teamOfOperation,
   teamOfPipeline,
+  teamOfRollout,
   teamOfProject,
   teamOfSnapshot,
   type UserTeamRow,
@@ -136,6 +137,7 @@ const OWNED_BY: {
   teamOf: (db: Db, id: string, raw: Record<string, unknown>) => Promise<string | undefined>;
 }[] = [
   // Before instanceId: a stage's body names its instance, checked against the pipeline's.
+  { name: "rolloutId", applies: (raw) => "rolloutId" in raw, teamOf: teamOfRollout },
   { name: "pipelineId", applies: (raw) => "pipelineId" in raw, teamOf: teamOfPipeline },
   { name: "operationId", applies: (raw) => "operationId" in raw, teamOf: teamOfOperation },
   { name: "instanceId", applies: (raw) => "instanceId" in raw, teamOf: teamOfProject },

@@ -74,8 +74,8 @@ export const devices = {
    * What the device agent calls, with the device's own token, and a device's registration from
    * its terminal (anonymous, limited per address).
    */
-  async machines(app, { db, tokenSecret, limits, options }) {
-    await app.register(deviceLiveRoutes, { db, tokenSecret });
+  async machines(app, { db, tokenSecret, limits, options, baseUrl }) {
+    await app.register(deviceLiveRoutes, { db, tokenSecret, baseUrl });
     await app.register(editorTokenRoute, { db, editor: deviceEditorOf(options) });
     await app.register(deviceRegistrationRoutes, {
       db,
@@ -120,3 +120,4 @@ export { deviceSummary, deviceView } from "./views";
 export { deviceGroupPages } from "./pages/groups";
 export { deviceGroupsRouter } from "./groups";
 export { deviceListProcedures } from "./lists";
+export { withoutHealthTab } from "./health-tab";

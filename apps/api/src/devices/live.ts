@@ -17,8 +17,10 @@ import {
   checkInDevice,
   type Db,
   type DeviceDetail,
+  failWatchedRolloutDevice,
   findDeviceByToken,
   findSnapshot,
+  watchedRolloutDevice,
 } from "@flowplane/db";
 import { isId } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -27,12 +29,18 @@ import { routeUrl } from "../core/route-docs";
 import { recordDeviceEvent } from "./events";
 import { deviceEnv } from "./settings";
 import { AuditBody, CHECK_IN, CheckInBody, SETTINGS, SNAPSHOT, STATE } from "./live-schemas";
+import { withHealthTab } from "./health-tab";
 import { mismatchOf, snapshotOf } from "./mismatch";
 
 export interface DeviceLiveOptions {
   db: Db;
   tokenSecret: string;
+  /** The platform's base URL, which a rollout's health tab reports to. */
+  baseUrl: string;
 }
+
+/** What the agent reports that fails a device a rollout watches. */
+const FAILING_EVENTS = new Set<string>(["crashed", "start-failed", "safe-mode"]);
 
 /** Node-RED 5 needs Node 22.9; agents on Node 20 run 4.x: what a snapshot without one gets. */
 export const DEFAULT_DEVICE_NODE_RED = "4.1.15";
@@ -61,6 +69,18 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
     if (deviceId !== undefined && !isId(deviceId)) return refuse(request, reply);
     digests.set(request, tokenDigest(opts.tokenSecret, token));
   });
+
+  /** The snapshot's flows, with a rollout's health tab when a rollout watches the device. */
+  async function flowsFor(device: DeviceDetail, row: { id: string; flows: unknown[] }) {
+    if (device.rollout_snapshot_id !== row.id) return row.flows;
+    const watched = await watchedRolloutDevice(db, device.id);
+    if (!watched || watched.snapshot_id !== row.id) return row.flows;
+    return withHealthTab(row.flows, {
+      ...opts,
+      rolloutId: watched.rollout_id,
+      deviceId: device.id,
+    });
+  }
 
   // The agent's own calls: not counted against people's limits.
   const config = { rateLimit: false as const };
@@ -136,7 +156,7 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
         name: row.name,
         description: row.description,
         settings: row.settings.settings,
-        flows: row.flows,
+        flows: await flowsFor(device, row),
         // Node-RED on the device decrypts them with the secret the device was given.
         credentials: encryptCredentials(device.credential_secret, secrets.credentials),
         modules,
@@ -168,6 +188,13 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       if (!parsed.success) throw validationError(parsed.error);
       const { event, ...rest } = parsed.data;
       await recordDeviceEvent(db, event, "system", device, rest);
+      // A crash (a restart loop the agent gave up on), a start that failed or Node-RED's safe
+      // mode fails a device a rollout watches.
+      if (FAILING_EVENTS.has(event) && device.rollout_snapshot_id !== null) {
+        const info = (rest as { info?: { code?: unknown; info?: unknown } }).info;
+        const detail = typeof info?.info === "string" ? `: ${info.info}` : "";
+        await failWatchedRolloutDevice(db, device.id, `The agent reports ${event}${detail}`);
+      }
       return reply.send({});
     });
   });

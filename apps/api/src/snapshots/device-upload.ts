@@ -10,6 +10,7 @@ import { type DeviceDetail, findProject } from "@flowplane/db";
 import { z } from "zod";
 import { ApiError } from "../core/errors";
 import type { Context } from "../core/trpc";
+import { withoutHealthTab } from "../devices/index";
 import { contentOfInstance, openCredentials, type SnapshotContent } from "./content";
 
 /** The agent's reply to `upload` (lib/mqtt.js getUploadData): null where it runs no Node-RED. */
@@ -61,7 +62,8 @@ export async function contentUploadedBy(
   // The version it reports running (exact), over its package's range.
   if (device.node_red_version) modules["node-red"] = device.node_red_version;
   return {
-    flows,
+    // What a rollout added while it watched the device is not the device's to keep.
+    flows: withoutHealthTab(flows),
     settings: { ...base.settings, modules },
     secrets: { credentials: opened, env: base.secrets.env },
   };

@@ -216,6 +216,8 @@ export async function startServer(
     sessionIdleMs: options.sessionIdleMs,
     rateLimits: options.rateLimits,
     deviceLogStream: options.deviceLogStream,
+    // Rollouts move on quickly: a test waits on their state, not on a tick.
+    rolloutTickMs: 100,
     broker:
       options.broker === "embedded"
         ? { mode: "embedded", host: "127.0.0.1", port: 0, dataDir: join(dataDir, "mqtt") }

@@ -23,6 +23,7 @@ import * as editorAuthorizationCodes from "./2026-11-29T0300-editor-authorizatio
 import * as platformSettings from "./2026-11-29T0500-platform-settings";
 import * as deviceRegistrations from "./2026-11-29T0600-device-registrations";
 import * as deviceChannel from "./2026-11-29T1100-device-channel";
+import * as rollouts from "./2026-11-29T1800-rollouts";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-29T0500-platform-settings": platformSettings,
   "2026-11-29T0600-device-registrations": deviceRegistrations,
   "2026-11-29T1100-device-channel": deviceChannel,
+  "2026-11-29T1800-rollouts": rollouts,
 };
