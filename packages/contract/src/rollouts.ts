@@ -202,14 +202,14 @@ export const RolloutHealthReport = z
     event: z.enum(["started", "error"]),
     message: Text.max(2000).optional(),
     source: z
-      .object({
+      .strictObject({
         id: Text.max(64).optional(),
         type: Text.max(128).optional(),
         name: Text.max(256).optional(),
       })
       .optional(),
   })
-  .meta({ id: "RolloutHealthReport" });
+  .describe("What a device's flows report to the rollout that watches them");
 
 export type Rollout = z.infer<typeof Rollout>;
 export type RolloutPlan = z.infer<typeof RolloutPlan>;

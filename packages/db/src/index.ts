@@ -40,3 +40,4 @@ export * from "./device-registrations";
 export * from "./device-editor";
 export * from "./rollouts";
 export type * from "./schema-rollouts";
+export * from "./rollout-gate";

@@ -20,7 +20,8 @@ export const HEALTH_REPORT: RouteDoc = {
   id: "rollouts-healthReport",
   method: "POST",
   path: "/api/v1/rollouts/{rolloutId}/devices/{deviceId}/health",
-  tags: ["Rollouts"],
+  // A device's own call (its flows'), beside the agent's.
+  tags: ["Device agent"],
   summary: "A device's flows report to the rollout that watches them (its health tab)",
   description:
     "Posted by the health tab a rollout adds to the flows it serves a device: `started` each time Node-RED starts the flows (a second one while the rollout watches the device is a restart, and fails it), `error` for an error no catch node of the flows handled (fails it). Answers whether the rollout still watches the device.",

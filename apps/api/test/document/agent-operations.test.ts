@@ -5,7 +5,8 @@
 // person's token is refused on the device's routes; another device's too), and bad input in each
 // path parameter and body field (never a 5xx, the envelope, a 400 naming the field or a 404/401).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startServer, type TestServer } from "../support/harness";
+import { rolloutHealthToken } from "@flowplane/auth";
+import { startServer, type TestServer, TOKEN_SECRET } from "../support/harness";
 import { createTeam, makeUser, type TestTeam, type TestUser } from "../support/team-fixtures";
 import { agentOperationsOf, type DocumentOperation, schemaWalker } from "../support/walk";
 
@@ -82,6 +83,11 @@ const pathOf = (operation: DocumentOperation, values: Record<string, string>) =>
 
 const onDevice = (operation: DocumentOperation) =>
   (operation.operation.security ?? []).some((scheme) => "deviceToken" in scheme);
+const onRollout = (operation: DocumentOperation) =>
+  (operation.operation.security ?? []).some((scheme) => "rolloutHealthToken" in scheme);
+
+/** A rollout id for the walks: the health route's credential is derived, none need exist. */
+const WALKED_ROLLOUT = "walkedrollout1";
 
 describe("the device agent's operations", () => {
   test("they are the agent's own routes, each with its caller", () => {
@@ -96,6 +102,7 @@ describe("the device agent's operations", () => {
         "GET /api/v1/devices/{deviceId}/live/state",
         "POST /api/v1/devices/_/register",
         "POST /api/v1/devices/{deviceId}/live/state",
+        "POST /api/v1/rollouts/{rolloutId}/devices/{deviceId}/health",
       ].sort(),
     );
   });
@@ -112,6 +119,24 @@ describe("the device agent's operations", () => {
       }
       const own = await server.request(operation.method, path, { token: device.token, body });
       expect([200, 409], `${operation.name} with its own token`).toContain(own.status);
+    }
+  });
+
+  test("a rollout's health route takes its own credential only: a person's, a device's or another rollout's is 401", async () => {
+    const [device] = devices as [(typeof devices)[0]];
+    for (const operation of agentOperationsOf(server.document).filter(onRollout)) {
+      const path = pathOf(operation, { deviceId: device.id, rolloutId: WALKED_ROLLOUT });
+      const other = rolloutHealthToken(TOKEN_SECRET, "anotherrollout", device.id);
+      for (const token of [owner.token, server.adminToken, device.token, other, null]) {
+        const reply = await server.request("POST", path, { token, body: { event: "started" } });
+        expect(reply.status, `${operation.name} with ${token?.slice(0, 4)}`).toBe(401);
+        expect(reply.body.code).toBe("unauthorized");
+      }
+      // Its own: taken, and ignored (no rollout watches the device).
+      const own = rolloutHealthToken(TOKEN_SECRET, WALKED_ROLLOUT, device.id);
+      const reply = await server.request("POST", path, { token: own, body: { event: "started" } });
+      expect(reply.status, reply.text).toBe(200);
+      expect(reply.body).toEqual({ watched: false });
     }
   });
 
@@ -145,8 +170,12 @@ describe("the device agent's operations", () => {
     ];
     const badStrings = ["a\u0000b", "\ud800", "a\udc00b", "x".repeat(100_000)];
     for (const operation of agentOperationsOf(server.document)) {
-      const token = onDevice(operation) ? device.token : owner.token;
-      const valid: Record<string, string> = { deviceId: device.id };
+      const token = onDevice(operation)
+        ? device.token
+        : onRollout(operation)
+          ? rolloutHealthToken(TOKEN_SECRET, WALKED_ROLLOUT, device.id)
+          : owner.token;
+      const valid: Record<string, string> = { deviceId: device.id, rolloutId: WALKED_ROLLOUT };
       const body = operation.method === "POST" ? {} : undefined;
       for (const param of operation.pathParams) {
         for (const value of badPath) {

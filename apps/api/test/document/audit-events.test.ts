@@ -16,6 +16,7 @@ import {
   createLibraryEntry,
   createPipeline,
   createProvisioningToken,
+  createRollout,
   createRunningDevice,
   createSnapshot,
   createTeam,
@@ -24,6 +25,8 @@ import {
   makeUser,
   type PipelineFixture,
   requiredQuery,
+  rolloutTarget,
+  rolloutWaitingApproval,
   type TestTeam,
   type TestUser,
   validBody,
@@ -38,6 +41,14 @@ import { type DocumentOperation, operationsOf, permissionOf, schemaWalker } from
 const EVENTS: Record<string, string[]> = {
   "POST /api/v1/teams": ["team.created", "platform.team.created"],
   "POST /api/v1/teams/check-slug": [],
+  "POST /api/v1/rollouts": ["application.rollout.created"],
+  "POST /api/v1/rollouts/{rolloutId}/pause": ["application.rollout.paused"],
+  "POST /api/v1/rollouts/{rolloutId}/resume": ["application.rollout.resumed"],
+  "POST /api/v1/rollouts/{rolloutId}/approve": ["application.rollout.approved"],
+  "POST /api/v1/rollouts/{rolloutId}/abort": [
+    "application.rollout.aborted",
+    "device.rollout.rolled-back",
+  ],
   "PUT /api/v1/teams/{teamId}": ["team.settings.updated"],
   "DELETE /api/v1/teams/{teamId}": ["team.deleted", "platform.team.deleted"],
   "POST /api/v1/teams/{teamId}/invitations": ["team.user.invited"],
@@ -289,6 +300,10 @@ const PATH_VALUES: Record<string, (world: World, template: string) => Promise<st
   templateId: () => catalogueEntry("templates"),
   pipelineId: async (world) => (await pipelineOf(world)).pipelineId,
   stageId: async (world) => (await pipelineOf(world)).stageId,
+  rolloutId: async (world, template) =>
+    template.endsWith("/approve")
+      ? rolloutWaitingApproval(server, world.founder, world.team.id)
+      : (await createRollout(server, world.founder, world.team.id)).rolloutId,
 };
 
 const BODY_VALUES: Record<string, (world: World) => unknown> = {
@@ -420,6 +435,22 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
     ...call,
     body: { password: "another-walked-client-secret" },
   }),
+  // A rollout of a snapshot to a group of the snapshot's application.
+  "POST /api/v1/rollouts": async (world, call) => {
+    const target = await rolloutTarget(server, world.founder, world.team.id);
+    return {
+      ...call,
+      body: { snapshotId: target.snapshotId, deviceGroupId: target.groupId, waves: [{ count: 1 }] },
+    };
+  },
+  // A paused rollout resumed.
+  "POST /api/v1/rollouts/{rolloutId}/resume": async (world, call) => {
+    const paused = await server.request("POST", call.path.replace(/resume$/, "pause"), {
+      token: world.founder.token,
+    });
+    expect(paused.status, paused.text).toBe(200);
+    return call;
+  },
 };
 
 async function asInvitee(world: World): Promise<Call> {

@@ -15,6 +15,7 @@ import {
   createDevice,
   createOperation,
   createPipeline,
+  createRollout,
   createSnapshot,
   createInvitation,
 } from "../support/team-fixtures";
@@ -306,6 +307,9 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
     );
     expect(group.status, group.text).toBe(201);
     validIds.groupId = group.body.id;
+    validIds.rolloutId = (
+      await createRollout(server, { token: server.adminToken }, team.body.id)
+    ).rolloutId;
     validIds.invitationId = await createInvitation(
       server,
       { id: "", token: server.adminToken, tokenId: "", username: "admin" },
@@ -354,6 +358,8 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
           ["team", "teamId"],
           ["applicationId", "applicationId"],
           ["ownerId", "instanceId"],
+          // A rollout's snapshot.
+          ["snapshotId", "snapshotId"],
         ] as const) {
           if (field in valid) valid[field] = validIds[param];
         }

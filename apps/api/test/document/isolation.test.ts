@@ -14,6 +14,7 @@ import {
   createDevice,
   createInstance,
   createProvisioningToken,
+  createRollout,
   createSnapshot,
   createInvitation,
   createLibraryEntry,
@@ -83,6 +84,8 @@ interface Side {
   groupId?: string;
   groupDeviceId?: string;
   provisioningTokenId?: string;
+  /** A rollout under way (its own application, group and device). */
+  rolloutId?: string;
 }
 
 /**
@@ -110,6 +113,7 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   tokenId: (side) => side.provisioningTokenId ?? "brokertoken1",
   deviceId: (side) => side.deviceId,
   groupId: (side) => side.groupId,
+  rolloutId: (side) => side.rolloutId,
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -136,6 +140,8 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   // A bulk request's devices and the group they move to.
   devices: (side) => [side.groupDeviceId],
   deviceGroup: (side) => side.groupId,
+  // A rollout's snapshot.
+  snapshotId: (side) => side.snapshotId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -213,6 +219,11 @@ async function prepare(operations: DocumentOperation[]) {
   }
   if (operations.some((o) => o.template.includes("/library/"))) {
     for (const side of [a, w]) await createLibraryEntry(server, side.owner, side.team.id);
+  }
+  if (params.has("rolloutId")) {
+    for (const side of [a, w]) {
+      side.rolloutId = (await createRollout(server, side.owner, side.team.id)).rolloutId;
+    }
   }
   if (params.has("username")) {
     for (const side of [a, w]) {

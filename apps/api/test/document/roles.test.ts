@@ -14,6 +14,7 @@ import {
   createDeviceSnapshot,
   createInstance,
   createProvisioningToken,
+  createRollout,
   createRunningDevice,
   createSnapshot,
   createInvitation,
@@ -109,6 +110,7 @@ const PATH_VALUES: Record<string, (world: World, template: string) => Promise<st
         ? (await runningDeviceOf(world)).deviceId
         : createDevice(server, world.founder, world.team.id),
   tokenId: async (world) => createProvisioningToken(server, world.founder, world.team.id),
+  rolloutId: async (world) => (await createRollout(server, world.founder, world.team.id)).rolloutId,
 };
 
 let staged = 0;
@@ -122,6 +124,8 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   userId: (world) => world.member.id,
   ownerId: (world) => instanceOf(world),
   targetSnapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
+  // A rollout's snapshot (its body names no target: 400 for whoever may start one).
+  snapshotId: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   snapshot: async (world) => createSnapshot(server, world.founder, await instanceOf(world)),
   // A stage's instance: a new one of the pipeline's application (a pipeline has each instance in
   // one stage, so one of its stages' would be refused whatever the role).

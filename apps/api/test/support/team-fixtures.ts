@@ -1,5 +1,6 @@
 // Teams and what is in them, made through the API as their owners would, for the tests that walk
 // every operation against real resources (isolation.test.ts, roles.test.ts).
+import { rolloutHealthToken } from "@flowplane/auth";
 import {
   DEFAULT_PROJECT_TYPE_ID,
   DEFAULT_STACK_ID,
@@ -7,7 +8,7 @@ import {
   DEFAULT_TEMPLATE_ID,
 } from "@flowplane/db";
 import { expect } from "vitest";
-import type { TestServer } from "./harness";
+import { type TestServer, TOKEN_SECRET } from "./harness";
 import type { DocumentOperation, SchemaWalker } from "./walk";
 
 export interface TestUser {
@@ -479,4 +480,144 @@ export async function createDeviceSnapshot(
   });
   expect(reply.status, `POST ${path}: ${reply.text}`).toBe(200);
   return reply.body.id;
+}
+
+/** What a rollout can go to: a group of `count` devices of a new instance's application, and a snapshot of the instance. */
+export async function rolloutTarget(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+  count = 1,
+): Promise<{
+  applicationId: string;
+  groupId: string;
+  snapshotId: string;
+  devices: { id: string; token: string }[];
+}> {
+  const instanceId = await createInstance(server, owner, teamId);
+  const instance = await server.request("GET", `/api/v1/projects/${instanceId}`, {
+    token: owner.token,
+  });
+  const applicationId = instance.body.application.id as string;
+  const snapshotId = await createSnapshot(server, owner, instanceId);
+  const groups = `/api/v1/applications/${applicationId}/device-groups`;
+  const group = await server.request("POST", groups, {
+    token: owner.token,
+    body: { name: unique("rollout group") },
+  });
+  expect(group.status, `POST ${groups}: ${group.text}`).toBe(201);
+  const devices: { id: string; token: string }[] = [];
+  for (let i = 0; i < count; i++) {
+    const device = await server.request("POST", "/api/v1/devices", {
+      token: owner.token,
+      body: { name: unique("rollout device"), team: teamId, application: applicationId },
+    });
+    expect(device.status, device.text).toBe(200);
+    devices.push({ id: device.body.id, token: device.body.credentials.token });
+  }
+  const added = await server.request("PATCH", `${groups}/${group.body.id}`, {
+    token: owner.token,
+    body: { add: devices.map((d) => d.id) },
+  });
+  expect(added.status, added.text).toBe(200);
+  return { applicationId, groupId: group.body.id, snapshotId, devices };
+}
+
+/** The rollout once `done` says so (the runner moves it on in the background). */
+export async function rolloutWhen(
+  server: TestServer,
+  caller: { token: string },
+  rolloutId: string,
+  done: (rollout: any) => boolean,
+): Promise<any> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const reply = await server.request("GET", `/api/v1/rollouts/${rolloutId}`, {
+      token: caller.token,
+    });
+    expect(reply.status, reply.text).toBe(200);
+    if (done(reply.body)) return reply.body;
+    if (Date.now() > deadline) throw new Error(`rollout ${rolloutId}: ${reply.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * A rollout under way, started by the team's owner through the API: a snapshot of a new instance
+ * to a group of one device of its application, which never checks in (it stays `deploying`: the
+ * report timeout is a day; the first wave is deployed before this answers); its id and what it
+ * was made of.
+ */
+export async function createRollout(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<{ rolloutId: string; applicationId: string; groupId: string; snapshotId: string }> {
+  const target = await rolloutTarget(server, owner, teamId);
+  const created = await server.request("POST", "/api/v1/rollouts", {
+    token: owner.token,
+    body: {
+      snapshotId: target.snapshotId,
+      deviceGroupId: target.groupId,
+      waves: [{ count: 1 }],
+      reportTimeoutSeconds: 86_400,
+    },
+  });
+  expect(created.status, `POST /api/v1/rollouts: ${created.text}`).toBe(200);
+  const rolloutId = created.body.id as string;
+  await rolloutWhen(server, owner, rolloutId, (r) => r.waves[0].devices[0].state === "deploying");
+  return { rolloutId, ...target };
+}
+
+/**
+ * A rollout that waits for an owner's approval of its second wave: its first wave's device
+ * reported running the snapshot and its flows' start (as the agent and the health tab do).
+ */
+export async function rolloutWaitingApproval(
+  server: TestServer,
+  owner: { token: string },
+  teamId: string,
+): Promise<string> {
+  const target = await rolloutTarget(server, owner, teamId, 2);
+  const created = await server.request("POST", "/api/v1/rollouts", {
+    token: owner.token,
+    body: {
+      snapshotId: target.snapshotId,
+      deviceGroupId: target.groupId,
+      waves: [{ count: 1 }, { count: 1 }],
+      soakSeconds: 0,
+      requireApproval: true,
+    },
+  });
+  expect(created.status, `POST /api/v1/rollouts: ${created.text}`).toBe(200);
+  const rolloutId = created.body.id as string;
+  const first = target.devices.find((d) => d.id === created.body.waves[0].devices[0].id)!;
+  await rolloutWhen(server, owner, rolloutId, (r) => r.waves[0].devices[0].state === "deploying");
+  const checkIn = (snapshot: string | null, settings: string | null) =>
+    fetch(`${server.url}/api/v1/devices/${first.id}/live/state`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${first.token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        state: "running",
+        application: target.applicationId,
+        snapshot,
+        settings,
+      }),
+    });
+  const wanted = (await (await checkIn(null, null)).json()) as { settings: string };
+  expect((await checkIn(target.snapshotId, wanted.settings)).status).toBe(200);
+  const health = await fetch(
+    `${server.url}/api/v1/rollouts/${rolloutId}/devices/${first.id}/health`,
+    {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${rolloutHealthToken(TOKEN_SECRET, rolloutId, first.id)}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ event: "started" }),
+    },
+  );
+  expect(health.status).toBe(200);
+  await rolloutWhen(server, owner, rolloutId, (r) => r.state === "waiting_approval");
+  return rolloutId;
 }
