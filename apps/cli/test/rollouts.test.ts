@@ -111,7 +111,9 @@ describe("flowplane rollouts", { timeout: 60_000 }, () => {
       );
       const id = /^Created rollout (\w+) \(running\)\.\n$/.exec(created)![1]!;
       const watch = admin.start("rollouts", "watch", id, "--interval", "100");
+      const atTerminal = admin.startAtTerminal("rollouts", "watch", id, "--interval", "100");
       await watch.printed("soaking");
+      await atTerminal.printed("soaking");
       expect(await ok(admin, "rollouts", "abort", id)).toMatch(
         new RegExp(`^Rollout ${id} aborted .*: Aborted by an owner\\n$`),
       );
@@ -119,6 +121,25 @@ describe("flowplane rollouts", { timeout: 60_000 }, () => {
       expect(ended.status).toBe(1);
       expect(ended.stderr).toMatch(/^error: the rollout aborted: .+ \(rollout_aborted\)\n$/);
       expect(ended.stdout).toMatch(/^wave 1 {2}line-a-\d {2}rolled back/m);
+      // At a terminal: the table drawn again in place (up over the last one, cleared below).
+      const drawn = await atTerminal.outcome;
+      expect(drawn.status).toBe(1);
+      const esc = String.fromCharCode(27);
+      const screens = drawn.stdout.split(new RegExp(`${esc}\\[\\d+A${esc}\\[0J`));
+      expect(screens.length).toBeGreaterThan(1);
+      const last = screens.at(-1)!;
+      expect(last).toMatch(new RegExp(`^Rollout ${id} aborted `));
+      const rows = last.slice(last.indexOf("WAVE "));
+      expect(cell(rows, 1, "DEVICE STATE")).toBe("rolled back");
+      expect(cell(rows, 2, "DEVICE STATE")).toBe("pending");
+      // --team: the rollout must be that team's.
+      expect(await ok(admin, "rollouts", "show", id, "--team", "ro")).toMatch(/^State +aborted$/m);
+      await ok(admin, "teams", "create", "Other", "--slug", "other");
+      const elsewhere = await admin.flowplane("rollouts", "show", id, "--team", "other");
+      expect(elsewhere.status).toBe(1);
+      expect(elsewhere.stderr).toBe(
+        `error: no rollout in team other has the id "${id}" (not_found)\n`,
+      );
       // An ended rollout cannot be aborted again: the API's error.
       const again = await admin.flowplane("rollouts", "abort", id);
       expect(again.status).toBe(1);

@@ -13,7 +13,13 @@ import {
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { Context } from "../context";
 import { fields, json, table, when } from "../output";
-import { resolveApplication, resolveDevice, resolveDeviceGroup, resolveSnapshot } from "../resolve";
+import {
+  resolveApplication,
+  resolveDevice,
+  resolveDeviceGroup,
+  resolveRollout,
+  resolveSnapshot,
+} from "../resolve";
 import { type Example, withExamples } from "./examples";
 import { expiry, positiveInteger, withJson, withTeamToLookIn } from "./options";
 import { stateLine, watchRollout, wavesTable } from "./rollout-watch";
@@ -63,9 +69,9 @@ interface CreateOptions extends InApplication {
 
 const words = (state: string) => state.replace(/_/g, " ");
 
-/** What a rollout (or its plan) was asked to do, as label/value lines. */
-function settings(rollout: Rollout | RolloutPlan): string {
-  return fields([
+/** What a rollout (or its plan) was asked to do, as label/value pairs. */
+function settings(rollout: Rollout | RolloutPlan): [string, string][] {
+  return [
     ["Snapshot", `${rollout.snapshot.name} (${rollout.snapshot.id})`],
     ["Application", `${rollout.application.name} (${rollout.application.id})`],
     [
@@ -77,7 +83,7 @@ function settings(rollout: Rollout | RolloutPlan): string {
     ["Max failures", String(rollout.maxFailures)],
     ["Approval", rollout.requireApproval ? "each wave after the first" : "no"],
     ["Start", when(rollout.startAt, "now")],
-  ]);
+  ];
 }
 
 function planText(plan: RolloutPlan): string {
@@ -85,7 +91,7 @@ function planText(plan: RolloutPlan): string {
     wave.devices.map((device) => ({ wave: wave.index + 1, device })),
   );
   return (
-    settings(plan) +
+    fields(settings(plan)) +
     "\n" +
     table(rows, [
       { header: "WAVE", value: (r) => String(r.wave) },
@@ -109,8 +115,8 @@ function describe(rollout: Rollout): string {
         `${when(rollout.createdAt)}${rollout.createdBy ? ` by ${rollout.createdBy.username}` : ""}`,
       ],
       ["Finished", when(rollout.finishedAt, "-")],
+      ...settings(rollout),
     ]) +
-    settings(rollout) +
     "\n" +
     wavesTable(rollout)
   );
@@ -125,6 +131,19 @@ function inApplication(group: Command, name: string, examples: readonly Example[
     ),
     "the application's team",
   );
+}
+
+/** A command on one rollout: `<rollout>` (its id), and --team, the team it must be of. */
+function onRollout(group: Command, name: string, examples: readonly Example[]): Command {
+  return withTeamToLookIn(
+    withExamples(group.command(name), examples).argument("<rollout>", "the rollout's id"),
+    "the rollout's team (checked)",
+  );
+}
+
+interface OnRollout {
+  team?: string;
+  json?: boolean;
 }
 
 /** `--interval`: how often a watch asks the API. */
@@ -251,20 +270,19 @@ export function addRolloutsCommands(program: Command, context: Context): void {
 
   withJson(
     withInterval(
-      withExamples(rollouts.command("watch"), [
+      onRollout(rollouts, "watch", [
         {
           does: "Follow a rollout until it ends (exit 0 only when it succeeded)",
           run: "rollouts watch R1a2b3c4d5e6",
         },
-      ])
-        .description(
-          "Follow a rollout's waves and devices until it ends: exit 0 when it succeeded, 1 otherwise",
-        )
-        .argument("<rollout>", "the rollout's id"),
+      ]).description(
+        "Follow a rollout's waves and devices until it ends: exit 0 when it succeeded, 1 otherwise",
+      ),
     ),
-  ).action(async (rolloutId: string, options: { json?: boolean; interval: number }) => {
+  ).action(async (given: string, options: OnRollout & { interval: number }) => {
     const { client } = await context.connect();
-    await watchRollout(context, client, rolloutId, {
+    const { id } = await resolveRollout(client, given, options.team);
+    await watchRollout(context, client, id, {
       intervalMs: options.interval,
       asJson: options.json,
     });
@@ -277,12 +295,13 @@ export function addRolloutsCommands(program: Command, context: Context): void {
     ["approve", "Approve the next wave of a rollout waiting for it"],
   ] as const) {
     withJson(
-      withExamples(rollouts.command(verb), [{ does, run: `rollouts ${verb} R1a2b3c4d5e6` }])
-        .description(`${does} (owners)`)
-        .argument("<rollout>", "the rollout's id"),
-    ).action(async (rolloutId: string, options: { json?: boolean }) => {
+      onRollout(rollouts, verb, [{ does, run: `rollouts ${verb} R1a2b3c4d5e6` }]).description(
+        `${does} (owners)`,
+      ),
+    ).action(async (given: string, options: OnRollout) => {
       const { client } = await context.connect();
-      const rollout = await client.rollouts[verb].mutate({ rolloutId });
+      const { id } = await resolveRollout(client, given, options.team);
+      const rollout = await client.rollouts[verb].mutate({ rolloutId: id });
       context.print(options.json ? json(rollout) : stateLine(rollout));
     });
   }
@@ -331,14 +350,12 @@ export function addRolloutsCommands(program: Command, context: Context): void {
   });
 
   withJson(
-    withExamples(rollouts.command("show"), [
+    onRollout(rollouts, "show", [
       { does: "A rollout, its waves and its devices", run: "rollouts show R1a2b3c4d5e6" },
-    ])
-      .description("A rollout: its settings, state, waves and devices (viewers and up)")
-      .argument("<rollout>", "the rollout's id"),
-  ).action(async (rolloutId: string, options: { json?: boolean }) => {
+    ]).description("A rollout: its settings, state, waves and devices (viewers and up)"),
+  ).action(async (given: string, options: OnRollout) => {
     const { client } = await context.connect();
-    const rollout = await client.rollouts.byId.query({ rolloutId });
+    const rollout = await resolveRollout(client, given, options.team);
     context.print(options.json ? json(rollout) : describe(rollout));
   });
 }
