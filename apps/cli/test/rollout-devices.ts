@@ -4,7 +4,7 @@
 // flows' start to the tab's URL with the tab's credential. `follow()` keeps them all checking in
 // while a command runs.
 import { expect } from "vitest";
-import type { TestServer } from "./server";
+import { adminApi as api, type TestServer } from "./server";
 
 interface Health {
   url: string;
@@ -19,21 +19,6 @@ function healthOf(flows: { id?: string; func?: string }[]): Health | undefined {
   return url && authorization
     ? { url: JSON.parse(url), authorization: JSON.parse(authorization) }
     : undefined;
-}
-
-/** A request as the administrator; its status and JSON body. */
-export async function api(server: TestServer, method: string, path: string, body?: unknown) {
-  const response = await fetch(server.url + path, {
-    method,
-    headers: {
-      authorization: `Bearer ${server.adminToken}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  expect(response.status, `${method} ${path}: ${text}`).toBeLessThan(300);
-  return JSON.parse(text) as any;
 }
 
 export class HttpDevice {

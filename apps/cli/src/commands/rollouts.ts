@@ -21,7 +21,7 @@ import {
   resolveSnapshot,
 } from "../resolve";
 import { type Example, withExamples } from "./examples";
-import { expiry, positiveInteger, withJson, withTeamToLookIn } from "./options";
+import { applicationCommand, expiry, positiveInteger, withJson, withTeamToLookIn } from "./options";
 import { stateLine, watchRollout, wavesTable } from "./rollout-watch";
 
 type Wave = { count: number } | { percent: number };
@@ -122,17 +122,6 @@ function describe(rollout: Rollout): string {
   );
 }
 
-/** A command in an application: --application, and --team to name it by name. */
-function inApplication(group: Command, name: string, examples: readonly Example[]): Command {
-  return withTeamToLookIn(
-    withExamples(group.command(name), examples).requiredOption(
-      "--application <app>",
-      "the application's id or name",
-    ),
-    "the application's team",
-  );
-}
-
 /** A command on one rollout: `<rollout>` (its id), and --team, the team it must be of. */
 function onRollout(group: Command, name: string, examples: readonly Example[]): Command {
   return withTeamToLookIn(
@@ -158,7 +147,7 @@ function withInterval(command: Command): Command {
 /** `create` and `plan`: the snapshot, the target and the waves, and how each device is gated. */
 function rolloutCommand(group: Command, name: string, examples: readonly Example[]): Command {
   return withJson(
-    inApplication(group, name, examples)
+    applicationCommand(group, name, examples)
       .argument("<snapshot>", "the snapshot's id or name (one of the application's)")
       .option("--group <group>", "roll out to this device group's members (id or name)")
       .option("--devices <devices>", "or to these devices, comma-separated (ids or names)")
@@ -307,7 +296,7 @@ export function addRolloutsCommands(program: Command, context: Context): void {
   }
 
   withJson(
-    inApplication(rollouts, "list", [
+    applicationCommand(rollouts, "list", [
       { does: "An application's rollouts, newest first", run: "rollouts list --application Line" },
       {
         does: "A device group's rollouts under way",
