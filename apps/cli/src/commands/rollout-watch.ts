@@ -10,7 +10,8 @@ import { json, table } from "../output";
 
 type Device = Rollout["waves"][number]["devices"][number];
 
-const words = (state: string) => state.replace(/_/g, " ");
+/** A state as printed: `rolled back`, `waiting approval`. */
+export const words = (state: string) => state.replace(/_/g, " ");
 
 const finished = (rollout: Rollout) =>
   (FINISHED_ROLLOUT_STATES as readonly string[]).includes(rollout.state);

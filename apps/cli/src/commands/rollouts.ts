@@ -22,7 +22,7 @@ import {
 } from "../resolve";
 import { type Example, withExamples } from "./examples";
 import { applicationCommand, expiry, positiveInteger, withJson, withTeamToLookIn } from "./options";
-import { stateLine, watchRollout, wavesTable } from "./rollout-watch";
+import { stateLine, watchRollout, wavesTable, words } from "./rollout-watch";
 
 type Wave = { count: number } | { percent: number };
 
@@ -66,8 +66,6 @@ interface CreateOptions extends InApplication {
   watch?: boolean;
   interval: number;
 }
-
-const words = (state: string) => state.replace(/_/g, " ");
 
 /** What a rollout (or its plan) was asked to do, as label/value pairs. */
 function settings(rollout: Rollout | RolloutPlan): [string, string][] {
