@@ -27,6 +27,8 @@ export interface Context {
   warn(text: string): void;
   /** A line for the person at the terminal, on stderr (nothing, without a terminal). */
   tell(text: string): void;
+  /** Whether stdout is a terminal (a live view is drawn again in place) rather than a pipe. */
+  printsToTerminal(): boolean;
   /** Parsed on first use, so that `--help` works whatever the environment holds. */
   env(): Env;
   loginFile(): string;
@@ -60,6 +62,7 @@ export function createContext(io: Io): Context {
     print: (text) => void io.stdout.write(text),
     warn: (text) => void io.stderr.write(`warning: ${text}\n`),
     tell: (text) => void (canAsk(stdin()) && io.stderr.write(`${text}\n`)),
+    printsToTerminal: () => io.stdout.isTTY === true,
     env: () => (env ??= parseEnv(io.env)),
     loginFile: () => loginFile(context.env().XDG_CONFIG_HOME, io.configDir),
     readSecret: (prompt, options) => readSecret(stdin(), io.stderr, prompt, options),

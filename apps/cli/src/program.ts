@@ -15,6 +15,7 @@ import { showExamples } from "./commands/examples";
 import { addLibraryCommands } from "./commands/library";
 import { addSearchCommand } from "./commands/search";
 import { addPipelinesCommands } from "./commands/pipelines";
+import { addRolloutsCommands } from "./commands/rollouts";
 import { addSnapshotsCommands } from "./commands/snapshots";
 import { addInvitationsCommands } from "./commands/teams/invitations";
 import { addLoginCommand } from "./commands/accounts/login";
@@ -33,8 +34,8 @@ export function createProgram(context: Context, io: Io): Command {
   const program = new Command("flowplane")
     .description(
       "Manage Flowplane users, teams and team types, tokens, applications, hosted instances and\n" +
-        "their snapshots, remote devices and their groups, team MQTT clients, the team library\n" +
-        "and pipelines.\n" +
+        "their snapshots, remote devices, their groups and rollouts, team MQTT clients, the team\n" +
+        "library and pipelines.\n" +
         "FLOWPLANE_TOKEN and FLOWPLANE_URL override the login stored by `flowplane login`.",
     )
     .version(packageJson.version)
@@ -62,6 +63,7 @@ export function createProgram(context: Context, io: Io): Command {
   addDeviceSnapshotsCommands(devices, context);
   addDeviceLiveCommands(devices, context);
   addDeviceGroupsCommands(program, context);
+  addRolloutsCommands(program, context);
   addBrokerCommands(program, context);
   addLibraryCommands(program, context);
   addPipelinesCommands(program, context);

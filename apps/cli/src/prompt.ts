@@ -8,6 +8,8 @@ import { CliError } from "./errors";
 /** Where a command writes: stdout or stderr (context.ts's Io). */
 export interface Writer {
   write(text: string): unknown;
+  /** Set on a terminal (process.stdout at one). */
+  isTTY?: boolean;
 }
 
 /** stdin: a terminal (isTTY, setRawMode) or a pipe or file. */

@@ -31,6 +31,8 @@ export interface User {
   flowplaneWith(stdin: string | Input, ...args: string[]): Promise<Outcome>;
   /** The same, started: what it prints can be waited for while it runs. */
   start(...args: string[]): Running;
+  /** The same, its standard output a terminal (a live view is drawn again in place). */
+  startAtTerminal(...args: string[]): Running;
 }
 
 /** A command still running. */
@@ -53,13 +55,15 @@ export function userWith(configDir: string | undefined, env: Record<string, stri
     flowplane: (...args) => user.flowplaneWith("", ...args),
     flowplaneWith: (stdin, ...args) => started(stdin, args).outcome,
     start: (...args) => started("", args),
+    startAtTerminal: (...args) => started("", args, true),
   };
-  const started = (stdin: string | Input, args: string[]): Running => {
+  const started = (stdin: string | Input, args: string[], isTTY = false): Running => {
     let stdout = "";
     let stderr = "";
     const waiting = new Set<{ text: string; resolve: () => void }>();
     const outcome = run(["node", "flowplane", ...args], {
       stdout: {
+        isTTY,
         write: (text: string) => {
           stdout += text;
           for (const wait of waiting) {

@@ -3,24 +3,14 @@
 // last stage (exit 1 with the API's message).
 import { beforeAll, describe, expect, it } from "vitest";
 import { cell, type User } from "./cli";
-import { serveWithAdmin, type TestServer } from "./server";
+import { adminApi, serveWithAdmin, type TestServer } from "./server";
 
 let server: TestServer;
 let admin: User;
 let teamId: string;
 let applicationId: string;
 
-async function api(method: string, path: string, body?: unknown) {
-  const response = await fetch(server.url + path, {
-    method,
-    headers: {
-      authorization: `Bearer ${server.adminToken}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return (await response.json()) as any;
-}
+const api = (method: string, path: string, body?: unknown) => adminApi(server, method, path, body);
 
 serveWithAdmin((served) => ({ server, admin } = served), { instances: true });
 beforeAll(async () => {

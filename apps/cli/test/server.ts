@@ -149,6 +149,21 @@ export async function createRunningInstance(user: User, name: string, team: stri
   expect(created.status, created.stderr).toBe(0);
 }
 
+/** A request of the API as the administrator (its first token), which must succeed; its JSON body. */
+export async function adminApi(server: TestServer, method: string, path: string, body?: unknown) {
+  const response = await fetch(server.url + path, {
+    method,
+    headers: {
+      authorization: `Bearer ${server.adminToken}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  expect(response.status, `${method} ${path}: ${text}`).toBeLessThan(300);
+  return JSON.parse(text) as any;
+}
+
 /** A loopback port nothing listens on now. */
 async function freePort(): Promise<number> {
   const server = createServer();

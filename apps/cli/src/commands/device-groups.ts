@@ -10,8 +10,7 @@ import type { Command } from "commander";
 import type { Context } from "../context";
 import { fields, json, table } from "../output";
 import { addEnvCommands } from "./device-env";
-import { type Example, withExamples } from "./examples";
-import { teamCommand, withJson, withTeamToLookIn, withYes } from "./options";
+import { applicationCommand as groupsCommand, teamCommand, withJson, withYes } from "./options";
 import {
   resolveApplication,
   resolveDevice,
@@ -53,17 +52,6 @@ function describe(group: DeviceGroup): string {
           { header: "NAME", value: (d) => d.name },
           { header: "STATUS", value: (d) => d.onlineStatus },
         ]))
-  );
-}
-
-/** A command in an application's device groups: --application, and --team to name it by name. */
-function groupsCommand(group: Command, name: string, examples: readonly Example[]): Command {
-  return withTeamToLookIn(
-    withExamples(group.command(name), examples).requiredOption(
-      "--application <app>",
-      "the application's id or name",
-    ),
-    "the application's team",
   );
 }
 

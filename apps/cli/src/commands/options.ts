@@ -47,6 +47,21 @@ export function commandOnOne(
   );
 }
 
+/** A command in an application (`device-groups`, `rollouts`): --application, and --team to name it by name. */
+export function applicationCommand(
+  group: Command,
+  name: string,
+  examples: readonly Example[],
+): Command {
+  return withTeamToLookIn(
+    withExamples(group.command(name), examples).requiredOption(
+      "--application <app>",
+      "the application's id or name",
+    ),
+    "the application's team",
+  );
+}
+
 /** `--application` and `--instance` assign to one or the other, not both (exit 2). */
 export function needOneAssignment(
   command: Command,

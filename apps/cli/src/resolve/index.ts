@@ -17,6 +17,7 @@ export {
   resolveTeamDeviceGroup,
 } from "./devices";
 export { resolveSnapshot } from "./snapshots";
+export { resolveRollout } from "./rollouts";
 export { type PipelineRef, resolvePipeline, resolveStage } from "./pipelines";
 export { invitee, resolveMyInvitation, resolveTeamInvitation } from "./invitations";
 export { resolveUser, USER_ADMINISTRATION } from "./users";
