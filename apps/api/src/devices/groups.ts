@@ -17,6 +17,7 @@ import {
   UpdateDeviceGroupSettingsInput,
 } from "@flowplane/contract";
 import {
+  activeRolloutOfGroup,
   type Db,
   deleteDeviceGroup,
   type DeviceGroupDetail,
@@ -199,13 +200,14 @@ export const deviceGroupsRouter = router({
   update: procedure
     .meta({
       permission: "application:device-group:update",
+      errors: [409],
       openapi: {
         method: "PUT",
         path: "/api/v1/applications/{applicationId}/device-groups/{groupId}",
         tags: [TAG],
         summary: "Rename a device group or set its target snapshot (owners)",
         description:
-          "`targetSnapshotId`: a snapshot of the application, which every member then runs at its next check-in (400 `invalid_snapshot` naming the field otherwise); null: each member runs its own target again. Answers `{}`, as FlowFuse.",
+          "`targetSnapshotId`: a snapshot of the application, which every member then runs at its next check-in (400 `invalid_snapshot` naming the field otherwise); null: each member runs its own target again. While a rollout to the group is under way its target is the rollout's: a change of target is 409 `rollout_in_progress`. Answers `{}`, as FlowFuse.",
       },
     })
     .input(UpdateDeviceGroupInput)
@@ -213,6 +215,13 @@ export const deviceGroupsRouter = router({
     .mutation(async ({ ctx, input }) => {
       await ctx.db.transaction().execute(async (trx) => {
         const group = await groupOf(trx, input.applicationId, input.groupId);
+        if (input.targetSnapshotId !== undefined && (await activeRolloutOfGroup(trx, group.id))) {
+          throw new ApiError(
+            409,
+            "rollout_in_progress",
+            "A rollout to this group is under way: its target is the rollout's until it ends (abort it to change it now)",
+          );
+        }
         if (input.targetSnapshotId) {
           const snapshot = await findSnapshotSummary(trx, input.targetSnapshotId);
           if (!snapshot || snapshot.application_id !== group.application_id) {

@@ -9,6 +9,7 @@ import {
   noteOperation,
   updateDevice,
   updateDeviceGroup,
+  activeRolloutOfGroup,
   setProjectDeviceTarget,
 } from "@flowplane/db";
 import { actorOf, type Context } from "../core/trpc";
@@ -71,6 +72,14 @@ export async function run(ctx: Context, operationId: string, deploy: Plan): Prom
     const { targetGroup, targetDevice } = deploy;
     await db.transaction().execute(async (trx) => {
       if (targetGroup) {
+        // A rollout to the group decides its target until it ends.
+        if (await activeRolloutOfGroup(trx, targetGroup.id)) {
+          throw deployError(
+            409,
+            "rollout_in_progress",
+            "A rollout to the target device group is under way: wait for it to end, or abort it",
+          );
+        }
         await updateDeviceGroup(trx, targetGroup.id, { targetSnapshotId: sent.id });
         await recordTargetSnapshotSet(trx, actor, pipeline, { deviceGroup: targetGroup }, sent);
       } else if (targetDevice) {

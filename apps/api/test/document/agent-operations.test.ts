@@ -205,7 +205,10 @@ describe("the device agent's operations", () => {
           expect(reply.status, `${where}: ${reply.text.slice(0, 200)}`).toBe(400);
           expect(reply.body.code, where).toBe("invalid_request");
           expect(
-            (reply.body.errors ?? []).some((e: { path: string }) => e.path === field),
+            // The field, or a field of it (an unknown key inside an object field).
+            (reply.body.errors ?? []).some(
+              (e: { path: string }) => e.path === field || e.path.startsWith(`${field}.`),
+            ),
             where,
           ).toBe(true);
         }

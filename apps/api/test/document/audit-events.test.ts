@@ -445,7 +445,7 @@ const CALLS: Record<string, (world: World, call: Call) => Promise<Call>> = {
   },
   // A paused rollout resumed.
   "POST /api/v1/rollouts/{rolloutId}/resume": async (world, call) => {
-    const paused = await server.request("POST", call.path.replace(/resume$/, "pause"), {
+    const paused = await server.request("POST", call.path!.replace(/resume$/, "pause"), {
       token: world.founder.token,
     });
     expect(paused.status, paused.text).toBe(200);

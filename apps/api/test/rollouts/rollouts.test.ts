@@ -287,3 +287,42 @@ describe("owners act, members and viewers read, others see nothing", () => {
     expect((await server.request("POST", path("abort"), { token: owner.token })).status).toBe(409);
   }, 60_000);
 });
+
+describe("while a rollout is under way", () => {
+  test("its group's target is the rollout's: a change of it is 409, and another rollout to it too", async () => {
+    const fixture = await rolloutFixture(server, owner, team.id, 1);
+    const created = await create(fixture, { waves: [{ count: 1 }], reportTimeoutSeconds: 600 });
+    expect(created.status, created.text).toBe(200);
+    const groupPath = `/api/v1/applications/${fixture.applicationId}/device-groups/${fixture.groupId}`;
+    const set = await server.request("PUT", groupPath, {
+      token: owner.token,
+      body: { targetSnapshotId: fixture.current },
+    });
+    expect(set.status, set.text).toBe(409);
+    expect(set.body.code).toBe("rollout_in_progress");
+    // A rename is not a change of target.
+    const renamed = await server.request("PUT", groupPath, {
+      token: owner.token,
+      body: { name: "renamed while rolling out" },
+    });
+    expect(renamed.status, renamed.text).toBe(200);
+    const again = await create(fixture, { waves: [{ count: 1 }] });
+    expect(again.status, again.text).toBe(409);
+    expect(again.body.code).toBe("rollout_in_progress");
+    const byDevice = await server.request("POST", "/api/v1/rollouts", {
+      token: owner.token,
+      body: { snapshotId: fixture.next, devices: [fixture.devices[0]!.id], waves: [{ count: 1 }] },
+    });
+    expect(byDevice.status, byDevice.text).toBe(400);
+    expect(byDevice.body.errors[0].path).toBe("devices.0");
+    const aborted = await server.request("POST", `/api/v1/rollouts/${created.body.id}/abort`, {
+      token: owner.token,
+    });
+    expect(aborted.body.state).toBe("aborted");
+    const after = await server.request("PUT", groupPath, {
+      token: owner.token,
+      body: { targetSnapshotId: fixture.next },
+    });
+    expect(after.status, after.text).toBe(200);
+  });
+});
