@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startServer, type TestServer } from "../support/harness";
 import { type Person, teamOfRoles } from "../support/team-of-roles";
-import { type HttpDevice, rolloutFixture, type RolloutFixture, waitForRollout } from "./http-device";
+import { type HttpDevice, rolloutFixture, type RolloutFixture, waitForRollout } from "./rollout-fleet";
 
 let server: TestServer;
 let owner: Person;
