@@ -243,7 +243,7 @@ describe.skipIf(!agentPackage)(
       const soaking = await rolloutWhen(
         id,
         "soaking its first device",
-        (r) => r.waves[0].devices[0].state !== "deploying",
+        (r) => !["pending", "deploying"].includes(r.waves[0].devices[0].state),
         120_000,
       );
       expect(soaking.waves[0].devices[0]).toMatchObject({ id: first, state: "soaking" });
