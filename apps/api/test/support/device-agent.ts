@@ -1,17 +1,19 @@
 // The real FlowFuse device agent (4.2.1, from ../shared/clients/, or DEVICE_AGENT_TGZ) for the
 // tests that run it: installed once outside the repository, started with a device.yml written from
 // a configuration (or a directory that holds one), stopped with its Node-RED, and asked for the
-// flow its Node-RED serves (`helloFlow`: GET /hello answers what that Node-RED was given). A
-// machine without the agent's package skips those tests; CI fails instead.
+// flow its Node-RED serves (`helloFlow`: GET /hello answers what that Node-RED was given); or with
+// the agent's module cache (`moduleCache`, `startCached`): Node-RED installed once for all of them,
+// no npm on each snapshot. A machine without the agent's package skips those tests; CI fails instead.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deviceAgentPackage, inCI, inheritedEnv } from "./env";
-import { freePort } from "./harness";
+import { expect } from "vitest";
+import { freePort, type TestServer } from "./harness";
 
 const repository = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 const PACKAGE = "flowfuse-device-agent-4.2.1.tgz";
@@ -77,6 +79,33 @@ export function helloFlows(label: string, inline = true) {
 export const helloCredentials = (label: string) => ({
   cfg1: { map: { SECRET: `secret-of-${label}` } },
 });
+
+/** The Node-RED a device's snapshot names: the platform's default for devices (Node 20's newest). */
+export const DEVICE_NODE_RED = "4.1.15";
+
+/**
+ * A snapshot of the instance made of the content given (`POST /projects/{id}/snapshots`):
+ * `label`'s flow and credential (`helloFlows`), `more` nodes, and `DEVICE_NODE_RED`; its id.
+ */
+export async function helloSnapshot(
+  server: Pick<TestServer, "request">,
+  token: string,
+  instanceId: string,
+  label: string,
+  more: Record<string, unknown>[] = [],
+) {
+  const reply = await server.request("POST", `/api/v1/projects/${instanceId}/snapshots`, {
+    token,
+    body: {
+      name: label,
+      flows: [...helloFlows(label, false), ...more],
+      credentials: helloCredentials(label),
+      settings: { modules: { "node-red": DEVICE_NODE_RED } },
+    },
+  });
+  expect(reply.status, reply.text).toBe(200);
+  return reply.body.id as string;
+}
 
 /** Installs the agent once (`install`), starts and stops agents, and removes what they left. */
 export class DeviceAgents {
@@ -149,6 +178,40 @@ export class DeviceAgents {
     child.stdout!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
     child.stderr!.on("data", (chunk: Buffer) => agent.output.push(chunk.toString()));
     return this.track(agent);
+  }
+
+  /**
+   * `modules` installed once with npm in a directory of their own (removed by `close`), for
+   * agents started with `startCached`: the agent's module cache (`moduleCache`), which its launcher
+   * links into Node-RED's directory instead of running npm on each snapshot.
+   */
+  async moduleCache(modules: Record<string, string>) {
+    const dir = await this.deviceDir();
+    await writeFile(
+      join(dir, "package.json"),
+      JSON.stringify({ name: "module-cache", private: true, dependencies: modules }),
+    );
+    await run("npm", ["install", "--omit=dev", "--no-audit", "--no-fund"], {
+      cwd: dir,
+      env: { ...inheritedEnv, npm_config_cache: join(dir, "npm-cache") },
+    });
+    return join(dir, "node_modules");
+  }
+
+  /** The agent, as `start` does, with `moduleCache` on and the shared `cache` as its modules. */
+  async startCached(
+    config: Record<string, unknown>,
+    cache: string,
+    options?: { interval?: number },
+  ) {
+    const dir = await this.deviceDir();
+    await mkdir(join(dir, "module_cache"));
+    await symlink(cache, join(dir, "module_cache", "node_modules"), "dir");
+    const yaml = Object.entries({ ...config, moduleCache: true })
+      .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
+      .join("\n");
+    await writeFile(join(dir, "device.yml"), `${yaml}\n`, { mode: 0o600 });
+    return this.start({ dir }, options);
   }
 
   /** Stops the agent (SIGTERM, which stops its Node-RED; its process group after 15 s). */
