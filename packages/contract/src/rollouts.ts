@@ -78,7 +78,10 @@ export const RolloutWave = z
   .meta({ id: "RolloutWave" });
 
 const RolloutSettings = {
-  snapshot: SnapshotBrief,
+  snapshot: z.object({
+    id: Id.nullable().describe("null: the snapshot was deleted since (the rollout then failed)"),
+    name: z.string(),
+  }),
   application: z.object({ id: Id, name: z.string() }),
   deviceGroup: z
     .object({ id: Id, name: z.string() })

@@ -74,8 +74,14 @@ export const devices = {
    * What the device agent calls, with the device's own token, and a device's registration from
    * its terminal (anonymous, limited per address).
    */
-  async machines(app, { db, tokenSecret, limits, options, baseUrl }) {
-    await app.register(deviceLiveRoutes, { db, tokenSecret, baseUrl });
+  async machines(app, { db, tokenSecret, limits, options, baseUrl, services }) {
+    await app.register(deviceLiveRoutes, {
+      db,
+      tokenSecret,
+      baseUrl,
+      // A device a rollout watches failed: the rollout moves on at once, not at its next tick.
+      rolloutChanged: () => services.rollouts?.poke(),
+    });
     await app.register(editorTokenRoute, { db, editor: deviceEditorOf(options) });
     await app.register(deviceRegistrationRoutes, {
       db,

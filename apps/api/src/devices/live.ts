@@ -37,6 +37,8 @@ export interface DeviceLiveOptions {
   tokenSecret: string;
   /** The platform's base URL, which a rollout's health tab reports to. */
   baseUrl: string;
+  /** Told when the agent's report failed a device a rollout watches. */
+  rolloutChanged?: () => void;
 }
 
 /** What the agent reports that fails a device a rollout watches. */
@@ -193,7 +195,9 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       if (FAILING_EVENTS.has(event) && device.rollout_snapshot_id !== null) {
         const info = (rest as { info?: { code?: unknown; info?: unknown } }).info;
         const detail = typeof info?.info === "string" ? `: ${info.info}` : "";
-        await failWatchedRolloutDevice(db, device.id, `The agent reports ${event}${detail}`);
+        if (await failWatchedRolloutDevice(db, device.id, `The agent reports ${event}${detail}`)) {
+          opts.rolloutChanged?.();
+        }
       }
       return reply.send({});
     });

@@ -12,7 +12,7 @@ const ref = (id: string | null, name: string | null) =>
 
 function settingsView(rollout: RolloutDetail) {
   return {
-    snapshot: { id: rollout.snapshot_id ?? "", name: rollout.snapshot_name },
+    snapshot: { id: rollout.snapshot_id, name: rollout.snapshot_name },
     application: { id: rollout.application_id, name: rollout.application_name },
     deviceGroup: ref(rollout.device_group_id, rollout.device_group_name),
     soakSeconds: rollout.soak_seconds,

@@ -11,7 +11,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startServer, type TestServer } from "../support/harness";
 import { type Person, teamOfRoles } from "../support/team-of-roles";
-import { type HttpDevice, rolloutFixture, type RolloutFixture, waitForRollout } from "./rollout-fleet";
+import {
+  type HttpDevice,
+  rolloutFixture,
+  type RolloutFixture,
+  waitForRollout,
+} from "./rollout-fleet";
 
 let server: TestServer;
 let owner: Person;
@@ -185,6 +190,30 @@ describe("the gate", () => {
       fixture.devices,
     );
     expect(ended.waves[0].devices[0].reason).toMatch(/restarted/);
+  }, 60_000);
+
+  test("the agent's report of a crash loop fails the device", async () => {
+    const fixture = await rolloutFixture(server, owner, team.id, 2);
+    const created = await create(fixture, { waves: [{ count: 1 }, { count: 1 }], soakSeconds: 30 });
+    const id = created.body.id as string;
+    const first = fixture.devices.find((d) => d.id === created.body.waves[0].devices[0].id)!;
+    first.onStart = () =>
+      first.audit({
+        event: "crashed",
+        timestamp: Date.now(),
+        info: { code: "loop_detected", info: "Node-RED restart loop detected" },
+      });
+    const ended = await waitForRollout(
+      server,
+      owner,
+      id,
+      (r) => r.state === "rolled_back",
+      fixture.devices,
+    );
+    expect(ended.waves[0].devices[0].reason).toBe(
+      "The agent reports crashed: Node-RED restart loop detected",
+    );
+    expect(ended.waves[1].devices[0].state).toBe("pending");
   }, 60_000);
 
   test("the health route takes only its own credential", async () => {

@@ -79,6 +79,16 @@ export class HttpDevice {
     }
   }
 
+  /** An event of its agent (`crashed` …), as the agent posts it to the platform's log. */
+  async audit(body: Record<string, unknown>) {
+    const reply = await fetch(`${this.server.url}/logging/device/${this.id}/audit`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(reply.status).toBe(200);
+  }
+
   /** A report of its flows to the rollout, as the health tab posts it (to this server). */
   async report(body: Record<string, unknown>) {
     const url = new URL(this.health!.url);
@@ -91,4 +101,3 @@ export class HttpDevice {
     return reply.json();
   }
 }
-
