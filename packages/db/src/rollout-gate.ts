@@ -52,40 +52,56 @@ export async function watchedRolloutDevice(
 /**
  * Fails a device a rollout is deploying or soaking (none: nothing happens), with the reason, and
  * logs `application.rollout.device-failed` in the rollout's application's log: what the agent's
- * and the flows' reports do; the rollout's runner acts on it at its next step. Answers whether it
- * failed one.
+ * and the flows' reports do; the rollout's runner acts on it at its next step. The rollout's row is
+ * held meanwhile, as the runner and owners' actions hold it: a step under way ends first, and one
+ * that follows sees the failure. `runningIt`: only when the device reports running the rollout's
+ * snapshot (a crash of what it ran before is not the rollout's). Answers whether it failed one.
  */
 export async function failWatchedRolloutDevice(
   db: Db,
   deviceId: string,
   reason: string,
-  rolloutId?: string,
+  options: { rolloutId?: string; runningIt?: boolean } = {},
 ): Promise<boolean> {
-  const watched = await watchedRolloutDevice(db, deviceId, rolloutId);
-  if (!watched) return false;
-  const failed = await db
-    .updateTable("rollout_devices")
-    .set({ state: "failed", reason, failed_at: sql`now()` })
-    .where("rollout_id", "=", watched.rollout_id)
-    .where("device_id", "=", deviceId)
-    .where("state", "in", ["deploying", "soaking"])
-    .returning("device_id")
-    .executeTakeFirst();
-  if (!failed) return false;
-  const rollout = await db
-    .selectFrom("rollouts as r")
-    .innerJoin("devices as d", (join) => join.on("d.id", "=", deviceId))
-    .select(["r.id", "r.team_id", "r.application_id", "d.name"])
-    .where("r.id", "=", watched.rollout_id)
-    .executeTakeFirstOrThrow();
-  await recordAudit(db, {
-    event: "application.rollout.device-failed",
-    entity: { type: "application", id: rollout.application_id },
-    teamId: rollout.team_id,
-    actor: "system",
-    body: { rollout: { id: rollout.id }, device: { id: deviceId, name: rollout.name }, reason },
+  const first = await watchedRolloutDevice(db, deviceId, options.rolloutId);
+  if (!first) return false;
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .selectFrom("rollouts")
+      .select("id")
+      .where("id", "=", first.rollout_id)
+      .forUpdate()
+      .execute();
+    // Again under the lock: the step that held it may have moved the device on.
+    const watched = await watchedRolloutDevice(trx, deviceId, first.rollout_id);
+    if (!watched) return false;
+    const device = await trx
+      .selectFrom("devices")
+      .select(["name", "active_snapshot_id"])
+      .where("id", "=", deviceId)
+      .executeTakeFirst();
+    if (!device) return false;
+    if (options.runningIt && device.active_snapshot_id !== watched.snapshot_id) return false;
+    await trx
+      .updateTable("rollout_devices")
+      .set({ state: "failed", reason, failed_at: sql`now()` })
+      .where("rollout_id", "=", watched.rollout_id)
+      .where("device_id", "=", deviceId)
+      .execute();
+    const rollout = await trx
+      .selectFrom("rollouts")
+      .select(["id", "team_id", "application_id"])
+      .where("id", "=", watched.rollout_id)
+      .executeTakeFirstOrThrow();
+    await recordAudit(trx, {
+      event: "application.rollout.device-failed",
+      entity: { type: "application", id: rollout.application_id },
+      teamId: rollout.team_id,
+      actor: "system",
+      body: { rollout: { id: rollout.id }, device: { id: deviceId, name: device.name }, reason },
+    });
+    return true;
   });
-  return true;
 }
 
 /** A start of a watched device's flows counted; answers how many since it was deployed. */
@@ -102,4 +118,27 @@ export async function countRolloutStart(
     .returning("starts")
     .executeTakeFirst();
   return row?.starts ?? 0;
+}
+
+/**
+ * A device moved to another owner leaves the rollouts under way that hold it (as if deleted from
+ * them): it runs its new home's target, and no wave deploys it.
+ */
+export async function leaveActiveRollouts(db: Db, deviceId: string): Promise<void> {
+  await db
+    .deleteFrom("rollout_devices")
+    .where("device_id", "=", deviceId)
+    .where("rollout_id", "in", (query) =>
+      query
+        .selectFrom("rollouts")
+        .select("id")
+        .where("state", "in", [...ACTIVE_ROLLOUT_STATES]),
+    )
+    .execute();
+  await db
+    .updateTable("devices")
+    .set({ rollout_snapshot_id: null })
+    .where("id", "=", deviceId)
+    .where("rollout_snapshot_id", "is not", null)
+    .execute();
 }

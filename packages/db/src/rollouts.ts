@@ -33,6 +33,9 @@ export interface RolloutDeviceDetail extends RolloutDeviceRow {
   device_name: string;
 }
 
+/** Devices written in one statement at most. */
+const INSERT_BATCH = 1000;
+
 export interface NewRollout {
   teamId: string;
   applicationId: string;
@@ -82,15 +85,16 @@ export async function insertRollout(
       created_by: values.createdBy,
     })
     .execute();
-  if (devices.length > 0) {
+  // In batches: a statement's parameters are bounded (65,535), a group's devices are not.
+  for (let start = 0; start < devices.length; start += INSERT_BATCH) {
     await db
       .insertInto("rollout_devices")
       .values(
-        devices.map((device, position) => ({
+        devices.slice(start, start + INSERT_BATCH).map((device, i) => ({
+          position: start + i,
           rollout_id: id,
           device_id: device.deviceId,
           wave: device.wave,
-          position,
           runs_id: device.runs?.id ?? null,
           runs_name: device.runs?.name ?? null,
           previous_id: device.previous?.id ?? null,
@@ -310,16 +314,34 @@ export async function setRolloutSnapshot(
     .execute();
 }
 
-/** Sets devices' own targets (a rollout to devices named one by one, succeeded). */
+/**
+ * Sets devices' own targets (a rollout to devices named one by one, succeeded): those still of the
+ * snapshot's application (one moved away meanwhile keeps its new home's).
+ */
 export async function setDevicesTarget(
   db: Db,
   deviceIds: readonly string[],
   snapshotId: string,
+  applicationId: string,
 ): Promise<void> {
   if (deviceIds.length === 0) return;
   await db
     .updateTable("devices")
     .set({ target_snapshot_id: snapshotId, updated_at: sql`now()` })
     .where("id", "in", deviceIds)
+    .where("application_id", "=", applicationId)
+    .execute();
+}
+
+/**
+ * Holds an application's row until the transaction ends: rollouts are created (and a group's
+ * target changed) one at a time per application, so two cannot take the same devices.
+ */
+export async function lockApplication(db: Db, applicationId: string): Promise<void> {
+  await db
+    .selectFrom("applications")
+    .select("id")
+    .where("id", "=", applicationId)
+    .forUpdate()
     .execute();
 }

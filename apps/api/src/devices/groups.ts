@@ -19,6 +19,7 @@ import {
 import {
   activeRolloutOfGroup,
   type Db,
+  lockApplication,
   deleteDeviceGroup,
   type DeviceGroupDetail,
   findDevice,
@@ -215,6 +216,7 @@ export const deviceGroupsRouter = router({
     .mutation(async ({ ctx, input }) => {
       await ctx.db.transaction().execute(async (trx) => {
         const group = await groupOf(trx, input.applicationId, input.groupId);
+        if (input.targetSnapshotId !== undefined) await lockApplication(trx, group.application_id);
         if (input.targetSnapshotId !== undefined && (await activeRolloutOfGroup(trx, group.id))) {
           throw new ApiError(
             409,

@@ -24,12 +24,21 @@ export function withoutHealthTab<T>(flows: T[]): T[] {
 /** The function that turns a catch node's message (or the start) into the health report. */
 function reportFunction(url: string, token: string): string {
   return [
+    // Text the platform can store, cut to its bounds by code points: no NUL, no lone surrogate.
+    "const text = (value, max) => {",
+    "  if (value === undefined || value === null) return undefined;",
+    "  const clean = String(value).replace(/\\u0000/g, '')",
+    "    .replace(/[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]/g, '\\ufffd');",
+    "  let out = '';",
+    "  for (const c of clean) { if (out.length + c.length > max) break; out += c; }",
+    "  return out;",
+    "};",
     "const error = msg.error || {};",
     "const source = error.source || {};",
     'const body = msg.topic === "started"',
     '  ? { event: "started" }',
-    '  : { event: "error", message: String(error.message || "error").slice(0, 2000),',
-    "      source: { id: source.id, type: source.type, name: source.name } };",
+    '  : { event: "error", message: text(error.message || "error", 2000),',
+    "      source: { id: text(source.id, 64), type: text(source.type, 128), name: text(source.name, 256) } };",
     "return {",
     `  url: ${JSON.stringify(url)},`,
     '  method: "POST",',

@@ -194,8 +194,9 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       // mode fails a device a rollout watches.
       if (FAILING_EVENTS.has(event) && device.rollout_snapshot_id !== null) {
         const info = (rest as { info?: { code?: unknown; info?: unknown } }).info;
-        const detail = typeof info?.info === "string" ? `: ${info.info}` : "";
-        if (await failWatchedRolloutDevice(db, device.id, `The agent reports ${event}${detail}`)) {
+        const detail = typeof info?.info === "string" ? `: ${info.info.slice(0, 500)}` : "";
+        const reason = `The agent reports ${event}${detail}`;
+        if (await failWatchedRolloutDevice(db, device.id, reason, { runningIt: true })) {
           opts.rolloutChanged?.();
         }
       }

@@ -8,6 +8,7 @@ import {
   findApplication,
   findProject,
   updateDevice,
+  leaveActiveRollouts,
 } from "@flowplane/db";
 import { ApiError } from "../core/errors";
 import { recordDeviceMoved } from "./events";
@@ -60,8 +61,8 @@ export async function ownerOf(
 }
 
 /**
- * Assigns a device to `owner` (an application, an instance, or neither): its own target and its
- * group no longer apply. Logged as FlowFuse logs it: `team.device.assigned`, the application's or
+ * Assigns a device to `owner` (an application, an instance, or neither): its own target, its
+ * group and a rollout under way that holds it no longer apply. Logged as FlowFuse logs it: `team.device.assigned`, the application's or
  * instance's `….device.assigned` and `device.assigned`; or, unassigned, `team.device.unassigned`
  * and the previous owner's `….device.unassigned`. False (nothing written) when it is there already.
  */
@@ -80,6 +81,7 @@ export async function moveDevice(
     targetSnapshotId: null,
     groupId: null,
   });
+  await leaveActiveRollouts(trx, device.id);
   if (device.group_id !== null) await refreshSettingsHashes(trx, [device.id]);
   const assigned = owner.applicationId !== null || owner.projectId !== null;
   const about = assigned

@@ -2,6 +2,7 @@
 // stages, the source instance, exactly one target (an instance, a device group or a device) and
 // the snapshot to send. A last stage, a stage without an instance, a missing snapshot are refused.
 import {
+  activeRolloutOfGroup,
   findPipeline,
   findProject,
   findSnapshot,
@@ -69,6 +70,14 @@ export async function plan(
         .where("id", "=", target.device_id)
         .executeTakeFirst()
     : undefined;
+  // A rollout to the target group decides its target until it ends: refused now, not later.
+  if (targetGroup && (await activeRolloutOfGroup(ctx.db, targetGroup.id))) {
+    throw deployError(
+      409,
+      "rollout_in_progress",
+      "A rollout to the target device group is under way: wait for it to end, or abort it",
+    );
+  }
   if (!targetInstance && !targetGroup && !targetDevice) {
     throw deployError(
       400,

@@ -68,29 +68,45 @@ export async function healthReportRoute(
   app.post(routeUrl(HEALTH_REPORT), { config: { rateLimit: false } }, async (request) => {
     const { rolloutId, deviceId } = request.params as { rolloutId: string; deviceId: string };
     const parsed = RolloutHealthReport.safeParse(request.body);
-    if (!parsed.success) throw validationError(parsed.error);
+    if (!parsed.success) {
+      // Fails closed: a report the platform cannot read that is not a start is an error of the
+      // flows all the same (and the reply says what was wrong with it).
+      const event = (request.body as { event?: unknown } | null)?.event;
+      if (event !== "started") {
+        await fail(
+          rolloutId,
+          deviceId,
+          "A flow raised an uncaught error (its report to the rollout was not readable)",
+        );
+      }
+      throw validationError(parsed.error);
+    }
     const report = parsed.data;
     const watched = await watchedRolloutDevice(db, deviceId, rolloutId);
     if (!watched) return { watched: false };
     if (report.event === "started") {
       if ((await countRolloutStart(db, rolloutId, deviceId)) > 1) {
-        await failWatchedRolloutDevice(
-          db,
+        await fail(
+          rolloutId,
           deviceId,
           "Node-RED restarted: its flows started again while the rollout watched it",
-          rolloutId,
         );
+      } else {
+        // Its flows run: it may soak now.
+        opts.poke();
       }
     } else {
       const message = report.message ?? "an error";
-      await failWatchedRolloutDevice(
-        db,
+      await fail(
+        rolloutId,
         deviceId,
         `A flow raised an uncaught error: ${message} (${sourceOf(report)})`,
-        rolloutId,
       );
     }
-    opts.poke();
     return { watched: true };
   });
+
+  async function fail(rolloutId: string, deviceId: string, reason: string) {
+    if (await failWatchedRolloutDevice(db, deviceId, reason, { rolloutId })) opts.poke();
+  }
 }

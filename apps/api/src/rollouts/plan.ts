@@ -1,5 +1,6 @@
 // A rollout's plan: the snapshot checked to be its devices' application's, the devices of the
-// target (a group's members, or devices named one by one), and which wave each is in. What cannot
+// target (a group's members, or devices named one by one) that do not run it already, and which
+// wave each is in. What cannot
 // be met is refused (400, naming the field) before anything is created; a device another rollout
 // under way holds is 409.
 import type { CreateRolloutInput } from "@flowplane/contract";
@@ -12,6 +13,7 @@ import {
   findSnapshotSummary,
   groupMemberIds,
   listDevicesByIds,
+  lockApplication,
   type NewRolloutDevice,
   type RolloutWaveSpecJson,
 } from "@flowplane/db";
@@ -128,13 +130,16 @@ export async function planRollout(db: Db, input: Input): Promise<Plan> {
     );
   }
   const applicationId = snapshot.application_id;
-  const { group, devices } = await targetDevices(db, input, applicationId);
+  // One at a time per application: two rollouts cannot take the same devices.
+  await lockApplication(db, applicationId);
+  const { group, devices: all } = await targetDevices(db, input, applicationId);
+  const field = input.deviceGroupId !== undefined ? "deviceGroupId" : "devices";
+  if (all.length === 0) throw invalid(field, "invalid_input", "The target has no device");
+  // A device that runs the snapshot already has nothing to deploy (its agent would not load it
+  // again, nor the gate's health tab with it): it is left out.
+  const devices = all.filter((device) => device.active_snapshot_id !== snapshot.id);
   if (devices.length === 0) {
-    throw invalid(
-      input.deviceGroupId !== undefined ? "deviceGroupId" : "devices",
-      "invalid_input",
-      "The target has no device",
-    );
+    throw invalid(field, "invalid_input", "Every device of the target runs this snapshot already");
   }
   const busy = await devicesInActiveRollouts(
     db,

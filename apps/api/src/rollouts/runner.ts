@@ -203,7 +203,7 @@ export async function endRollout(
         targetSnapshotId: rollout.snapshot_id,
       });
     } else {
-      await setDevicesTarget(trx, ids, rollout.snapshot_id);
+      await setDevicesTarget(trx, ids, rollout.snapshot_id, rollout.application_id);
     }
     await setRolloutSnapshot(trx, ids, null);
   } else {
@@ -265,7 +265,12 @@ export async function stepRollout(trx: Db, rollout: RolloutDetail, now: Date): P
     await recordRolloutEvent(trx, rollout, "system", "started");
     changed = true;
   }
-  if (devices.every((d) => d.state === "pending") && rollout.state === "running") {
+  if (devices.length === 0) {
+    // A device deleted leaves its rollout (its rows go with it): none left, nothing to roll out.
+    await endRollout(trx, rollout, devices, "failed", "Its devices were deleted", "system", now);
+    return true;
+  }
+  if (rollout.wave_times.length === 0 && rollout.state === "running") {
     await deployWave(trx, rollout, 0, devices, now);
     return true;
   }
@@ -339,13 +344,18 @@ export class RolloutRunner {
   private async tick() {
     let changed = false;
     for (const id of await activeRolloutIds(this.db)) {
-      const stepped = await this.db.transaction().execute(async (trx) => {
-        // Another process holds it: that process moves it on.
-        const rollout = await findRollout(trx, id, "skip-locked");
-        if (!rollout || !ACTIVE.has(rollout.state)) return false;
-        return stepRollout(trx, rollout, new Date());
-      });
-      changed ||= stepped;
+      try {
+        const stepped = await this.db.transaction().execute(async (trx) => {
+          // Another process holds it: that process moves it on.
+          const rollout = await findRollout(trx, id, "skip-locked");
+          if (!rollout || !ACTIVE.has(rollout.state)) return false;
+          return stepRollout(trx, rollout, new Date());
+        });
+        changed ||= stepped;
+      } catch (error) {
+        // One rollout's failure stalls no other: the next tick tries it again.
+        this.log.error({ err: error, rollout: id }, "rollout not moved on");
+      }
     }
     if (changed) this.changed();
   }

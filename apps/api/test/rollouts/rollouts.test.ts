@@ -355,3 +355,64 @@ describe("while a rollout is under way", () => {
     expect(after.status, after.text).toBe(200);
   });
 });
+
+describe("devices that change under a rollout", () => {
+  test("a device that runs the snapshot already is left out of the plan", async () => {
+    const fixture = await rolloutFixture(server, owner, team.id, 2);
+    const [runsIt, other] = fixture.devices as [HttpDevice, HttpDevice];
+    const own = await server.request("PUT", `/api/v1/devices/${runsIt.id}`, {
+      token: owner.token,
+      body: { targetSnapshot: fixture.next },
+    });
+    expect(own.status, own.text).toBe(200);
+    // Out of the group, it follows its own target: the rollout's snapshot.
+    const groupPath = `/api/v1/applications/${fixture.applicationId}/device-groups/${fixture.groupId}`;
+    await server.request("PATCH", groupPath, { token: owner.token, body: { remove: [runsIt.id] } });
+    await runsIt.follow();
+    expect(runsIt.runs).toBe(fixture.next);
+    const plan = await server.request("POST", "/api/v1/rollouts", {
+      token: owner.token,
+      body: {
+        snapshotId: fixture.next,
+        devices: [runsIt.id, other.id],
+        waves: [{ count: 1 }],
+        dryRun: true,
+      },
+    });
+    expect(plan.status, plan.text).toBe(400);
+    const onlyIt = await server.request("POST", "/api/v1/rollouts", {
+      token: owner.token,
+      body: { snapshotId: fixture.next, devices: [runsIt.id], waves: [{ count: 1 }] },
+    });
+    expect(onlyIt.status).toBe(400);
+    expect(onlyIt.body.error).toMatch(/runs this snapshot already/);
+  });
+
+  test("a rollout whose devices are deleted fails, and one moved away leaves it", async () => {
+    const fixture = await rolloutFixture(server, owner, team.id, 2);
+    const created = await create(fixture, { waves: [{ count: 1 }, { count: 1 }], soakSeconds: 30 });
+    const id = created.body.id as string;
+    const [first, second] = created.body.waves.map(
+      (w: { devices: { id: string }[] }) => w.devices[0]!.id,
+    ) as [string, string];
+    await waitForRollout(server, owner, id, (r) => r.waves[0].devices[0].state === "deploying");
+    // The second moves to another application: it leaves the rollout.
+    const elsewhere = await server.request("POST", "/api/v1/applications", {
+      token: owner.token,
+      body: { name: "elsewhere", teamId: team.id },
+    });
+    const moved = await server.request("PUT", `/api/v1/devices/${second}`, {
+      token: owner.token,
+      body: { application: elsewhere.body.id },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    const left = await waitForRollout(server, owner, id, (r) => r.waves.length === 1);
+    expect(left.waves[0].devices.map((d: { id: string }) => d.id)).toEqual([first]);
+    const deleted = await server.request("DELETE", `/api/v1/devices/${first}`, {
+      token: owner.token,
+    });
+    expect(deleted.status, deleted.text).toBeLessThan(300);
+    const ended = await waitForRollout(server, owner, id, (r) => r.state === "failed");
+    expect(ended.reason).toBe("Its devices were deleted");
+  });
+});
