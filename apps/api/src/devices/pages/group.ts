@@ -111,7 +111,8 @@ export function groupPage(
     // The rollouts area's pages take the form that starts a rollout (it posts to them).
     const canRollout = place.can("rollout:create");
     const canMembers = place.can("application:device-group:membership:update");
-    const snapshots = canUpdate || canRollout ? await snapshotsOf(deps.context(request), applicationId) : [];
+    const snapshots =
+      canUpdate || canRollout ? await snapshotsOf(deps.context(request), applicationId) : [];
     const members = new Set(group.devices.map((device) => device.id));
     const candidates = canMembers
       ? (await caller.devices.ofApplication({ applicationId, limit: 100 })).devices.filter(
