@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   browserMissing,
   checkPage,
-  launchBrowser,
+  closeServerAndBrowser,
   openBrowser,
   screenshot,
+  serverAndBrowser,
   signInOnPage,
 } from "../support/browser";
-import { freePort, startServer, type TestServer } from "../support/harness";
+import type { TestServer } from "../support/harness";
 import { asPerson, type SignedInPerson, signedInPerson } from "../support/signed-in";
 import { rolloutFixture, type RolloutFixture } from "./rollout-fleet";
 
@@ -24,23 +25,13 @@ describe.skipIf(browserMissing)("rollout pages in Chromium", () => {
   let fleet: RolloutFixture;
 
   beforeAll(async () => {
-    const port = await freePort();
-    server = await startServer({
-      port,
-      baseUrl: `http://127.0.0.1:${port}`,
-      instances: "in-memory",
-      rateLimits: { signInAddress: { max: 1000, windowMs: 30_000 } },
-    });
-    browser = await launchBrowser();
+    ({ server, browser } = await serverAndBrowser("in-memory"));
     owner = await signedInPerson(server);
     teamId = (await asPerson(server, owner, "POST", "/api/v1/teams", { name: "Hall" })).body.id;
     const tokenOwner = await server.user({ teams: [{ id: teamId, role: Role.owner }] });
     fleet = await rolloutFixture(server, tokenOwner, teamId, 2);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeServerAndBrowser(server, browser));
 
   test("an owner plans, starts and aborts a rollout from the group's page", async () => {
     const { context, page, problems } = await openBrowser(browser);

@@ -76,7 +76,7 @@ describe("rollout pages", () => {
     expect(started.status, started.html).toBe(303);
     const location = started.location as string;
     expect(location).toMatch(new RegExp(`^/teams/${teamId}/rollouts/[^/?]+\\?done=started$`));
-    rolloutPath = location.split("?")[0];
+    rolloutPath = location.replace(/\?.*$/, "");
 
     const page = await server.page("GET", location, { sid: owner.sid });
     expect(page.status).toBe(200);

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { field, type FormError, formError } from "../../pages/forms";
 import { type PageDeps, sendPage, signedIn } from "../../pages/page";
 import { pageRoute } from "../../pages/render";
-import { pageAt, pageLinks } from "../../pages/paging";
+import { type PageAt, pageAt, pageLinks } from "../../pages/paging";
 import { teamPlace } from "../../teams/index";
 import {
   applicationOfTeam,
@@ -28,6 +28,24 @@ type GroupParams = { teamId: string; groupId: string };
 type ApplicationParams = { teamId: string; applicationId: string };
 
 const PAGE_SIZE = 20;
+
+/** A page of rollouts as rollout-rows.eta shows it, with its pager. */
+function listOf(
+  page: { rollouts: unknown[]; meta: { next_cursor?: string } },
+  teamId: string,
+  path: string,
+  at: PageAt,
+  caption: string,
+) {
+  const links = pageLinks(path, {}, at, page.meta.next_cursor);
+  return {
+    rollouts: page.rollouts,
+    labels: STATE_LABELS,
+    teamId,
+    caption,
+    pager: { label: "Rollouts pages", ...links },
+  };
+}
 
 /** The application's snapshots, newest first, as a rollout may roll out. */
 async function snapshotsOf(caller: RolloutCaller, applicationId: string) {
@@ -67,13 +85,7 @@ export function rolloutPages(app: FastifyInstance, deps: PageDeps) {
         group,
         groupPath: `/teams/${encodeURIComponent(teamId)}/device-groups/${encodeURIComponent(groupId)}`,
         applicationPath: applicationRolloutsPath(teamId, group.application.id),
-        list: {
-          rollouts: page.rollouts,
-          labels: STATE_LABELS,
-          teamId,
-          caption: `Rollouts of ${group.name}`,
-          pager: { label: "Rollouts pages", ...pageLinks(path, {}, at, page.meta.next_cursor) },
-        },
+        list: listOf(page, teamId, path, at, `Rollouts of ${group.name}`),
         rollout: canCreate
           ? {
               action: path,
@@ -146,13 +158,7 @@ export function rolloutPages(app: FastifyInstance, deps: PageDeps) {
         title: `Rollouts of ${application.name}`,
         place,
         application,
-        list: {
-          rollouts: page.rollouts,
-          labels: STATE_LABELS,
-          teamId,
-          caption: `Rollouts of ${application.name}`,
-          pager: { label: "Rollouts pages", ...pageLinks(path, {}, at, page.meta.next_cursor) },
-        },
+        list: listOf(page, teamId, path, at, `Rollouts of ${application.name}`),
       });
     },
   );
