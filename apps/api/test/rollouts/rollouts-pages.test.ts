@@ -56,6 +56,12 @@ describe("rollout pages", () => {
     expect(bad.html).toContain("Wave 2 (“lots”) is neither a number");
     expect(bad.html).toContain('aria-invalid="true"');
     expect(bad.html).toContain('value="1,lots"');
+    const zero = await server.page("POST", `${groupPath()}/rollouts`, {
+      sid: owner.sid,
+      form: form({ waves: "0", intent: "plan" }),
+    });
+    expect(zero.status).toBe(400);
+    expect(zero.html).toContain('id="rollout-waves-error"');
 
     const plan = await server.page("POST", `${groupPath()}/rollouts`, {
       sid: owner.sid,
