@@ -1,9 +1,10 @@
 // The rollouts area: a snapshot rolled out to an application's devices wave by wave, each device
 // gated on its health (docs/rollouts.md) — the procedures, the runner that moves rollouts on, and
-// the route where a device's flows report to the rollout that watches them.
+// the route where a device's flows report to the rollout that watches them, and their pages.
 import { router } from "../core/trpc";
 import type { Area } from "../plugins/area";
 import { HEALTH_REPORT, healthReportRoute } from "./health";
+import { rolloutPages } from "./pages/lists";
 import { rolloutProcedures } from "./procedures";
 import { RolloutRunner } from "./runner";
 
@@ -16,6 +17,8 @@ declare module "../plugins/area" {
 
 export const rollouts = {
   procedures: { rollouts: router(rolloutProcedures) },
+  /** A rollout's page, a group's and an application's rollouts, and the form that starts one. */
+  pages: () => rolloutPages,
   async start(app, { db, services, options }) {
     const runner = new RolloutRunner(db, app.log, options.rolloutTickMs ?? 1000, () => {
       for (const changed of services.afterMutation ?? []) changed();

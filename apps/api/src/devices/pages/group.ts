@@ -108,8 +108,11 @@ export function groupPage(
     const applicationId = summary.application.id;
     const group = await caller.deviceGroups.byId({ applicationId, groupId });
     const canUpdate = place.can("application:device-group:update");
+    // The rollouts area's pages take the form that starts a rollout (it posts to them).
+    const canRollout = place.can("rollout:create");
     const canMembers = place.can("application:device-group:membership:update");
-    const snapshots = canUpdate ? await snapshotsOf(deps.context(request), applicationId) : [];
+    const snapshots =
+      canUpdate || canRollout ? await snapshotsOf(deps.context(request), applicationId) : [];
     const members = new Set(group.devices.map((device) => device.id));
     const candidates = canMembers
       ? (await caller.devices.ofApplication({ applicationId, limit: 100 })).devices.filter(
@@ -139,7 +142,9 @@ export function groupPage(
           update: canUpdate,
           members: canMembers,
           delete: place.can("application:device-group:delete"),
+          rollout: canRollout,
         },
+        rolloutsPath: `${pathOf(request.params)}/rollouts`,
         failed,
         edit:
           failed?.action === "edit"
