@@ -12,6 +12,7 @@ import {
   devicesReports,
   findRollout,
   type RolloutDetail,
+  type RolloutDeviceChange,
   type RolloutDeviceDetail,
   rolloutDevices,
   setDevicesTarget,
@@ -41,6 +42,21 @@ function waveTimes(rollout: RolloutDetail, wave: number) {
   const times = [...rollout.wave_times];
   while (times.length <= wave) times.push({ startedAt: null, finishedAt: null });
   return times;
+}
+
+/** A device's new state in the rollout, kept and in the device's log. */
+async function moveOn(
+  trx: Db,
+  rollout: RolloutDetail,
+  device: RolloutDeviceDetail,
+  change: RolloutDeviceChange,
+  event: "deploying" | "healthy" | "rolled-back",
+  more: Record<string, unknown> = {},
+) {
+  Object.assign(device, change);
+  await updateRolloutDevice(trx, rollout.id, device.device_id, change);
+  const named = { id: device.device_id, name: device.device_name };
+  await recordRolloutDeviceEvent(trx, rollout, named, event, more);
 }
 
 async function failDevice(
@@ -126,17 +142,7 @@ async function gate(trx: Db, rollout: RolloutDetail, devices: RolloutDeviceDetai
         now,
       );
     } else if (now.getTime() - device.soak_started_at!.getTime() >= rollout.soak_seconds * 1000) {
-      Object.assign(device, { state: "healthy", healthy_at: now });
-      await updateRolloutDevice(trx, rollout.id, device.device_id, {
-        state: "healthy",
-        healthy_at: now,
-      });
-      await recordRolloutDeviceEvent(
-        trx,
-        rollout,
-        { id: device.device_id, name: device.device_name },
-        "healthy",
-      );
+      await moveOn(trx, rollout, device, { state: "healthy", healthy_at: now }, "healthy");
     }
   }
   return watched.map((d) => d.state).join() !== before;
@@ -157,19 +163,8 @@ async function deployWave(
     rollout.snapshot_id,
   );
   for (const device of members) {
-    Object.assign(device, { state: "deploying", deployed_at: now, starts: 0 });
-    await updateRolloutDevice(trx, rollout.id, device.device_id, {
-      state: "deploying",
-      deployed_at: now,
-      starts: 0,
-    });
-    await recordRolloutDeviceEvent(
-      trx,
-      rollout,
-      { id: device.device_id, name: device.device_name },
-      "deploying",
-      { wave },
-    );
+    const change = { state: "deploying", deployed_at: now, starts: 0 };
+    await moveOn(trx, rollout, device, change, "deploying", { wave });
   }
   const times = waveTimes(rollout, wave);
   times[wave] = { startedAt: now.toISOString(), finishedAt: null };
@@ -215,21 +210,11 @@ export async function endRollout(
     );
     for (const device of touched) {
       const why = device.failed_at !== null ? device.reason : `Rolled back: ${reason}`;
-      Object.assign(device, { state: "rolled_back", reason: why });
-      await updateRolloutDevice(trx, rollout.id, device.device_id, {
-        state: "rolled_back",
+      const to = device.previous_id ? { id: device.previous_id, name: device.previous_name } : null;
+      await moveOn(trx, rollout, device, { state: "rolled_back", reason: why }, "rolled-back", {
         reason: why,
+        to,
       });
-      await recordRolloutDeviceEvent(
-        trx,
-        rollout,
-        { id: device.device_id, name: device.device_name },
-        "rolled-back",
-        {
-          reason: why,
-          to: device.previous_id ? { id: device.previous_id, name: device.previous_name } : null,
-        },
-      );
     }
   }
   const times = waveTimes(rollout, rollout.current_wave);
