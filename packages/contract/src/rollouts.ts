@@ -176,7 +176,9 @@ export const CreateRolloutInput = z.strictObject({
     .max(10_000)
     .default(0)
     .describe("Devices that may fail before the rollout stops and rolls back (default 0)"),
-  startAt: Timestamp.optional().describe("Start no sooner (a maintenance window); absent: now"),
+  startAt: Text.check(z.iso.datetime({ offset: true }))
+    .optional()
+    .describe("Start no sooner (an ISO time: a maintenance window's start); absent: now"),
   requireApproval: z
     .boolean()
     .default(false)

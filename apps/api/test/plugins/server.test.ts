@@ -2,6 +2,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { restRoutes } from "../../src/core/rest";
 import { devices } from "../../src/devices/index";
+import { rollouts } from "../../src/rollouts/index";
 import { appRouter } from "../../src/router";
 import { startServer, type TestServer } from "../support/harness";
 import { isAgentOperation } from "../support/walk";
@@ -136,11 +137,13 @@ describe("the OpenAPI document", () => {
         const where = `${method} ${path}`;
         expect(operation.tags?.length, where).toBeGreaterThan(0);
         // The device agent's own: the device's token, a person's (the registration's status) or
-        // none (anonymous: starting a registration and polling it).
+        // none (anonymous: starting a registration and polling it); its flows' reports to a
+        // rollout, that rollout's health credential.
         if (isAgentOperation(operation)) {
-          expect([[{ deviceToken: [] }], [{ bearerAuth: [] }], []], where).toContainEqual(
-            operation.security,
-          );
+          expect(
+            [[{ deviceToken: [] }], [{ rolloutHealthToken: [] }], [{ bearerAuth: [] }], []],
+            where,
+          ).toContainEqual(operation.security);
           expect(operation["x-permission"], where).toBeUndefined();
         } else {
           expect(operation.security, where).toEqual([{ bearerAuth: [] }]);
@@ -176,6 +179,7 @@ describe("the OpenAPI document", () => {
     const served = [
       ...restRoutes(appRouter).map((r) => `${r.method} ${r.path}`),
       ...devices.docs.map((doc) => `${doc.method} ${doc.path}`),
+      ...rollouts.docs.map((doc) => `${doc.method} ${doc.path}`),
     ].sort();
     expect(documented).toEqual(served);
     // And Fastify really has each of them.
