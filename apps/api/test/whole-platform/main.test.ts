@@ -438,8 +438,23 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
       }
+      // And its PostgreSQL's processes (their command lines name the directory), which can
+      // outlive it by a moment while they flush their WAL.
+      for (const name of await readdir("/proc")) {
+        if (!/^\d+$/.test(name)) continue;
+        const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
+        if (!cmdline.includes(own)) continue;
+        while (
+          await access(`/proc/${name}`).then(
+            () => true,
+            () => false,
+          )
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
       await drop();
-      await rm(own, { recursive: true, force: true });
+      await rm(own, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     }
   });
 
