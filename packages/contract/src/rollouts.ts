@@ -52,6 +52,27 @@ export const RolloutWaveSpec = z
 /** A snapshot by id and name. */
 const SnapshotBrief = z.object({ id: Id, name: z.string() });
 
+export type RolloutWaveSpec = z.infer<typeof RolloutWaveSpec>;
+
+/**
+ * Waves as people type them (`1,50%,100%`: a whole number is a count of devices, `N%` a share of
+ * the target), for the CLI and the pages alike: the waves, or the first part that is neither (its
+ * index and text). Whether the waves can be met is the API's to judge.
+ */
+export function wavesOfText(
+  text: string,
+): { waves: RolloutWaveSpec[] } | { bad: { index: number; part: string } } {
+  const waves: RolloutWaveSpec[] = [];
+  for (const [index, raw] of text.split(",").entries()) {
+    const part = raw.trim();
+    const percent = /^(\d+(?:\.\d+)?)\s*%$/.exec(part);
+    if (percent) waves.push({ percent: Number(percent[1]) });
+    else if (/^\d+$/.test(part)) waves.push({ count: Number(part) });
+    else return { bad: { index, part } };
+  }
+  return { waves };
+}
+
 export const RolloutDevice = z
   .object({
     id: Id,

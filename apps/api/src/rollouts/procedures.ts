@@ -11,6 +11,7 @@ import {
   RolloutOrPlan,
 } from "@flowplane/contract";
 import {
+  ACTIVE_ROLLOUT_STATES,
   type Db,
   findApplication,
   findDeviceGroup,
@@ -113,7 +114,6 @@ export const rolloutProcedures = {
       const team = teamOf(ctx);
       const id = await ctx.db.transaction().execute(async (trx) => {
         const plan = await planRollout(trx, input);
-        if (plan.applicationId === undefined) throw notFound();
         if (input.dryRun) {
           const application = await findApplication(trx, plan.applicationId);
           return planView(plan, input, application?.name ?? "");
@@ -247,7 +247,7 @@ export const rolloutProcedures = {
     "Abort a rollout (owners)",
     "Every device it deployed runs its target from before again (`rolled_back`, with the reason); devices of waves it never reached are untouched. A rollout that has ended cannot be aborted (409 `invalid_rollout_state`).",
     async (ctx, trx, rollout) => {
-      if (!["scheduled", "running", "paused", "waiting_approval"].includes(rollout.state)) {
+      if (!(ACTIVE_ROLLOUT_STATES as readonly string[]).includes(rollout.state)) {
         throw wrongState(rollout, "aborted", "an unfinished");
       }
       const devices = await rolloutDevices(trx, rollout.id);

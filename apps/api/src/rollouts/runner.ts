@@ -7,6 +7,7 @@
 // failures (every device it touched runs its target from before again; later waves are never
 // touched).
 import {
+  ACTIVE_ROLLOUT_STATES,
   activeRolloutIds,
   type Db,
   devicesReports,
@@ -352,4 +353,4 @@ export class RolloutRunner {
   }
 }
 
-const ACTIVE = new Set(["scheduled", "running", "paused", "waiting_approval"]);
+const ACTIVE = new Set<string>(ACTIVE_ROLLOUT_STATES);

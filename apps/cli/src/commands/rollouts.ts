@@ -9,6 +9,8 @@ import {
   type Rollout,
   type RolloutPlan,
   type RolloutState,
+  type RolloutWaveSpec,
+  wavesOfText,
 } from "@flowplane/contract";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { Context } from "../context";
@@ -24,18 +26,15 @@ import { type Example, withExamples } from "./examples";
 import { applicationCommand, expiry, positiveInteger, withJson, withTeamToLookIn } from "./options";
 import { stateLine, watchRollout, wavesTable, words } from "./rollout-watch";
 
-type Wave = { count: number } | { percent: number };
+type Wave = RolloutWaveSpec;
 
-/** `1,50%,100%`: a number is a count of devices, N% a share of the target. */
+/** `1,50%,100%`: a number is a count of devices, N% a share of the target (the contract's). */
 export function waves(value: string): Wave[] {
-  return value.split(",").map((part) => {
-    const given = part.trim();
-    if (/^\d+$/.test(given)) return { count: Number(given) };
-    if (/^\d+(\.\d+)?%$/.test(given)) return { percent: Number(given.slice(0, -1)) };
-    throw new InvalidArgumentError(
-      `"${given}" is not a wave: give counts and percentages, comma-separated (1,50%,100%).`,
-    );
-  });
+  const parsed = wavesOfText(value);
+  if ("waves" in parsed) return parsed.waves;
+  throw new InvalidArgumentError(
+    `"${parsed.bad.part}" is not a wave: give counts and percentages, comma-separated (1,50%,100%).`,
+  );
 }
 
 function seconds(value: string): number {

@@ -1,6 +1,7 @@
 // What the rollout pages share: their tRPC caller (the API's own procedures under the names of the
 // API's router), a rollout or a group read as the team's, the form that starts one as posted (its
 // waves parsed from text), and where the pages are.
+import { type RolloutWaveSpec, wavesOfText } from "@flowplane/contract";
 import type { FastifyRequest } from "fastify";
 import { applicationsRouter } from "../../applications/index";
 import { invalidRequest, notFound } from "../../core/errors";
@@ -64,26 +65,19 @@ export async function rolloutOfTeam(caller: RolloutCaller, teamId: string, rollo
   return rollout;
 }
 
-type WaveSpec = { count: number } | { percent: number };
-
 /**
  * Waves as typed (`1,50%,100%`): a whole number is a count of devices, `N%` a share of them. Bad
  * text is a 400 naming the field, as the API's own errors are.
  */
-export function parseWaves(text: string): WaveSpec[] {
-  const parts = text.split(",").map((part) => part.trim());
+export function parseWaves(text: string): RolloutWaveSpec[] {
   const bad = (message: string) => invalidRequest(message, [{ path: "waves", message }]);
-  if (parts.length === 1 && parts[0] === "") {
-    throw bad("Give at least one wave, e.g. 1,50%,100%");
-  }
-  return parts.map((part, index) => {
-    const percent = /^(\d+(?:\.\d+)?)\s*%$/.exec(part);
-    if (percent) return { percent: Number(percent[1]) };
-    if (/^\d+$/.test(part)) return { count: Number(part) };
-    throw bad(
-      `Wave ${index + 1} (“${part}”) is neither a number of devices nor a percentage (e.g. 50%)`,
-    );
-  });
+  if (text.trim() === "") throw bad("Give at least one wave, e.g. 1,50%,100%");
+  const parsed = wavesOfText(text);
+  if ("waves" in parsed) return parsed.waves;
+  const { index, part } = parsed.bad;
+  throw bad(
+    `Wave ${index + 1} (“${part}”) is neither a number of devices nor a percentage (e.g. 50%)`,
+  );
 }
 
 /** The form that starts a rollout, as posted (text, to show again when it fails). */

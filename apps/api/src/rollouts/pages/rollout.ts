@@ -4,6 +4,7 @@
 // first: by the page's script, or on a page of its own without script). While it is under way the
 // page offers a Refresh link. Everything is the API's own procedures, called as the signed-in user.
 import type { Rollout } from "@flowplane/contract";
+import { ACTIVE_ROLLOUT_STATES } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from "fastify";
 import { notFound } from "../../core/errors";
 import { field, type FormError, formError } from "../../pages/forms";
@@ -41,7 +42,7 @@ const APPLIES: Record<Action, readonly string[]> = {
   pause: ["scheduled", "running", "waiting_approval"],
   resume: ["paused"],
   approve: ["waiting_approval"],
-  abort: ["scheduled", "running", "paused", "waiting_approval"],
+  abort: ACTIVE_ROLLOUT_STATES,
 };
 
 /** A rollout still under way (its page may change while it is read). */
