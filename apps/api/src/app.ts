@@ -9,6 +9,7 @@ import { auditLog } from "./audit-log/index";
 import { broker } from "./broker/index";
 import { catalogue } from "./catalogue/index";
 import { devices } from "./devices/index";
+import { events } from "./events/index";
 import { instances } from "./instances/index";
 import { library } from "./library/index";
 import { pipelines } from "./pipelines/index";
@@ -36,6 +37,7 @@ export type { AppOptions } from "./plugins/area";
 /** The areas, in the order their procedures are named (the OpenAPI document's order). */
 const AREAS = [
   platform,
+  events,
   accounts,
   teams,
   tokens,

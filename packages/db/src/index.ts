@@ -13,6 +13,8 @@ export {
   embeddedPostgresUnavailable,
 } from "./embedded-postgres-programs";
 export * from "./errors";
+export * from "./events/index";
+export type * from "./schema-events";
 export * from "./ids";
 export * from "./instances";
 export * from "./library";

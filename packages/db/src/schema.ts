@@ -17,6 +17,7 @@ import type {
   BrokerTokensTable,
 } from "./schema-accounts";
 import type { RolloutDevicesTable, RolloutsTable } from "./schema-rollouts";
+import type { EventRetentionTable, EventsTable } from "./schema-events";
 import type {
   ProjectTypesTable,
   ProjectStacksTable,
@@ -53,6 +54,8 @@ export interface Database {
   access_tokens: AccessTokensTable;
   access_token_teams: AccessTokenTeamsTable;
   audit_log: AuditLogTable;
+  events: EventsTable;
+  event_retention: EventRetentionTable;
   sessions: SessionsTable;
   team_types: TeamTypesTable;
   invitations: InvitationsTable;

@@ -24,6 +24,7 @@ import * as platformSettings from "./2026-11-29T0500-platform-settings";
 import * as deviceRegistrations from "./2026-11-29T0600-device-registrations";
 import * as deviceChannel from "./2026-11-29T1100-device-channel";
 import * as rollouts from "./2026-11-29T1800-rollouts";
+import * as events from "./2026-11-29T2100-events";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-29T0600-device-registrations": deviceRegistrations,
   "2026-11-29T1100-device-channel": deviceChannel,
   "2026-11-29T1800-rollouts": rollouts,
+  "2026-11-29T2100-events": events,
 };

@@ -1,0 +1,4 @@
+// Events: what integrators hear of the platform (the stream, webhooks, notifications).
+export * from "./record";
+export * from "./read";
+export * from "./sequencer";
