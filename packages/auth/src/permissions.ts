@@ -41,6 +41,8 @@ export const PERMISSIONS = {
   "team:user:list": { kind: "team", role: Role.viewer, access: "read" },
   /** Searching a team's applications, instances and devices (FlowFuse's: viewers and up). */
   "team:search": { kind: "team", role: Role.viewer, access: "read" },
+  /** A team's events (docs/events.md): each one further needs its audit log's permission. */
+  "team:events": { kind: "team", role: Role.viewer, access: "read" },
   "team:user:invite": { kind: "team", role: Role.owner, access: "write" },
   "team:user:remove": { kind: "team", role: Role.owner, access: "write", orSelf: true },
   "team:user:change-role": { kind: "team", role: Role.owner, access: "write" },

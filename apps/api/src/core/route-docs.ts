@@ -50,6 +50,8 @@ export interface RouteDoc {
    */
   rateLimit?: "always" | "global";
   params?: z.ZodObject;
+  /** Its query parameters. */
+  query?: z.ZodObject;
   body?: z.ZodType;
   responses: Record<number, RouteResponse>;
 }
@@ -74,16 +76,20 @@ export const routeUrl = (doc: RouteDoc) => doc.path.replace(/\{(\w+)\}/g, ":$1")
  */
 function schemaOf(document: OpenAPIObject, schema: z.ZodType, io: "input" | "output") {
   const json = z.toJSONSchema(schema, { target: "openapi-3.0", io, unrepresentable: "any" });
-  const text = JSON.stringify(json).replace(/"#\/\$defs\//g, '"#/components/schemas/');
+  // zod names the definitions `$defs`, or `definitions` for OpenAPI 3.0 when the root has an id.
+  const text = JSON.stringify(json).replace(
+    /"#\/(\$defs|definitions)\//g,
+    '"#/components/schemas/',
+  );
+  type Schemas = NonNullable<NonNullable<OpenAPIObject["components"]>["schemas"]>;
   const {
     $schema: _,
     $defs,
+    definitions,
     ...rest
-  } = JSON.parse(text) as Record<string, unknown> & {
-    $defs?: NonNullable<NonNullable<OpenAPIObject["components"]>["schemas"]>;
-  };
+  } = JSON.parse(text) as Record<string, unknown> & { $defs?: Schemas; definitions?: Schemas };
   const components = (document.components ??= {});
-  components.schemas = { ...$defs, ...components.schemas };
+  components.schemas = { ...$defs, ...definitions, ...components.schemas };
   return rest;
 }
 
@@ -110,6 +116,24 @@ export function documentRoutes(
     const responses = limited ? { ...doc.responses, 429: tooManyRequests } : doc.responses;
     const params = doc.params ? schemaOf(document, doc.params, "input") : undefined;
     const properties = (params?.properties ?? {}) as Record<string, Record<string, unknown>>;
+    const query = doc.query ? schemaOf(document, doc.query, "input") : undefined;
+    const queryProperties = (query?.properties ?? {}) as Record<string, Record<string, unknown>>;
+    const required = new Set((query?.required ?? []) as string[]);
+    const parameters = [
+      ...Object.entries(properties).map(([name, schema]) => ({
+        in: "path",
+        name,
+        required: true,
+        schema,
+      })),
+      ...Object.entries(queryProperties).map(([name, schema]) => ({
+        in: "query",
+        name,
+        required: required.has(name),
+        ...(typeof schema.description === "string" && { description: schema.description }),
+        schema,
+      })),
+    ];
     const operation: Record<string, unknown> = {
       operationId: doc.id,
       summary: doc.summary,
@@ -119,14 +143,7 @@ export function documentRoutes(
       ...(doc.permission && { "x-permission": doc.permission }),
       tags: doc.tags,
       security: doc.security === "none" ? [] : [{ [doc.security]: [] }],
-      ...(Object.keys(properties).length > 0 && {
-        parameters: Object.entries(properties).map(([name, schema]) => ({
-          in: "path",
-          name,
-          required: true,
-          schema,
-        })),
-      }),
+      ...(parameters.length > 0 && { parameters }),
       ...(doc.body && {
         requestBody: {
           required: !doc.body.safeParse(undefined).success,
@@ -145,9 +162,13 @@ export function documentRoutes(
             {
               description: response.description,
               ...(response.headers && { headers: response.headers }),
-              ...(schema && { content: { "application/json": { schema } } }),
-              ...(response.contentType && {
-                content: { [response.contentType]: { schema: { type: "string" } } },
+              ...((schema || response.contentType) && {
+                content: {
+                  ...(schema && { "application/json": { schema } }),
+                  ...(response.contentType && {
+                    [response.contentType]: { schema: { type: "string" } },
+                  }),
+                },
               }),
             },
           ];

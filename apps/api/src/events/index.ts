@@ -1,9 +1,11 @@
 // The events area: what integrators hear of the platform — every audit entry and what the
 // platform tells that is not audited (docs/events.md). Its runner numbers events as they commit
-// and hands them to the consumers other areas add (webhooks, notifications).
+// and hands them to the consumers other areas add (webhooks, notifications); its route streams
+// them to integrators.
 import { pruneEvents } from "@flowplane/db";
 import type { Area } from "../plugins/area";
 import { EventRunner } from "./runner";
+import { EVENTS_DOC, eventStreamRoute } from "./stream";
 
 declare module "../plugins/area" {
   interface AppOptions {
@@ -29,6 +31,9 @@ export const events = {
     app.addHook("onClose", async () => runner.close());
     return { events: runner };
   },
+  /** The team's events, streamed or paged (events/stream.ts). */
+  api: async (app, platform) => eventStreamRoute(app, platform, platform.options.eventStream),
+  docs: [EVENTS_DOC],
   async sweep({ db, options }) {
     const hours = options.eventRetentionHours ?? 24 * 7;
     await pruneEvents(db, new Date(Date.now() - hours * 3_600_000));

@@ -184,6 +184,8 @@ export async function startServer(
     instanceHostPorts?: number[];
     /** The live device log stream's heartbeat and recheck intervals. */
     deviceLogStream?: AppOptions["deviceLogStream"];
+    /** The events stream's timings and bound. */
+    eventStream?: AppOptions["eventStream"];
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -216,6 +218,7 @@ export async function startServer(
     sessionIdleMs: options.sessionIdleMs,
     rateLimits: options.rateLimits,
     deviceLogStream: options.deviceLogStream,
+    eventStream: options.eventStream,
     // Rollouts move on quickly: a test waits on their state, not on a tick.
     rolloutTickMs: 100,
     broker:

@@ -23,6 +23,8 @@ export interface EventFilter {
   /** Only events of this resource (`device`, and optionally its id). */
   entityType?: string;
   entityId?: string;
+  /** Only events about these kinds of resource (what the reader's role may see). */
+  entityTypes?: string[];
   limit: number;
 }
 
@@ -49,11 +51,17 @@ export async function listEvents(
     .where("team_id", "=", filter.teamId)
     .where("seq", "is not", null)
     .where("seq", ">", String(filter.after ?? 0n) as never)
-    .orderBy("seq")
+    // The table's column, not the text alias: ORDER BY a name takes the output column first, and
+    // text orders "10" before "9".
+    .orderBy("events.seq")
     .limit(filter.limit);
   if (filter.types?.length) query = query.where("type", "in", filter.types);
   if (filter.entityType) query = query.where("entity_type", "=", filter.entityType);
   if (filter.entityId) query = query.where("entity_id", "=", filter.entityId);
+  if (filter.entityTypes) {
+    if (filter.entityTypes.length === 0) return [];
+    query = query.where("entity_type", "in", filter.entityTypes);
+  }
   const rows = await query.execute();
   return rows.map((row) => ({
     seq: row.seq as string,
