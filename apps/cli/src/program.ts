@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import packageJson from "../package.json" with { type: "json" };
 import { apiFailure } from "./client";
 import { addAuditLogCommand } from "./commands/audit-log";
+import { addEventsCommand } from "./commands/events";
 import { addBrokerCommands } from "./commands/broker";
 import { addDeviceGroupsCommands } from "./commands/device-groups";
 import { addDeviceSnapshotsCommands } from "./commands/device-snapshots";
@@ -56,6 +57,7 @@ export function createProgram(context: Context, io: Io): Command {
   addTokensCommands(program, context);
   addUsersCommands(program, context);
   addAuditLogCommand(program, context);
+  addEventsCommand(program, context);
   addAppsCommands(program, context);
   addInstancesCommands(program, context);
   addSnapshotsCommands(program, context);

@@ -8,3 +8,10 @@ export { envelopeError, FlowplaneClientError, flowplaneError } from "./errors";
 export { registrationWaits } from "./rest";
 export { type DeviceLogLine, type FollowOptions, followDeviceLog } from "./device-log";
 export { createFlowplaneClient, type FlowplaneClient, type FlowplaneClientOptions } from "./client";
+export {
+  type FollowEventsOptions,
+  followTeamEvents,
+  listTeamEvents,
+  type TeamEvent,
+  type TeamEventsQuery,
+} from "./events";
