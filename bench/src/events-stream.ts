@@ -23,7 +23,11 @@ const { guarded } = failing;
 /** Counts the SSE events (`id:` lines) a stream delivers, until told to stop. */
 async function follow(url: string, token: string, signal: AbortSignal, onEvent: () => void) {
   const response = await fetch(url, {
-    headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" },
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: "text/event-stream",
+      "accept-encoding": "identity",
+    },
     signal,
   });
   if (response.status !== 200 || !response.body) throw new Error(`stream: ${response.status}`);
@@ -109,10 +113,12 @@ async function main(): Promise<void> {
         if (++received >= config.events) all();
       }),
     );
+    const progress = setInterval(() => say(`  received ${received} of ${config.events}`), 5000);
     const t = performance.now();
     const writeSeconds = await guarded(write(config.events));
     await guarded(everyOne);
     const streamSeconds = (performance.now() - t) / 1000;
+    clearInterval(progress);
     controller.abort();
     await streaming;
 
