@@ -2,7 +2,7 @@
 // Events read with fetch (a browser's EventSource cannot send a bearer token), one line per event.
 import type { DeviceLogLine } from "@flowplane/contract";
 import { type FlowplaneClientOptions, trimmed } from "./client";
-import { envelopeError, FlowplaneClientError } from "./errors";
+import { refusalOf } from "./errors";
 
 export type { DeviceLogLine };
 
@@ -32,16 +32,7 @@ export async function* followDeviceLog(
     },
     signal: follow.signal,
   });
-  if (response.status !== 200 || !response.body) {
-    const body: unknown = await response.json().catch(() => undefined);
-    throw (
-      envelopeError(body, response.status) ??
-      new FlowplaneClientError(`the server answered HTTP ${response.status} with no API error`, {
-        code: "unexpected_error",
-        status: response.status,
-      })
-    );
-  }
+  if (response.status !== 200 || !response.body) throw await refusalOf(response);
   const decoder = new TextDecoder();
   let text = "";
   const reader = response.body.getReader();

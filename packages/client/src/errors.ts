@@ -73,3 +73,15 @@ export function envelopeError(
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null;
+
+/** What a REST route outside tRPC refused with: its error envelope, or the bare status. */
+export async function refusalOf(response: Response): Promise<FlowplaneClientError> {
+  const body: unknown = await response.json().catch(() => undefined);
+  return (
+    envelopeError(body, response.status) ??
+    new FlowplaneClientError(`the server answered HTTP ${response.status} with no API error`, {
+      code: "unexpected_error",
+      status: response.status,
+    })
+  );
+}

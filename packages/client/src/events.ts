@@ -4,7 +4,7 @@
 import type { EventList, TeamEvent } from "@flowplane/contract";
 import { createParser } from "eventsource-parser";
 import { type FlowplaneClientOptions, trimmed } from "./client";
-import { envelopeError, FlowplaneClientError } from "./errors";
+import { refusalOf } from "./errors";
 
 export type { EventList, TeamEvent };
 
@@ -31,17 +31,6 @@ const filterQuery = (query: TeamEventsQuery) => ({
   resourceId: query.resourceId,
 });
 
-async function refusal(response: Response): Promise<FlowplaneClientError> {
-  const body: unknown = await response.json().catch(() => undefined);
-  return (
-    envelopeError(body, response.status) ??
-    new FlowplaneClientError(`the server answered HTTP ${response.status} with no API error`, {
-      code: "unexpected_error",
-      status: response.status,
-    })
-  );
-}
-
 /** A page of the team's events, oldest first, after `cursor`. */
 export async function listTeamEvents(
   options: Options,
@@ -56,7 +45,7 @@ export async function listTeamEvents(
   const response = await (options.fetch ?? globalThis.fetch)(url, {
     headers: { authorization: `Bearer ${options.token}`, accept: "application/json" },
   });
-  if (response.status !== 200) throw await refusal(response);
+  if (response.status !== 200) throw await refusalOf(response);
   return (await response.json()) as EventList;
 }
 
@@ -90,7 +79,7 @@ export async function* followTeamEvents(
       signal: follow.signal,
     },
   );
-  if (response.status !== 200 || !response.body) throw await refusal(response);
+  if (response.status !== 200 || !response.body) throw await refusalOf(response);
   const ready: TeamEvent[] = [];
   const parser = createParser({
     onEvent: (message) => ready.push(JSON.parse(message.data) as TeamEvent),
