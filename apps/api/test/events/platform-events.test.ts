@@ -12,11 +12,11 @@ import {
   announceProjectRuntime,
   announceSilentDevicesOffline,
   type EventRecord,
-  listEvents,
 } from "@flowplane/db";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/harness";
+import { platformEvents } from "../support/platform-events";
 import {
   createPipeline,
   createRunningDevice,
@@ -33,21 +33,6 @@ const until = waiter(20_000, 50);
 let server: TestServer;
 let owner: TestUser;
 let team: TestTeam;
-
-/** The team's events of these types, once every event written is numbered (the runner's flush). */
-export async function platformEvents(
-  on: TestServer,
-  teamId: string,
-  types: string[],
-  entityId?: string,
-): Promise<EventRecord[]> {
-  await until("every event numbered", async () => {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from events
-      where seq is null`.execute(on.db);
-    return rows[0]!.n === 0 ? true : undefined;
-  });
-  return listEvents(on.db, { teamId, types, entityId, limit: 1000 });
-}
 
 /** What an event says, as the catalogue names it. */
 const said = (event: EventRecord) => ({
