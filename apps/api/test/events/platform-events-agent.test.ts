@@ -147,5 +147,5 @@ describe("a hosted Node-RED that dies", () => {
       ["project.recovered", "project", { project: { id, name } }],
     ]);
     expect(events.every((event) => event.teamId === team.id && event.entityId === id)).toBe(true);
-  }, 180_000);
+  }, 300_000);
 });
