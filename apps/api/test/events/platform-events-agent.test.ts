@@ -4,10 +4,10 @@
 // and a hosted Node-RED killed is `project.crashed` with what the runtime says of why, then
 // `project.recovered` once started again. A machine without the agent's package skips the device's
 // part (CI fails instead).
-import { readFile, readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPackage, DeviceAgents, type Agent } from "../support/device-agent";
 import { startServer, type TestServer } from "../support/harness";
+import { nodeRedPid } from "../support/node-red-process";
 import {
   createApplication,
   createInstance,
@@ -106,22 +106,6 @@ describe("a hosted Node-RED that dies", () => {
   const stateOf = async (id: string) =>
     (await server.request("GET", `/api/v1/projects/${id}`, { token: owner.token })).body;
 
-  /** The process the platform started for it: of those given its id, the one whose parent was not. */
-  const pidOf = (id: string) =>
-    until("Node-RED's pid", async () => {
-      const given = async (pid: string) =>
-        (await readFile(`/proc/${pid}/environ`, "utf8").catch(() => ""))
-          .split("\0")
-          .includes(`FLOWPLANE_INSTANCE_ID=${id}`);
-      for (const name of await readdir("/proc")) {
-        if (!/^\d+$/.test(name) || !(await given(name))) continue;
-        const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
-        const parent = /^PPid:\s+(\d+)$/m.exec(status)?.[1];
-        if (parent && !(await given(parent))) return Number(name);
-      }
-      return undefined;
-    });
-
   it("is told crashed with why, then recovered once started again", async () => {
     const id = await createInstance(server, owner, team.id);
     const { name } = await until("the instance running", async () => {
@@ -130,7 +114,7 @@ describe("a hosted Node-RED that dies", () => {
     });
     const types = ["project.crashed", "project.recovered"];
     expect(await platformEvents(server, team.id, types, id)).toEqual([]);
-    process.kill(await pidOf(id), "SIGKILL");
+    process.kill(await nodeRedPid(id), "SIGKILL");
     await until("the crash told", async () =>
       (await platformEvents(server, team.id, types, id)).length === 1 ? true : undefined,
     );
