@@ -45,8 +45,11 @@ const PLATFORM_EVENTS = {
     z.object({ device: Named, state: z.string() }),
   ),
   "device.snapshot.running": told(
-    "A device reports running a new snapshot (null: none)",
-    z.object({ device: Named, snapshot: Named.nullable() }),
+    "A device reports running a new snapshot (null: none; a name null: a snapshot deleted since)",
+    z.object({
+      device: Named,
+      snapshot: z.object({ id: Id, name: z.string().nullable() }).nullable(),
+    }),
   ),
   "project.crashed": told(
     "An instance's Node-RED stopped unexpectedly",
