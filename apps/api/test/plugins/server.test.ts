@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { restRoutes } from "../../src/core/rest";
 import { devices } from "../../src/devices/index";
 import { rollouts } from "../../src/rollouts/index";
+import { events } from "../../src/events/index";
 import { appRouter } from "../../src/router";
 import { startServer, type TestServer } from "../support/harness";
 import { isAgentOperation } from "../support/walk";
@@ -180,6 +181,7 @@ describe("the OpenAPI document", () => {
       ...restRoutes(appRouter).map((r) => `${r.method} ${r.path}`),
       ...devices.docs.map((doc) => `${doc.method} ${doc.path}`),
       ...rollouts.docs.map((doc) => `${doc.method} ${doc.path}`),
+      ...events.docs.map((doc) => `${doc.method} ${doc.path}`),
     ].sort();
     expect(documented).toEqual(served);
     // And Fastify really has each of them.
