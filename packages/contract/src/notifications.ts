@@ -1,6 +1,6 @@
 // Notifications: a person's inbox, as FlowFuse's `/api/v1/user/notifications` (its Notification:
 // `id`, `type`, `createdAt`, `read`, `data`), fed by the platform's events that concern them
-// (docs/events.md, "Notifications").
+// (docs/notifications.md).
 import { z } from "zod";
 import { Id, ListMeta, Timestamp } from "./common";
 

@@ -15,8 +15,9 @@ import {
   listNotifications,
   markNotifications,
   type NotificationRow,
+  notificationsNotOwned,
 } from "@flowplane/db";
-import { notFound } from "../core/errors";
+import { invalidRequest, notFound } from "../core/errors";
 import { type Context, procedure } from "../core/trpc";
 
 const TAG = "User";
@@ -56,7 +57,7 @@ export const notificationProcedures = {
         tags: [TAG],
         summary: "Your notifications",
         description:
-          "Newest first, a page at a time (`meta.next_cursor`); `count` is all of them, `unread` those not read yet. What notifies whom is in docs/events.md (Notifications). Unlike FlowFuse, a read-only token may list them.",
+          "Newest first, a page at a time (`meta.next_cursor`); `count` is all of them, `unread` those not read yet. What notifies whom is in docs/notifications.md. Unlike FlowFuse, a read-only token may list them.",
       },
     })
     .input(ListNotificationsInput)
@@ -72,12 +73,24 @@ export const notificationProcedures = {
         tags: [TAG],
         summary: "Mark notifications read or unread",
         description:
-          "Marks those of `ids` that are yours; others' and unknown ids are ignored. Answers the first page of your notifications, as FlowFuse does.",
+          "Answers the first page of your notifications, as FlowFuse does. An id that is not one of your notifications (another person's, or none) is 400 `invalid_request` naming it (`ids.<index>`), and none is marked (FlowFuse ignores it).",
       },
     })
     .input(MarkNotificationsInput)
     .output(NotificationList)
     .mutation(async ({ ctx, input }) => {
+      const unknown = await notificationsNotOwned(ctx.db, ctx.auth.userId, input.ids);
+      if (unknown.length > 0) {
+        const fields = input.ids.flatMap((id, index) =>
+          unknown.includes(id)
+            ? [{ path: `ids.${index}`, message: "Not one of your notifications" }]
+            : [],
+        );
+        throw invalidRequest(
+          `Invalid request: ids: not your notifications: ${unknown.join(", ")}`,
+          fields,
+        );
+      }
       await markNotifications(ctx.db, ctx.auth.userId, input.ids, input.read);
       return notificationList(ctx, { limit: 50 });
     }),

@@ -147,11 +147,17 @@ describe("a person's inbox", () => {
     // Another person's notification is as absent as one that never was, for every verb.
     expect((await asPerson(server, viewer, "PUT", path, { read: false })).status).toBe(404);
     expect((await asPerson(server, viewer, "DELETE", path)).status).toBe(404);
+    const viewersOwn = (await inbox(viewer)).notifications[0]!.id;
     const theirs = await asPerson(server, viewer, "PUT", "/api/v1/user/notifications", {
-      ids,
-      read: false,
+      ids: [viewersOwn, newest!.id],
+      read: true,
     });
-    expect(theirs.status).toBe(200);
+    expect(theirs.status).toBe(400);
+    expect(theirs.body.errors).toEqual([
+      { path: "ids.1", message: "Not one of your notifications" },
+    ]);
+    // Nothing was marked: not the viewer's own either.
+    expect((await inbox(viewer)).notifications[0]).toMatchObject({ id: viewersOwn, read: false });
     expect((await inbox(member)).unread).toBe(0);
 
     const gone = await asPerson(server, member, "DELETE", path);

@@ -84,6 +84,23 @@ export async function markNotifications(
   return Number(result.numUpdatedRows);
 }
 
+/** Those of `ids` that are not the person's notifications (another's, or none at all). */
+export async function notificationsNotOwned(
+  db: Kysely<Database>,
+  userId: string,
+  ids: string[],
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const own = await db
+    .selectFrom("notifications")
+    .select("id")
+    .where("user_id", "=", userId)
+    .where("id", "in", ids)
+    .execute();
+  const found = new Set(own.map((row) => row.id));
+  return ids.filter((id) => !found.has(id));
+}
+
 /** Deletes one of the person's notifications; false: none of theirs has that id. */
 export async function deleteNotification(
   db: Kysely<Database>,
