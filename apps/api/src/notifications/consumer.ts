@@ -111,8 +111,9 @@ const RULES: Record<string, Rule> = {
     },
   },
   "device.offline": deviceRule("device-offline", "is offline", () => ""),
+  // The agent's report: its Node-RED crashed, or runs in safe mode (`state: "safe"`).
   "device.crashed": deviceRule("device-crashed", "crashed", (data) =>
-    typeof data.state === "string" ? ` (${short(data.state)})` : "",
+    data.state === "safe" ? " and runs in safe mode" : "",
   ),
   "project.crashed": {
     type: "instance-crashed",
