@@ -5,7 +5,7 @@ import {
   ListNotificationsInput,
   MarkNotificationInput,
   MarkNotificationsInput,
-  Notification,
+  type Notification,
   NotificationIdInput,
   NotificationList,
   Status,
