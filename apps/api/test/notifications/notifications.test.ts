@@ -108,6 +108,46 @@ describe("what notifies whom", () => {
   });
 });
 
+describe("crashes and failed deploys", () => {
+  test("an instance crashed reaches viewers; a failed deploy only owners and members", async () => {
+    await recordEvent(server.db, {
+      type: "project.crashed",
+      teamId,
+      entity: { type: "project", id: "inst-1" },
+      data: { project: { id: "inst-1", name: "line-a" }, reason: "exit code 1" },
+    });
+    await recordEvent(server.db, {
+      type: "application.pipeline.stage-deploy-failed",
+      teamId,
+      entity: { type: "application", id: "app-1" },
+      data: {
+        application: { id: "app-1", name: "Line" },
+        pipeline: { id: "pl-1", name: "Release" },
+        sourceStage: { id: "st-1", name: "Dev" },
+        targetStage: { id: "st-2", name: "Prod" },
+        error: { code: "deploy_failed", error: "the target is gone" },
+      },
+    });
+    const crashed = await arrived(viewer, "instance-crashed");
+    expect(crashed.data.message).toBe("Instance line-a in team Plant crashed: exit code 1.");
+    const failed = await arrived(owner, "pipeline-deploy-failed");
+    expect(failed.data.title).toBe("Deploy to Prod failed");
+    expect(failed.data.url).toBe(`/teams/${teamId}/pipelines/pl-1`);
+    await arrived(member, "pipeline-deploy-failed");
+    expect(
+      (await inbox(viewer)).notifications.some((n) => n.type === "pipeline-deploy-failed"),
+    ).toBe(false);
+    // Out of the way of the inbox tests below.
+    for (const who of [owner, member, viewer]) {
+      for (const n of (await inbox(who)).notifications) {
+        if (n.type === "instance-crashed" || n.type === "pipeline-deploy-failed") {
+          await asPerson(server, who, "DELETE", `/api/v1/user/notifications/${n.id}`);
+        }
+      }
+    }
+  });
+});
+
 describe("a person's inbox", () => {
   test("newest first, paged, with its counts", async () => {
     const first = await asPerson(server, member, "GET", "/api/v1/user/notifications?limit=1");
