@@ -12,6 +12,7 @@ import { devices } from "./devices/index";
 import { events } from "./events/index";
 import { instances } from "./instances/index";
 import { library } from "./library/index";
+import { notifications } from "./notifications/index";
 import { pipelines } from "./pipelines/index";
 import { platform } from "./platform/index";
 import { rollouts } from "./rollouts/index";
@@ -51,6 +52,7 @@ const AREAS = [
   library,
   pipelines,
   rollouts,
+  notifications,
   search,
 ] as const satisfies readonly Area[];
 

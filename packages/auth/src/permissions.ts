@@ -55,6 +55,13 @@ export const PERMISSIONS = {
   /** Beyond FlowFuse, which hides a user's own account events from them. */
   "user:audit-log": { kind: "self", access: "read" },
   "user:invitation:list": { kind: "self", access: "read" },
+  /**
+   * A person's notifications (FlowFuse guards them all with `user:edit`): a read-only token may
+   * list them but not mark or delete them; a token restricted to teams may do both, as its
+   * person's inbox is not any team's.
+   */
+  "user:notification:list": { kind: "self", access: "read" },
+  "user:notification:edit": { kind: "self", access: "write" },
   /** Viewers read too (FlowFuse: members), as the issue asks. */
   "broker:clients:list": { kind: "team", role: Role.viewer, access: "read" },
   "broker:clients:create": { kind: "team", role: Role.owner, access: "write" },

@@ -19,3 +19,4 @@ export * from "./device-editor";
 export * from "./device-logs";
 export * from "./rollouts";
 export * from "./events";
+export * from "./notifications";

@@ -15,6 +15,8 @@ export {
 export * from "./errors";
 export * from "./events/index";
 export type * from "./schema-events";
+export * from "./notifications/index";
+export type * from "./schema-notifications";
 export * from "./ids";
 export * from "./instances";
 export * from "./library";

@@ -18,6 +18,7 @@ import type {
 } from "./schema-accounts";
 import type { RolloutDevicesTable, RolloutsTable } from "./schema-rollouts";
 import type { EventRetentionTable, EventsTable } from "./schema-events";
+import type { NotificationsTable } from "./schema-notifications";
 import type {
   ProjectTypesTable,
   ProjectStacksTable,
@@ -56,6 +57,7 @@ export interface Database {
   audit_log: AuditLogTable;
   events: EventsTable;
   event_retention: EventRetentionTable;
+  notifications: NotificationsTable;
   sessions: SessionsTable;
   team_types: TeamTypesTable;
   invitations: InvitationsTable;

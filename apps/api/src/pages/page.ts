@@ -38,7 +38,9 @@ export type PageRoutes = (app: FastifyInstance, deps: PageDeps) => void;
 /** The signed-in user of a page request, as the layout shows them. */
 export function viewer(request: FastifyRequest) {
   const auth = request.auth;
-  return auth ? { username: auth.username, admin: auth.admin } : undefined;
+  return auth
+    ? { username: auth.username, admin: auth.admin, unread: request.unreadNotifications ?? 0 }
+    : undefined;
 }
 
 export function sendPage(

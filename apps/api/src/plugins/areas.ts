@@ -5,6 +5,7 @@
 import type { AnyRouter } from "@trpc/server";
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
+import { countUnreadNotifications } from "@flowplane/db";
 import { Authenticator } from "../core/authenticator";
 import type { Context } from "../core/trpc";
 import type { Area, AppOptions, FrontDoor, Platform } from "./area";
@@ -99,6 +100,7 @@ export const areasPlugin = fp(
       baseUrl,
       pages: areas.flatMap((area) => (area.pages ? [area.pages(platform)] : [])),
       context: contextOf,
+      unreadNotifications: (userId) => countUnreadNotifications(db, userId),
     });
     await app.register(housekeepingPlugin, { platform, areas });
   },

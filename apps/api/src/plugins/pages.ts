@@ -27,6 +27,15 @@ export interface PagesOptions {
   pages: PageRoutes[];
   /** The tRPC context of a signed-in request, for pages calling the API's procedures. */
   context: (request: FastifyRequest) => Context;
+  /** How many of a person's notifications are unread: the count the layout shows. */
+  unreadNotifications?: (userId: string) => Promise<number>;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The signed-in person's unread notifications, read for a page's layout. */
+    unreadNotifications?: number;
+  }
 }
 
 export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
@@ -87,6 +96,10 @@ export async function pagesPlugin(app: FastifyInstance, options: PagesOptions) {
       sessionCookie: sid,
     });
     request.auth = authenticated?.identity;
+    // Only a page shown has a layout to show the count in: a form's POST ends in a redirect.
+    if (request.auth && request.method === "GET" && options.unreadNotifications) {
+      request.unreadNotifications = await options.unreadNotifications(request.auth.userId);
+    }
   }
 
   await app.register(async (pages) => {

@@ -41,6 +41,11 @@ import { type DocumentOperation, operationsOf, permissionOf, schemaWalker } from
 const EVENTS: Record<string, string[]> = {
   "POST /api/v1/teams": ["team.created", "platform.team.created"],
   "POST /api/v1/teams/check-slug": [],
+  // A person's notifications: FlowFuse logs nothing of reading or deleting them, nor do we (an
+  // inbox's housekeeping, not a change to the account).
+  "PUT /api/v1/user/notifications": [],
+  "PUT /api/v1/user/notifications/{notificationId}": [],
+  "DELETE /api/v1/user/notifications/{notificationId}": [],
   "POST /api/v1/rollouts": ["application.rollout.created"],
   "POST /api/v1/rollouts/{rolloutId}/pause": ["application.rollout.paused"],
   "POST /api/v1/rollouts/{rolloutId}/resume": ["application.rollout.resumed"],

@@ -15,6 +15,7 @@ import {
   createDevice,
   createOperation,
   createPipeline,
+  createNotification,
   createRollout,
   createSnapshot,
   createInvitation,
@@ -316,6 +317,11 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
       team.body.id,
       { id: other.body.id, token: "", tokenId: "", username: "walked-user" },
     );
+    validIds.notificationId = await createNotification(
+      server,
+      { id: "", token: server.adminToken, tokenId: "", username: "admin" },
+      team.body.id,
+    );
 
     const before = await snapshot();
     sent.length = 0;
@@ -363,6 +369,8 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
         ] as const) {
           if (field in valid) valid[field] = validIds[param];
         }
+        // Notifications marked at once: the caller's own.
+        if ("ids" in valid) valid.ids = [validIds.notificationId];
         return valid;
       };
       const validBody = body ? validBodyOf(bodyModes[0]) : undefined;

@@ -14,6 +14,7 @@ import {
   createDevice,
   createInstance,
   createProvisioningToken,
+  createNotification,
   createRollout,
   createSnapshot,
   createInvitation,
@@ -86,6 +87,8 @@ interface Side {
   provisioningTokenId?: string;
   /** A rollout under way (its own application, group and device). */
   rolloutId?: string;
+  /** A notification of the owner's. */
+  notificationId?: string;
 }
 
 /**
@@ -114,6 +117,8 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   deviceId: (side) => side.deviceId,
   groupId: (side) => side.groupId,
   rolloutId: (side) => side.rolloutId,
+  // A person's notification: the side's owner's.
+  notificationId: (side) => side.notificationId,
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -142,6 +147,8 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   deviceGroup: (side) => side.groupId,
   // A rollout's snapshot.
   snapshotId: (side) => side.snapshotId,
+  // Notifications marked at once: the side's owner's.
+  ids: (side) => [side.notificationId],
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -223,6 +230,11 @@ async function prepare(operations: DocumentOperation[]) {
   if (params.has("rolloutId")) {
     for (const side of [a, w]) {
       side.rolloutId = (await createRollout(server, side.owner, side.team.id)).rolloutId;
+    }
+  }
+  if (params.has("notificationId")) {
+    for (const side of [a, w]) {
+      side.notificationId = await createNotification(server, side.owner, side.team.id);
     }
   }
   if (params.has("username")) {
@@ -336,6 +348,12 @@ async function snapshotA(operations: DocumentOperation[]) {
       .where("team_id", "=", a.team.id)
       .orderBy("type")
       .orderBy("path")
+      .execute(),
+    notifications: await db
+      .selectFrom("notifications")
+      .selectAll()
+      .where("user_id", "=", a.owner.id)
+      .orderBy("id")
       .execute(),
     auditEntries: (await db.selectFrom("audit_log").select("id").execute()).length,
   };

@@ -6,9 +6,11 @@ import {
   DEFAULT_STACK_ID,
   DEFAULT_TEAM_TYPE_ID,
   DEFAULT_TEMPLATE_ID,
+  recordEvent,
 } from "@flowplane/db";
 import { expect } from "vitest";
 import { type TestServer, TOKEN_SECRET } from "./harness";
+import { waiter } from "./until";
 import type { DocumentOperation, SchemaWalker } from "./walk";
 
 export interface TestUser {
@@ -620,4 +622,30 @@ export async function rolloutWaitingApproval(
   expect(health.status).toBe(200);
   await rolloutWhen(server, owner, rolloutId, (r) => r.state === "waiting_approval");
   return rolloutId;
+}
+
+/**
+ * A notification of `user`'s: a device of their team offline (the event written as the devices
+ * area writes it), once the events' consumer has put it in their inbox; its id.
+ */
+export async function createNotification(
+  server: TestServer,
+  user: TestUser,
+  teamId: string,
+): Promise<string> {
+  const device = { id: unique("device"), name: unique("Sensor") };
+  await recordEvent(server.db, {
+    type: "device.offline",
+    teamId,
+    entity: { type: "device", id: device.id },
+    data: { device },
+  });
+  return waiter(10_000, 50)(`${user.username}'s notification`, async () => {
+    const reply = await server.request("GET", "/api/v1/user/notifications", { token: user.token });
+    expect(reply.status, reply.text).toBe(200);
+    const found = (
+      reply.body.notifications as { id: string; data: { device?: { id: string } } }[]
+    ).find((n) => n.data.device?.id === device.id);
+    return found?.id;
+  });
 }
