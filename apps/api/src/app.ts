@@ -29,6 +29,7 @@ import { search } from "./search/index";
 import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
 import { tokens } from "./tokens/index";
+import { webhooks } from "./webhooks/index";
 
 export { createLogger } from "./plugins/request-log";
 export type { BrokerOptions, FailedConnectLimits } from "./broker/index";
@@ -51,6 +52,7 @@ const AREAS = [
   library,
   pipelines,
   rollouts,
+  webhooks,
   search,
 ] as const satisfies readonly Area[];
 

@@ -18,3 +18,4 @@ export * from "./device-groups";
 export * from "./device-editor";
 export * from "./device-logs";
 export * from "./rollouts";
+export * from "./webhooks";

@@ -17,7 +17,12 @@ import type {
   BrokerTokensTable,
 } from "./schema-accounts";
 import type { RolloutDevicesTable, RolloutsTable } from "./schema-rollouts";
-import type { EventRetentionTable, EventsTable } from "./schema-events";
+import type {
+  EventRetentionTable,
+  EventsTable,
+  WebhookDeliveriesTable,
+  WebhooksTable,
+} from "./schema-events";
 import type {
   ProjectTypesTable,
   ProjectStacksTable,
@@ -56,6 +61,8 @@ export interface Database {
   audit_log: AuditLogTable;
   events: EventsTable;
   event_retention: EventRetentionTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   sessions: SessionsTable;
   team_types: TeamTypesTable;
   invitations: InvitationsTable;

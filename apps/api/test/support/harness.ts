@@ -184,6 +184,9 @@ export async function startServer(
     instanceHostPorts?: number[];
     /** The live device log stream's heartbeat and recheck intervals. */
     deviceLogStream?: AppOptions["deviceLogStream"];
+    /** Webhooks: hosts allowed though not public, and the delivery worker's figures. */
+    webhookAllowedHosts?: string[];
+    webhookDelivery?: AppOptions["webhookDelivery"];
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -216,6 +219,8 @@ export async function startServer(
     sessionIdleMs: options.sessionIdleMs,
     rateLimits: options.rateLimits,
     deviceLogStream: options.deviceLogStream,
+    webhookAllowedHosts: options.webhookAllowedHosts,
+    webhookDelivery: options.webhookDelivery,
     // Rollouts move on quickly: a test waits on their state, not on a tick.
     rolloutTickMs: 100,
     broker:

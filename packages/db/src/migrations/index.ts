@@ -25,6 +25,7 @@ import * as deviceRegistrations from "./2026-11-29T0600-device-registrations";
 import * as deviceChannel from "./2026-11-29T1100-device-channel";
 import * as rollouts from "./2026-11-29T1800-rollouts";
 import * as events from "./2026-11-29T2100-events";
+import * as webhooks from "./2026-11-29T2110-webhooks";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-29T1100-device-channel": deviceChannel,
   "2026-11-29T1800-rollouts": rollouts,
   "2026-11-29T2100-events": events,
+  "2026-11-29T2110-webhooks": webhooks,
 };
