@@ -68,7 +68,7 @@ export async function documentedVerify(): Promise<
     fileURLToPath(new URL("../../../../docs/webhooks.md", import.meta.url)),
     "utf8",
   );
-  const block = /<!-- verify-snippet -->\n```js\n([\s\S]*?)```/.exec(doc)?.[1];
+  const block = /<!-- verify-snippet -->\s*```js\n([\s\S]*?)```/.exec(doc)?.[1];
   if (!block) throw new Error("docs/webhooks.md has no verify snippet");
   const body = block
     .replace(/^import \{ createHmac, timingSafeEqual \} from "node:crypto";$/m, "")

@@ -67,7 +67,8 @@ export async function claimDeliveries(
       for update skip locked
     )
     update webhook_deliveries d
-    set lease_until = now() + ${leaseMs} * interval '1 millisecond'
+    -- To the millisecond: the lease is compared again as a JavaScript date (recordAttempt).
+    set lease_until = date_trunc('milliseconds', now() + make_interval(secs => ${leaseMs / 1000}::float8))
     from due, webhooks h
     where d.id = due.id and h.id = d.webhook_id
     returning d.*, h.url, h.secret`.execute(db);
