@@ -15,6 +15,7 @@ import {
   createDevice,
   createOperation,
   createPipeline,
+  createWebhookWithDelivery,
   createRollout,
   createSnapshot,
   createInvitation,
@@ -298,6 +299,10 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
     const pipeline = await createPipeline(server, { token: server.adminToken }, team.body.id);
     validIds.pipelineId = pipeline.pipelineId;
     validIds.stageId = pipeline.stageId;
+    Object.assign(
+      validIds,
+      await createWebhookWithDelivery(server, { token: server.adminToken }, team.body.id),
+    );
     validIds.operationId = await createOperation(server, { token: server.adminToken }, pipeline);
     validIds.deviceId = await createDevice(server, { token: server.adminToken }, team.body.id);
     const group = await server.request(

@@ -15,6 +15,7 @@ import {
   createInstance,
   createProvisioningToken,
   createRollout,
+  createWebhookWithDelivery,
   createSnapshot,
   createInvitation,
   createLibraryEntry,
@@ -86,6 +87,9 @@ interface Side {
   provisioningTokenId?: string;
   /** A rollout under way (its own application, group and device). */
   rolloutId?: string;
+  /** A webhook with a delivery in its log. */
+  hookId?: string;
+  deliveryId?: string;
 }
 
 /**
@@ -114,6 +118,8 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   deviceId: (side) => side.deviceId,
   groupId: (side) => side.groupId,
   rolloutId: (side) => side.rolloutId,
+  hookId: (side) => side.hookId,
+  deliveryId: (side) => side.deliveryId,
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -223,6 +229,11 @@ async function prepare(operations: DocumentOperation[]) {
   if (params.has("rolloutId")) {
     for (const side of [a, w]) {
       side.rolloutId = (await createRollout(server, side.owner, side.team.id)).rolloutId;
+    }
+  }
+  if (params.has("hookId")) {
+    for (const side of [a, w]) {
+      Object.assign(side, await createWebhookWithDelivery(server, side.owner, side.team.id));
     }
   }
   if (params.has("username")) {

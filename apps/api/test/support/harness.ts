@@ -184,7 +184,10 @@ export async function startServer(
     instanceHostPorts?: number[];
     /** The live device log stream's heartbeat and recheck intervals. */
     deviceLogStream?: AppOptions["deviceLogStream"];
-    /** Webhooks: hosts allowed though not public, and the delivery worker's figures. */
+    /**
+     * Webhooks: hosts allowed though not public (default 127.0.0.1: the walks' hooks point at a
+     * closed loopback port), and the delivery worker's figures.
+     */
     webhookAllowedHosts?: string[];
     webhookDelivery?: AppOptions["webhookDelivery"];
   } = {},
@@ -219,7 +222,7 @@ export async function startServer(
     sessionIdleMs: options.sessionIdleMs,
     rateLimits: options.rateLimits,
     deviceLogStream: options.deviceLogStream,
-    webhookAllowedHosts: options.webhookAllowedHosts,
+    webhookAllowedHosts: options.webhookAllowedHosts ?? ["127.0.0.1"],
     webhookDelivery: options.webhookDelivery,
     // Rollouts move on quickly: a test waits on their state, not on a tick.
     rolloutTickMs: 100,

@@ -8,7 +8,7 @@ import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, test } from "vitest";
 import { type AppOptions, buildApp } from "../../src/index";
 import { startServer, TOKEN_SECRET, type TestServer } from "../support/harness";
-import { createTeam, type TestTeam } from "../support/team-fixtures";
+import { createTeam, makeUser, type TestTeam } from "../support/team-fixtures";
 import { waiter } from "../support/until";
 import { startReceiver } from "./receiver";
 
@@ -56,7 +56,7 @@ async function setUp(options: Parameters<typeof startServer>[0]) {
   cleanup.push(async () => {
     if (!closed) await server.close();
   });
-  const owner = await server.user();
+  const owner = await makeUser(server);
   const team = await createTeam(server, owner);
   const receiver = await startReceiver();
   cleanup.push(() => receiver.close());

@@ -4,7 +4,7 @@
 // survive a restart.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startServer, type TestServer } from "../support/harness";
-import { createTeam, type TestTeam } from "../support/team-fixtures";
+import { createTeam, makeUser, type TestTeam } from "../support/team-fixtures";
 import { waiter } from "../support/until";
 import { documentedVerify, type Receiver, startReceiver } from "./receiver";
 
@@ -61,7 +61,7 @@ export async function deliveriesOf(on: TestServer, team: TestTeam, hook: Hook, t
 }
 
 async function ownerWithTeam() {
-  const owner = await server.user();
+  const owner = await makeUser(server);
   const team = await createTeam(server, owner);
   return { owner, team };
 }
@@ -115,9 +115,9 @@ describe("a team's webhooks", () => {
   });
 
   test("a loopback URL is refused at creation without the allowance", async () => {
-    const other = await startServer({ webhookDelivery: FAST });
+    const other = await startServer({ webhookAllowedHosts: [], webhookDelivery: FAST });
     try {
-      const owner = await other.user();
+      const owner = await makeUser(other);
       const team = await createTeam(other, owner);
       for (const url of [
         receiver.url,
