@@ -642,8 +642,12 @@ export async function createWebhookWithDelivery(
   await enqueueDeliveries(server.db, [
     { webhookId: hookId, teamId, eventId: "1", eventType: "walk.only", payload: { id: "1" } },
   ]);
-  const list = await server.request("GET", `/api/v1/teams/${teamId}/webhooks/${hookId}/deliveries`, {
-    token: owner.token,
-  });
+  const list = await server.request(
+    "GET",
+    `/api/v1/teams/${teamId}/webhooks/${hookId}/deliveries`,
+    {
+      token: owner.token,
+    },
+  );
   return { hookId, deliveryId: list.body.deliveries[0].id as string };
 }
