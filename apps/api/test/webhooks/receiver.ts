@@ -74,7 +74,6 @@ export async function documentedVerify(): Promise<
     .replace(/^import \{ createHmac, timingSafeEqual \} from "node:crypto";$/m, "")
     .replace(/^export function/m, "function");
   const crypto = await import("node:crypto");
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the doc's code, run as written
   return new Function(
     "createHmac",
     "timingSafeEqual",
