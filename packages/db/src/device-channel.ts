@@ -4,6 +4,12 @@
 import { type Kysely, sql } from "kysely";
 import type { CheckIn, DeviceTarget } from "./device-check-in";
 import { effectiveTarget } from "./devices";
+import {
+  announceDeviceOnline,
+  announceDeviceSnapshot,
+  announceDevicesOffline,
+  claimDeviceOnline,
+} from "./events/platform";
 import type { Database } from "./schema";
 
 type Db = Kysely<Database>;
@@ -50,7 +56,8 @@ export async function listDeviceTargets(db: Db, ids: readonly string[]): Promise
 /**
  * A status message of a connected device: recorded as a check-in is (a null report is the agent
  * busy updating), and the device marked connected; the answer is its target (none: the device is
- * gone).
+ * gone). A device not yet announced online, or reporting another snapshot than it did, is
+ * announced (`device.online`, `device.snapshot.running`).
  */
 export async function recordDeviceStatus(
   db: Db,
@@ -62,30 +69,46 @@ export async function recordDeviceStatus(
         node_red_version = ${report.nodeRedVersion}, nodejs_version = ${report.nodejsVersion},
         active_snapshot_id = ${report.snapshot}, active_settings_hash = ${report.settings}`
     : sql`state = 'updating'`;
-  const { rows } = await sql<ChannelTarget>`update devices d set
-      last_seen_at = now(), mqtt_connected = true, ${set}
+  const { rows } = await sql<ChannelTarget & { online: boolean | null; announced: string | null }>`
+    update devices d set last_seen_at = now(), mqtt_connected = true, ${set}
     where d.id = ${id}
-    returning ${targetColumns}`.execute(db);
-  return rows[0];
+    returning ${targetColumns}, d.online, d.announced_snapshot_id as announced`.execute(db);
+  const row = rows[0];
+  if (!row) return undefined;
+  const { online, announced, ...target } = row;
+  if (online !== true) await announceDeviceOnline(db, id, true);
+  if (report && announced !== report.snapshot)
+    await announceDeviceSnapshot(db, id, report.snapshot);
+  return target;
 }
 
-/** A device's MQTT session began or ended. */
+/** A device's MQTT session began or ended: announced online or offline with it. */
 export async function setDeviceConnected(db: Db, id: string, connected: boolean): Promise<void> {
-  await db
-    .updateTable("devices")
-    .set({
-      mqtt_connected: connected,
-      ...(connected && { last_seen_at: sql<Date>`now()` }),
-    })
-    .where("id", "=", id)
-    .execute();
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable("devices")
+      .set({
+        mqtt_connected: connected,
+        ...(connected && { last_seen_at: sql<Date>`now()` }),
+      })
+      .where("id", "=", id)
+      .execute();
+    await claimDeviceOnline(trx, id, connected);
+  });
 }
 
-/** No device holds a session with a broker that has just started. */
+/** No device holds a session with a broker that has just started: those that did go offline. */
 export async function resetDeviceConnections(db: Db): Promise<void> {
-  await db
-    .updateTable("devices")
-    .set({ mqtt_connected: false })
-    .where("mqtt_connected", "=", true)
-    .execute();
+  await db.transaction().execute(async (trx) => {
+    const reset = await trx
+      .updateTable("devices")
+      .set({ mqtt_connected: false })
+      .where("mqtt_connected", "=", true)
+      .returning("id")
+      .execute();
+    await announceDevicesOffline(
+      trx,
+      reset.map((device) => device.id),
+    );
+  });
 }

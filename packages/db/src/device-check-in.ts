@@ -31,6 +31,14 @@ export interface DeviceTarget {
   target: string | null;
 }
 
+/** A check-in's answer: the target, and what the caller is to announce (events/platform.ts). */
+export interface CheckedIn extends DeviceTarget {
+  /** It polls over HTTP (no MQTT session ever) and was not announced online. */
+  coming_online: boolean;
+  /** It reports another snapshot than it was last announced running. */
+  snapshot_changed: boolean;
+}
+
 /**
  * How stale a device's stored `last_seen_at` may get while it keeps checking in with nothing new
  * to report: a check-in within this long of the stored one, reporting what is stored already,
@@ -48,7 +56,7 @@ interface Pending {
   id: string;
   digest: string;
   report: CheckIn;
-  resolve: (target: DeviceTarget | undefined) => void;
+  resolve: (target: CheckedIn | undefined) => void;
   reject: (error: unknown) => void;
 }
 
@@ -72,7 +80,7 @@ export function checkInDevice(
   id: string,
   tokenDigest: string,
   report: CheckIn,
-): Promise<DeviceTarget | undefined> {
+): Promise<CheckedIn | undefined> {
   let batcher = batchers.get(db);
   if (!batcher) {
     batcher = { queue: [], inFlight: 0, scheduled: false };
@@ -131,7 +139,7 @@ async function runSettling(db: Db, batch: Pending[]): Promise<void> {
 const lastSeenResolution = sql.raw(`interval '${LAST_SEEN_RESOLUTION_MS} milliseconds'`);
 
 /** One statement for a batch of check-ins; the answers in the batch's order. */
-async function run(db: Db, batch: Pending[]): Promise<(DeviceTarget | undefined)[]> {
+async function run(db: Db, batch: Pending[]): Promise<(CheckedIn | undefined)[]> {
   const column = (of: (p: Pending) => string | null) => batch.map(of);
   const rows = await checkInStatement(
     db,
@@ -144,7 +152,7 @@ async function run(db: Db, batch: Pending[]): Promise<(DeviceTarget | undefined)
     column((p) => p.report.snapshot),
     column((p) => p.report.settings),
   );
-  const answers: (DeviceTarget | undefined)[] = new Array(batch.length).fill(undefined);
+  const answers: (CheckedIn | undefined)[] = new Array(batch.length).fill(undefined);
   for (const { n, ...target } of rows) answers[Number(n) - 1] = target;
   return answers;
 }
@@ -167,7 +175,7 @@ const checkInStatement = compiledOnce(
     nodejsVersions: Column,
     snapshots: Column,
     settings: Column,
-  ) => sql<DeviceTarget & { n: string }>`with input as (
+  ) => sql<CheckedIn & { n: string }>`with input as (
       select * from unnest(
         ${ids}::text[], ${digests}::text[], ${states}::text[], ${agentVersions}::text[],
         ${nodeRedVersions}::text[], ${nodejsVersions}::text[], ${snapshots}::text[],
@@ -183,7 +191,9 @@ const checkInStatement = compiledOnce(
           or d.node_red_version is distinct from i.node_red_version
           or d.nodejs_version is distinct from i.nodejs_version
           or d.active_snapshot_id is distinct from i.snapshot
-          or d.active_settings_hash is distinct from i.settings as stale
+          or d.active_settings_hash is distinct from i.settings as stale,
+        d.mqtt_connected is null and d.online is not true as coming_online,
+        d.announced_snapshot_id is distinct from i.snapshot as snapshot_changed
       from input i join devices d on d.id = i.id and d.token_digest = i.digest
     ), written as (
       -- A device twice in one batch: its latest report is what is stored.
@@ -198,5 +208,6 @@ const checkInStatement = compiledOnce(
       from (select distinct on (id) * from found order by id, n desc) f
       where f.stale and w.id = f.id and w.token_digest = f.digest
     )
-    select n, application_id, project_id, settings_hash, target from found`,
+    select n, application_id, project_id, settings_hash, target, coming_online,
+      snapshot_changed from found`,
 );

@@ -76,6 +76,8 @@ export interface ProjectsTable {
   in_flight_at: Date | null;
   settings: Json<ProjectSettings>;
   token_digest: string | null;
+  /** When the runtime reported a crash the instance has not run again since (`project.crashed`). */
+  crashed_at: Generated<Date | null>;
   /** The snapshot the instance's devices should run. */
   device_target_snapshot_id: Generated<string | null>;
   created_at: CreatedAt;
@@ -147,6 +149,10 @@ export interface DevicesTable {
   broker_password_digest: string | null;
   /** Whether it holds an MQTT session with the platform now; null: it never has. */
   mqtt_connected: boolean | null;
+  /** Whether the platform last announced it online (`device.online`/`offline`); null: never. */
+  online: Generated<boolean | null>;
+  /** The snapshot it last reported running, as announced (`device.snapshot.running`). */
+  announced_snapshot_id: Generated<string | null>;
   /** The digest of the remote editor's tunnel token, while the tunnel is open. */
   editor_token_digest: string | null;
   /** The snapshot a rollout's wave gives it, over every other target, while the rollout runs. */

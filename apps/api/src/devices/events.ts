@@ -2,7 +2,7 @@
 // log, the body naming the device first (`team.device.*`, `device.*`, and what its agent reports);
 // an assignment in its application's or instance's log too; its device groups in their
 // application's; the team's provisioning tokens and bulk deletes in the team's.
-import { type Db, recordAudit, type TeamForUser } from "@flowplane/db";
+import { type Db, recordAudit, recordEvent, type TeamForUser } from "@flowplane/db";
 import { type Actor, ownEntry, ownLog, teamLog } from "../core/audit";
 import { actorOf, type Context, teamOf } from "../core/trpc";
 import type { DEVICE_AUDIT_EVENTS } from "./live-schemas";
@@ -39,6 +39,23 @@ export function recordDeviceEvent(
   more: Record<string, unknown> = {},
 ): Promise<void> {
   return recordAudit(trx, ownEntry(event, "device", device, actor, more));
+}
+
+/**
+ * The agent reports its Node-RED crashed (a restart loop it gave up on) or in safe mode: a platform
+ * event (`device.crashed`, no audit entry of its own: the report is one already).
+ */
+export function recordDeviceCrashed(
+  trx: Db,
+  device: DeviceNamed,
+  state: "crashed" | "safe",
+): Promise<void> {
+  return recordEvent(trx, {
+    type: "device.crashed",
+    teamId: device.team_id,
+    entity: { type: "device", id: device.id },
+    data: { device: { id: device.id, name: device.name }, state },
+  });
 }
 
 /** New credentials: logged twice, as FlowFuse does, in the team's log and in the device's own. */

@@ -1,7 +1,8 @@
 // The devices area: remote devices run by the FlowFuse device agent — their procedures, the
 // team's provisioning tokens, the live routes the agent calls (outside tRPC, device tokens), a
 // device's registration from its own terminal (its routes and the page a person completes it on).
-import { deleteExpiredDeviceRegistrations } from "@flowplane/db";
+import { DEVICE_ONLINE_MS } from "@flowplane/contract";
+import { announceSilentDevicesOffline, deleteExpiredDeviceRegistrations } from "@flowplane/db";
 import { router } from "../core/trpc";
 import type { Area } from "../plugins/area";
 import { deviceActionProcedures } from "./actions";
@@ -115,7 +116,11 @@ export const devices = {
     ...DEVICE_EDITOR_DOCS,
     DEVICE_LOG_STREAM_DOC,
   ],
-  sweep: async ({ db }) => deleteExpiredDeviceRegistrations(db),
+  sweep: async ({ db }) => {
+    await deleteExpiredDeviceRegistrations(db);
+    // A device that polls over HTTP is offline once silent as long as the API shows it online.
+    await announceSilentDevicesOffline(db, DEVICE_ONLINE_MS);
+  },
 } satisfies Area;
 export { DEFAULT_DEVICE_NODE_RED } from "./live";
 export { deviceOf, deviceProcedures } from "./procedures";

@@ -14,6 +14,8 @@ import {
   tokenDigest,
 } from "@flowplane/auth";
 import {
+  announceDeviceOnline,
+  announceDeviceSnapshot,
   checkInDevice,
   type Db,
   type DeviceDetail,
@@ -26,7 +28,7 @@ import { isId } from "@flowplane/contract";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { toErrorResponse, unauthorized, unreadableSnapshot, validationError } from "../core/errors";
 import { routeUrl } from "../core/route-docs";
-import { recordDeviceEvent } from "./events";
+import { recordDeviceCrashed, recordDeviceEvent } from "./events";
 import { deviceEnv } from "./settings";
 import { AuditBody, CHECK_IN, CheckInBody, SETTINGS, SNAPSHOT, STATE } from "./live-schemas";
 import { withHealthTab } from "./health-tab";
@@ -43,6 +45,12 @@ export interface DeviceLiveOptions {
 
 /** What the agent reports that fails a device a rollout watches. */
 const FAILING_EVENTS = new Set<string>(["crashed", "start-failed", "safe-mode"]);
+
+/** The agent's reports that are a crash (`device.crashed`), and the state each leaves it in. */
+const CRASH_STATES: Partial<Record<string, "crashed" | "safe">> = {
+  crashed: "crashed",
+  "safe-mode": "safe",
+};
 
 /** Node-RED 5 needs Node 22.9; agents on Node 20 run 4.x: what a snapshot without one gets. */
 export const DEFAULT_DEVICE_NODE_RED = "4.1.15";
@@ -94,17 +102,24 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
     if (!parsed.success) throw validationError(parsed.error);
     const body = parsed.data ?? {};
     const { deviceId } = request.params as { deviceId: string };
+    const snapshot = snapshotOf(body.snapshot);
     const target = await checkInDevice(db, deviceId, digest, {
       // A null body is the agent updating (FlowFuse's reading).
       state: parsed.data === null ? "updating" : (body.state ?? null),
       agentVersion: body.agentVersion ?? null,
       nodeRedVersion: body.nodeRedVersion ?? null,
       nodejsVersion: body.nodejsVersion ?? null,
-      snapshot: snapshotOf(body.snapshot),
+      snapshot,
       settings: body.settings ?? null,
     });
     // A wrong token, or a device deleted: the agent stops and forgets what it ran.
     if (!target) return refuse(request, reply);
+    // What changed, announced once (events/platform.ts): checking in again after silence, and
+    // another snapshot running (an agent busy updating reports none: not a change it runs).
+    if (target.coming_online) await announceDeviceOnline(db, deviceId, true);
+    if (target.snapshot_changed && parsed.data !== null) {
+      await announceDeviceSnapshot(db, deviceId, snapshot);
+    }
     const wanted = {
       project: target.project_id,
       application: target.application_id,
@@ -189,7 +204,12 @@ export async function deviceLiveRoutes(app: FastifyInstance, opts: DeviceLiveOpt
       const parsed = AuditBody.safeParse(request.body);
       if (!parsed.success) throw validationError(parsed.error);
       const { event, ...rest } = parsed.data;
-      await recordDeviceEvent(db, event, "system", device, rest);
+      await db.transaction().execute(async (trx) => {
+        await recordDeviceEvent(trx, event, "system", device, rest);
+        // A Node-RED the agent gave up restarting, or one in safe mode: `device.crashed`.
+        const state = CRASH_STATES[event];
+        if (state) await recordDeviceCrashed(trx, device, state);
+      });
       // A crash (a restart loop the agent gave up on), a start that failed or Node-RED's safe
       // mode fails a device a rollout watches.
       if (FAILING_EVENTS.has(event) && device.rollout_snapshot_id !== null) {

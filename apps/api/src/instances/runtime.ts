@@ -8,6 +8,7 @@
 import { generateToken, tokenDigest } from "@flowplane/auth";
 import type { InstanceState } from "@flowplane/contract";
 import {
+  announceProjectRuntime,
   type Db,
   findProject,
   finishProjectAction,
@@ -41,12 +42,32 @@ export interface RuntimeOptions extends PlatformAddresses {
 export class InstanceRuntime {
   /** Set by `close`: what fails from then on is the shutdown, not the instance. */
   private closing = false;
+  /** Each instance's announcements under way (`project.crashed`, `project.recovered`). */
+  private readonly announcing = new Map<string, Promise<void>>();
 
   constructor(private readonly options: RuntimeOptions) {
+    // What the runtime reports on its own is announced: `project.crashed` when Node-RED dies (or
+    // could not start), `project.recovered` when it runs again after that. The driver runs in
+    // this process only, so this process alone hears it; the stored crash makes each told once.
     options.driver.onStateChange((id, status) => {
+      if (status.state !== "crashed" && status.state !== "running") return;
       if (status.state === "crashed") {
         options.log.warn({ instanceId: id, detail: status.detail }, "instance crashed");
       }
+      const report =
+        status.state === "crashed"
+          ? { crashed: true as const, reason: status.detail ?? null }
+          : { crashed: false as const };
+      // In the order the runtime told them: a crash and the start after it, never the other way.
+      const announced = (this.announcing.get(id) ?? Promise.resolve())
+        .then(() => announceProjectRuntime(options.db, id, report))
+        .catch((error: unknown) =>
+          options.log.error({ err: error, instanceId: id }, "instance state not announced"),
+        )
+        .finally(() => {
+          if (this.announcing.get(id) === announced) this.announcing.delete(id);
+        });
+      this.announcing.set(id, announced);
     });
   }
 

@@ -19,9 +19,10 @@ import {
   isUniqueViolation,
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
-import { procedure } from "../core/trpc";
+import { actorOf, procedure } from "../core/trpc";
 import { deployError, plan } from "./deploy-plan";
 import { run } from "./deploy-run";
+import { recordStageDeployStarted } from "./events";
 import { type DeploySubject, operationView } from "./views";
 
 const TAG = "Pipelines";
@@ -62,21 +63,28 @@ export const deployProcedures = {
         : deploy.targetDevice
           ? `device:${deploy.targetDevice.id}`
           : undefined;
-      const operation = await insertOperation(ctx.db, {
-        teamId: deploy.pipeline.team_id,
-        kind: "pipeline.deploy",
-        subject: subject as unknown as Record<string, unknown>,
-        userId: ctx.auth.userId,
-        target,
-      }).catch(async (error: unknown) => {
-        if (!target || !isUniqueViolation(error)) throw error;
-        const under = await pendingOperationFor(ctx.db, target);
-        throw deployError(
-          409,
-          "deploy_in_progress",
-          `Another deploy to this ${deploy.targetGroup ? "device group" : "device"} is under way${under ? ` (operation ${under.id})` : ""}: wait for it to finish, then deploy again`,
-        );
-      });
+      const operation = await ctx.db
+        .transaction()
+        .execute(async (trx) => {
+          const started = await insertOperation(trx, {
+            teamId: deploy.pipeline.team_id,
+            kind: "pipeline.deploy",
+            subject: subject as unknown as Record<string, unknown>,
+            userId: ctx.auth.userId,
+            target,
+          });
+          await recordStageDeployStarted(trx, actorOf(ctx), deploy);
+          return started;
+        })
+        .catch(async (error: unknown) => {
+          if (!target || !isUniqueViolation(error)) throw error;
+          const under = await pendingOperationFor(ctx.db, target);
+          throw deployError(
+            409,
+            "deploy_in_progress",
+            `Another deploy to this ${deploy.targetGroup ? "device group" : "device"} is under way${under ? ` (operation ${under.id})` : ""}: wait for it to finish, then deploy again`,
+          );
+        });
       const runner = ctx.deploys;
       const work = async () => {
         try {

@@ -8,6 +8,7 @@ import {
   type OperationRow,
   type PipelineWithApplication,
   recordAudit,
+  recordEvent,
   type TeamForUser,
 } from "@flowplane/db";
 import { type Actor, ownEntry, ownLog, teamLog } from "../core/audit";
@@ -88,6 +89,26 @@ export function recordStageDeployed(
       ...(deploy.targetGroup && { targetDeviceGroup: deploy.targetGroup }),
       ...(deploy.targetDevice && { targetDevice: deploy.targetDevice }),
       snapshot: named(snapshot),
+    },
+  });
+}
+
+/**
+ * A deploy started (a platform event, not audited: its outcome is, `stage-deployed` or
+ * `stage-deploy-failed`), in the transaction of the operation a client awaits.
+ */
+export function recordStageDeployStarted(trx: Db, actor: Actor, deploy: Plan): Promise<void> {
+  const { pipeline, source, target } = deploy;
+  return recordEvent(trx, {
+    type: "application.pipeline.stage-deploy-started",
+    teamId: pipeline.team_id,
+    entity: { type: "application", id: pipeline.application_id },
+    ...(actor !== "system" && { actor }),
+    data: {
+      application: { id: pipeline.application_id, name: pipeline.application_name },
+      pipeline: named(pipeline),
+      pipelineStage: named(source),
+      pipelineStageTarget: named(target),
     },
   });
 }

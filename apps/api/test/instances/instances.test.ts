@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { deployFlows, editorToken, startServer, type TestServer } from "../support/harness";
+import { nodeRedPid } from "../support/node-red-process";
 import { type Person, teamOfRoles } from "../support/team-of-roles";
 
 let testDb: TestDb;
@@ -444,22 +445,7 @@ describe("a hosted instance", { timeout: 120_000 }, () => {
   });
 
   it("shows a Node-RED that dies as crashed, with its log", async () => {
-    // The process the platform started for it (bubblewrap, or Node-RED without a sandbox): of the
-    // processes given its id, the one whose parent was not.
-    const pid = await until("Node-RED's pid", async () => {
-      const { readdir, readFile } = await import("node:fs/promises");
-      const given = async (pid: string) =>
-        (await readFile(`/proc/${pid}/environ`, "utf8").catch(() => ""))
-          .split("\0")
-          .includes(`FLOWPLANE_INSTANCE_ID=${instanceId}`);
-      for (const name of await readdir("/proc")) {
-        if (!/^\d+$/.test(name) || !(await given(name))) continue;
-        const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
-        const parent = /^PPid:\s+(\d+)$/m.exec(status)?.[1];
-        if (parent && !(await given(parent))) return Number(name);
-      }
-      return undefined;
-    });
+    const pid = await nodeRedPid(instanceId);
     process.kill(pid, "SIGKILL");
     await waitForState("crashed");
     // Why, in its log: not necessarily the newest entry, as what Node-RED itself wrote as it went

@@ -2,3 +2,4 @@
 export * from "./record";
 export * from "./read";
 export * from "./sequencer";
+export * from "./platform";
