@@ -51,7 +51,8 @@ async function follow(url: string, token: string, signal: AbortSignal, onEvent: 
     }
   })();
   await open;
-  return done;
+  // In an object: an async function returning the promise itself would wait for the stream's end.
+  return { done };
 }
 
 async function main(): Promise<void> {
@@ -120,7 +121,7 @@ async function main(): Promise<void> {
     const streamSeconds = (performance.now() - t) / 1000;
     clearInterval(progress);
     controller.abort();
-    await streaming;
+    await streaming.done;
 
     const result = {
       machine,

@@ -30,6 +30,7 @@ import { search } from "./search/index";
 import { snapshots } from "./snapshots/index";
 import { teams } from "./teams/index";
 import { tokens } from "./tokens/index";
+import { webhooks } from "./webhooks/index";
 
 export { createLogger } from "./plugins/request-log";
 export type { BrokerOptions, FailedConnectLimits } from "./broker/index";
@@ -53,6 +54,7 @@ const AREAS = [
   pipelines,
   rollouts,
   notifications,
+  webhooks,
   search,
 ] as const satisfies readonly Area[];
 

@@ -64,6 +64,16 @@ const Env = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024),
+  /** Hosts (names or addresses) webhooks may point to though private or loopback (docs/webhooks.md). */
+  WEBHOOK_ALLOWED_HOSTS: z
+    .string()
+    .default("")
+    .transform((list) =>
+      list
+        .split(",")
+        .map((host) => host.trim().toLowerCase())
+        .filter(Boolean),
+    ),
   CORS_ORIGINS: z
     .string()
     .transform((list) =>

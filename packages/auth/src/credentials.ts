@@ -94,3 +94,24 @@ export function openSnapshotEnv(
     hidden: v.hidden,
   }));
 }
+
+/** A webhook's signing secret sealed under a key of its own, derived from the platform's. */
+export function sealWebhookSecret(platformSecret: string, hookId: string, secret: string): string {
+  return encryptCredentials(webhookKey(platformSecret, hookId), { secret }).$;
+}
+
+/** The signing secret again; undefined when the platform's secret changed since it was sealed. */
+export function openWebhookSecret(
+  platformSecret: string,
+  hook: { id: string; secret: string },
+): string | undefined {
+  const value = decryptCredentials(webhookKey(platformSecret, hook.id), { $: hook.secret }) as
+    { secret?: unknown } | undefined;
+  return typeof value?.secret === "string" ? value.secret : undefined;
+}
+
+function webhookKey(platformSecret: string, hookId: string): string {
+  return createHmac("sha256", platformSecret)
+    .update(`flowplane webhook secret ${hookId}`)
+    .digest("hex");
+}

@@ -176,6 +176,11 @@ export const PERMISSIONS = {
   "rollout:read": { kind: "team", role: Role.viewer, access: "read" },
   "rollout:create": { kind: "team", role: Role.owner, access: "write" },
   "rollout:edit": { kind: "team", role: Role.owner, access: "write" },
+  /** Webhooks (Flowplane's): owners only, reading too — a hook's log shows what the team does. */
+  "team:webhook:list": { kind: "team", role: Role.owner, access: "read" },
+  "team:webhook:create": { kind: "team", role: Role.owner, access: "write" },
+  "team:webhook:edit": { kind: "team", role: Role.owner, access: "write" },
+  "team:webhook:delete": { kind: "team", role: Role.owner, access: "write" },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -20,3 +20,4 @@ export * from "./device-logs";
 export * from "./rollouts";
 export * from "./events";
 export * from "./notifications";
+export * from "./webhooks";

@@ -14,6 +14,7 @@ export {
 } from "./embedded-postgres-programs";
 export * from "./errors";
 export * from "./events/index";
+export * from "./webhooks/index";
 export type * from "./schema-events";
 export * from "./notifications/index";
 export type * from "./schema-notifications";

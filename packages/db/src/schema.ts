@@ -17,8 +17,13 @@ import type {
   BrokerTokensTable,
 } from "./schema-accounts";
 import type { RolloutDevicesTable, RolloutsTable } from "./schema-rollouts";
-import type { EventRetentionTable, EventsTable } from "./schema-events";
 import type { NotificationsTable } from "./schema-notifications";
+import type {
+  EventRetentionTable,
+  EventsTable,
+  WebhookDeliveriesTable,
+  WebhooksTable,
+} from "./schema-events";
 import type {
   ProjectTypesTable,
   ProjectStacksTable,
@@ -58,6 +63,8 @@ export interface Database {
   events: EventsTable;
   event_retention: EventRetentionTable;
   notifications: NotificationsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   sessions: SessionsTable;
   team_types: TeamTypesTable;
   invitations: InvitationsTable;

@@ -17,6 +17,7 @@ import {
   createPipeline,
   createProvisioningToken,
   createRollout,
+  createWebhookWithDelivery,
   createRunningDevice,
   createSnapshot,
   createTeam,
@@ -55,6 +56,11 @@ const EVENTS: Record<string, string[]> = {
     "device.rollout.rolled-back",
   ],
   "PUT /api/v1/teams/{teamId}": ["team.settings.updated"],
+  "POST /api/v1/teams/{teamId}/webhooks": ["team.webhook.created"],
+  "PUT /api/v1/teams/{teamId}/webhooks/{hookId}": ["team.webhook.updated"],
+  "POST /api/v1/teams/{teamId}/webhooks/{hookId}/rotate-secret": ["team.webhook.updated"],
+  "DELETE /api/v1/teams/{teamId}/webhooks/{hookId}": ["team.webhook.deleted"],
+  "POST /api/v1/teams/{teamId}/webhooks/{hookId}/deliveries/{deliveryId}/redeliver": [],
   "DELETE /api/v1/teams/{teamId}": ["team.deleted", "platform.team.deleted"],
   "POST /api/v1/teams/{teamId}/invitations": ["team.user.invited"],
   "POST /api/v1/teams/{teamId}/invitations/{invitationId}": ["team.user.invite-resent"],
@@ -210,7 +216,13 @@ interface World {
    * snapshots in the path), and one of an instance. */
   runningDevice?: ReturnType<typeof createRunningDevice>;
   instanceDevice?: ReturnType<typeof createRunningDevice>;
+  /** The world's webhook with a delivery in its log, made once first named. */
+  webhook?: ReturnType<typeof createWebhookWithDelivery>;
 }
+
+/** The world's webhook: one, so that a hook and its delivery in one path belong together. */
+const webhookOf = (world: World) =>
+  (world.webhook ??= createWebhookWithDelivery(server, world.founder, world.team.id));
 
 /** The world's instance: one, so that an instance and its snapshot in one path belong together. */
 const instanceOf = (world: World) =>
@@ -305,6 +317,8 @@ const PATH_VALUES: Record<string, (world: World, template: string) => Promise<st
   templateId: () => catalogueEntry("templates"),
   pipelineId: async (world) => (await pipelineOf(world)).pipelineId,
   stageId: async (world) => (await pipelineOf(world)).stageId,
+  hookId: async (world) => (await webhookOf(world)).hookId,
+  deliveryId: async (world) => (await webhookOf(world)).deliveryId,
   rolloutId: async (world, template) =>
     template.endsWith("/approve")
       ? rolloutWaitingApproval(server, world.founder, world.team.id)

@@ -16,6 +16,7 @@ import {
   createOperation,
   createPipeline,
   createNotification,
+  createWebhookWithDelivery,
   createRollout,
   createSnapshot,
   createInvitation,
@@ -299,6 +300,10 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
     const pipeline = await createPipeline(server, { token: server.adminToken }, team.body.id);
     validIds.pipelineId = pipeline.pipelineId;
     validIds.stageId = pipeline.stageId;
+    Object.assign(
+      validIds,
+      await createWebhookWithDelivery(server, { token: server.adminToken }, team.body.id),
+    );
     validIds.operationId = await createOperation(server, { token: server.adminToken }, pipeline);
     validIds.deviceId = await createDevice(server, { token: server.adminToken }, team.body.id);
     const group = await server.request(

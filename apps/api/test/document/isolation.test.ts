@@ -16,6 +16,7 @@ import {
   createProvisioningToken,
   createNotification,
   createRollout,
+  createWebhookWithDelivery,
   createSnapshot,
   createInvitation,
   createLibraryEntry,
@@ -89,6 +90,9 @@ interface Side {
   rolloutId?: string;
   /** A notification of the owner's. */
   notificationId?: string;
+  /** A webhook with a delivery in its log. */
+  hookId?: string;
+  deliveryId?: string;
 }
 
 /**
@@ -119,6 +123,8 @@ const PATH_IDS: Record<string, (side: Side, whose: "foreign" | "own") => string 
   rolloutId: (side) => side.rolloutId,
   // A person's notification: the side's owner's.
   notificationId: (side) => side.notificationId,
+  hookId: (side) => side.hookId,
+  deliveryId: (side) => side.deliveryId,
 };
 
 /** Body fields that are ids: team A's value, and the walker's own. */
@@ -235,6 +241,11 @@ async function prepare(operations: DocumentOperation[]) {
   if (params.has("notificationId")) {
     for (const side of [a, w]) {
       side.notificationId = await createNotification(server, side.owner, side.team.id);
+    }
+  }
+  if (params.has("hookId")) {
+    for (const side of [a, w]) {
+      Object.assign(side, await createWebhookWithDelivery(server, side.owner, side.team.id));
     }
   }
   if (params.has("username")) {

@@ -15,6 +15,7 @@ import {
   createInstance,
   createProvisioningToken,
   createRollout,
+  createWebhookWithDelivery,
   createRunningDevice,
   createSnapshot,
   createInvitation,
@@ -53,6 +54,8 @@ interface World {
   /** The world's running device of an application, and of an instance, made once first named. */
   runningDevice?: ReturnType<typeof createRunningDevice>;
   instanceDevice?: ReturnType<typeof createRunningDevice>;
+  /** The world's webhook with a delivery in its log, made once first named. */
+  webhook?: ReturnType<typeof createWebhookWithDelivery>;
 }
 
 /** The world's running devices: a device and its snapshot in one path belong together. */
@@ -62,6 +65,10 @@ const instanceDeviceOf = (world: World) =>
   (world.instanceDevice ??= createRunningDevice(server, world.founder, world.team.id, {
     of: "instance",
   }));
+
+/** The world's webhook: one, so that a hook and its delivery in one path belong together. */
+const webhookOf = (world: World) =>
+  (world.webhook ??= createWebhookWithDelivery(server, world.founder, world.team.id));
 
 /** The world's application: one, so that a device group in the path is one of its. */
 const applicationOf = (world: World) =>
@@ -111,6 +118,8 @@ const PATH_VALUES: Record<string, (world: World, template: string) => Promise<st
         : createDevice(server, world.founder, world.team.id),
   tokenId: async (world) => createProvisioningToken(server, world.founder, world.team.id),
   rolloutId: async (world) => (await createRollout(server, world.founder, world.team.id)).rolloutId,
+  hookId: async (world) => (await webhookOf(world)).hookId,
+  deliveryId: async (world) => (await webhookOf(world)).deliveryId,
 };
 
 let staged = 0;

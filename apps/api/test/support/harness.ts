@@ -186,6 +186,12 @@ export async function startServer(
     deviceLogStream?: AppOptions["deviceLogStream"];
     /** The events stream's timings and bound. */
     eventStream?: AppOptions["eventStream"];
+    /**
+     * Webhooks: hosts allowed though not public (default 127.0.0.1: the walks' hooks point at a
+     * closed loopback port), and the delivery worker's figures.
+     */
+    webhookAllowedHosts?: string[];
+    webhookDelivery?: AppOptions["webhookDelivery"];
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -219,6 +225,8 @@ export async function startServer(
     rateLimits: options.rateLimits,
     deviceLogStream: options.deviceLogStream,
     eventStream: options.eventStream,
+    webhookAllowedHosts: options.webhookAllowedHosts ?? ["127.0.0.1"],
+    webhookDelivery: options.webhookDelivery,
     // Rollouts move on quickly: a test waits on their state, not on a tick.
     rolloutTickMs: 100,
     broker:

@@ -7,6 +7,7 @@ import {
   DEFAULT_TEAM_TYPE_ID,
   DEFAULT_TEMPLATE_ID,
   recordEvent,
+  enqueueDeliveries,
 } from "@flowplane/db";
 import { expect } from "vitest";
 import { type TestServer, TOKEN_SECRET } from "./harness";
@@ -648,4 +649,33 @@ export async function createNotification(
     ).find((n) => n.data.device?.id === device.id);
     return found?.id;
   });
+}
+
+/**
+ * A team webhook made by its owner through the API, pointing at a closed loopback port (the
+ * harness allows 127.0.0.1), with one delivery queued in its log (written to the queue directly:
+ * no event needs to be made for it).
+ */
+export async function createWebhookWithDelivery(
+  server: TestServer,
+  owner: Pick<TestUser, "token">,
+  teamId: string,
+): Promise<{ hookId: string; deliveryId: string }> {
+  const reply = await server.request("POST", `/api/v1/teams/${teamId}/webhooks`, {
+    token: owner.token,
+    body: { url: "http://127.0.0.1:9/hook", eventTypes: ["walk.only"] },
+  });
+  expect(reply.status, `creating a webhook: ${reply.text}`).toBe(200);
+  const hookId = reply.body.id as string;
+  await enqueueDeliveries(server.db, [
+    { webhookId: hookId, teamId, eventId: "1", eventType: "walk.only", payload: { id: "1" } },
+  ]);
+  const list = await server.request(
+    "GET",
+    `/api/v1/teams/${teamId}/webhooks/${hookId}/deliveries`,
+    {
+      token: owner.token,
+    },
+  );
+  return { hookId, deliveryId: list.body.deliveries[0].id as string };
 }

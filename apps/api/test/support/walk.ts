@@ -153,6 +153,8 @@ export function schemaWalker(document: unknown) {
       case "string": {
         if (schema.format === "date-time") return new Date(Date.now() + 86_400_000).toISOString();
         if (schema.format === "email") return `walk-${++exampleCounter}@example.com`;
+        // A webhook's URL: a closed port of loopback, which the harness allows (nothing listens).
+        if (schema.format === "uri") return "http://127.0.0.1:9/walk";
         const n = ++exampleCounter;
         const pattern = schema.pattern ? new RegExp(schema.pattern) : undefined;
         const candidate = [

@@ -1,0 +1,48 @@
+// What goes in the delivery queue: the events consumer (run by the sequencer in its numbering
+// transaction, so each event is queued once for each hook that hears it, whichever process numbers
+// it) and the envelope every delivery carries — the stream's shape of an event.
+import {
+  activeWebhooksOf,
+  enqueueDeliveries,
+  type EventConsumer,
+  type EventRecord,
+  type NewDelivery,
+} from "@flowplane/db";
+
+/** An event as integrators see it (docs/webhooks.md, "The envelope"). */
+export function envelopeOf(event: EventRecord): Record<string, unknown> {
+  return {
+    id: event.seq,
+    type: event.type,
+    teamId: event.teamId,
+    createdAt: event.createdAt.toISOString(),
+    resource: { type: event.entityType, id: event.entityId },
+    actor: event.actorId ? { id: event.actorId } : null,
+    data: event.data,
+  };
+}
+
+/** Whether a hook's list of types takes this one: an empty list, or `*`, takes every type. */
+export function hears(eventTypes: readonly string[], type: string): boolean {
+  return eventTypes.length === 0 || eventTypes.includes("*") || eventTypes.includes(type);
+}
+
+export const queueDeliveries: EventConsumer = async (trx, events) => {
+  const teamIds = [...new Set(events.map((e) => e.teamId).filter((id): id is string => !!id))];
+  const hooks = await activeWebhooksOf(trx, teamIds);
+  if (hooks.length === 0) return;
+  const deliveries: NewDelivery[] = [];
+  for (const event of events) {
+    for (const hook of hooks) {
+      if (hook.team_id !== event.teamId || !hears(hook.event_types, event.type)) continue;
+      deliveries.push({
+        webhookId: hook.id,
+        teamId: hook.team_id,
+        eventId: event.seq,
+        eventType: event.type,
+        payload: envelopeOf(event),
+      });
+    }
+  }
+  await enqueueDeliveries(trx, deliveries);
+};
