@@ -75,6 +75,7 @@ const AUDIT_EVENTS = {
   "team.user.uninvited": audit("An invitation was withdrawn"),
   ...family("team.user.invite", "An invitation was answered", ["accepted", "rejected"]),
   ...family("team.broker.client", "A team broker client", CRUD),
+  ...family("team.webhook", "A team webhook (its URL's origin only)", CRUD),
   ...family("team.device", "A device of the team", [
     ...CRUD,
     "assigned",

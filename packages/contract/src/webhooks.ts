@@ -6,7 +6,15 @@ import { Id, Links, ListMeta, PageInput, Text, Timestamp } from "./common";
 /** An http(s) URL, bounded; where it may point is the API's to judge (docs/webhooks.md). */
 const WebhookUrl = Text.max(2048)
   .check(z.url({ protocol: /^https?$/ }))
-  .describe("Where deliveries are POSTed: http or https");
+  .refine((url) => {
+    try {
+      const parsed = new URL(url);
+      return !parsed.username && !parsed.password;
+    } catch {
+      return true; // Not a URL: the check above says so.
+    }
+  }, "A user name or password in the URL is not taken: the signature authenticates deliveries")
+  .describe("Where deliveries are POSTed: http or https, with no user name or password");
 
 /** Event types: `team.settings.updated`; an empty list (or `*`) means every type. */
 const EventTypes = z

@@ -88,7 +88,9 @@ export class EventRunner {
 
   private async runOnce(): Promise<void> {
     for (;;) {
-      const events = await sequenceEvents(this.db, this.consumers);
+      const events = await sequenceEvents(this.db, this.consumers, (error) =>
+        this.log.error({ err: error }, "an events consumer failed: its work for a batch is lost"),
+      );
       if (events.length === 0) return;
       for (const listener of this.listeners) {
         try {

@@ -43,7 +43,9 @@ const named = (value: unknown): Named => {
 };
 const teamPath = (team: Team) => `/teams/${encodeURIComponent(team.id)}`;
 /** A reason or an error as the event carried it, kept to a sentence's length. */
-const short = (text: unknown) => (typeof text === "string" ? text.slice(0, 300) : "");
+const short = (text: unknown) =>
+  // By characters, not UTF-16 units: half an emoji is JSON that jsonb refuses.
+  typeof text === "string" ? Array.from(text).slice(0, 300).join("") : "";
 const roleNames: Record<number, string> = {
   [Role.owner]: "owner",
   [Role.member]: "member",

@@ -26,7 +26,12 @@ export function hostOf(url: URL): string {
 function isPublic(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   // An IPv4-mapped IPv6 address is judged as the IPv4 address it is.
-  return ipaddr.process(address).range() === "unicast";
+  const parsed = ipaddr.process(address);
+  // An IPv4-compatible one (::/96, deprecated: `::7f00:1`) is unicast to ipaddr.js: refused.
+  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) {
+    return false;
+  }
+  return parsed.range() === "unicast";
 }
 
 function isAllowed(allowed: readonly string[], host: string): boolean {
@@ -66,7 +71,8 @@ export async function checkedAddresses(
   for (const { address } of found) {
     if (!isPublic(address) && !isAllowed(allowed, address)) {
       throw new RefusedUrl(
-        `${host} resolves to ${address}, which is not a public address (WEBHOOK_ALLOWED_HOSTS allows a host)`,
+        // The address it resolved to is not said: an owner must not learn the internal names.
+        `${host} is not a public address, or resolves to one that is not (WEBHOOK_ALLOWED_HOSTS allows a host)`,
       );
     }
   }

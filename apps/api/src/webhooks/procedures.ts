@@ -27,7 +27,9 @@ import {
   type WebhookRow,
 } from "@flowplane/db";
 import { teamLog } from "../core/audit";
-import { notFound } from "../core/errors";
+import { sql } from "kysely";
+import { lockForTransaction } from "@flowplane/db";
+import { ApiError, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, teamOf } from "../core/trpc";
 import { assertUrlAllowed } from "./addresses";
 import { webhookView } from "./views";
@@ -55,7 +57,14 @@ function recordHookEvent(
   const { team } = teamOf(ctx);
   const body = {
     team: { id: team.id, name: team.name, slug: team.slug },
-    webhook: { id: hook.id, url: hook.url, eventTypes: hook.event_types, active: hook.active },
+    // The URL's origin only: receivers often keep their credential in the path, and this body
+    // is an event that the team's other hooks are sent.
+    webhook: {
+      id: hook.id,
+      url: new URL(hook.url).origin,
+      eventTypes: hook.event_types,
+      active: hook.active,
+    },
     ...more,
   };
   const event = `team.webhook.${verb}`;
@@ -63,6 +72,23 @@ function recordHookEvent(
 }
 
 const allowedHosts = (ctx: Context) => ctx.webhooks?.allowedHosts ?? [];
+
+/** A team's hooks at most: each event costs a delivery per hook, in the numbering transaction. */
+export const MAX_WEBHOOKS_PER_TEAM = 25;
+
+/** Refuses a team's hook past the limit (the team's lock held: two creates count in turn). */
+async function assertRoomForHook(trx: Db, teamId: string): Promise<void> {
+  await lockForTransaction(trx, `webhooks:${teamId}`);
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from webhooks where team_id = ${teamId}`.execute(trx);
+  if ((rows[0]?.n ?? 0) >= MAX_WEBHOOKS_PER_TEAM) {
+    throw new ApiError(
+      409,
+      "webhook_limit",
+      `A team has at most ${MAX_WEBHOOKS_PER_TEAM} webhooks: delete one, or let one hear more event types`,
+    );
+  }
+}
 
 export const webhookProcedures = {
   list: procedure
@@ -97,8 +123,9 @@ export const webhookProcedures = {
         tags: [TAG],
         summary: "Create a webhook (owners)",
         description:
-          "The reply carries the signing `secret`, shown this once. The URL must be http(s) and its host must resolve to public addresses only (400 `webhook_url_refused` otherwise) unless the operator allows the host in `WEBHOOK_ALLOWED_HOSTS`. No request is sent now. `eventTypes` empty (or `*`): every event type. Audit event `team.webhook.created`.",
+          "The reply carries the signing `secret`, shown this once. The URL must be http(s) and its host must resolve to public addresses only (400 `webhook_url_refused` otherwise) unless the operator allows the host in `WEBHOOK_ALLOWED_HOSTS`. No request is sent now. `eventTypes` empty (or `*`): every event type. A team has at most 25 hooks (409 `webhook_limit`). Audit event `team.webhook.created`.",
       },
+      errors: [409],
     })
     .input(CreateWebhookInput)
     .output(WebhookWithSecret)
@@ -107,6 +134,7 @@ export const webhookProcedures = {
       const secret = newSecret();
       const teamId = teamOf(ctx).team.id;
       const row = await ctx.db.transaction().execute(async (trx) => {
+        await assertRoomForHook(trx, teamId);
         const created = await insertWebhook(trx, { ...input, teamId }, (id) =>
           sealWebhookSecret(ctx.tokenSecret, id, secret),
         );

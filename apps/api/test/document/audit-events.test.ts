@@ -2,7 +2,7 @@
 // §7), walked over every write operation of the served document: each must be listed below with
 // its events, so a new operation fails this file until it says what it logs, and each is called
 // successfully on resources of its own and must have written every one of them.
-import { Role } from "@flowplane/contract";
+import { EVENT_TYPES, Role } from "@flowplane/contract";
 import { afterAll, describe, expect, test } from "vitest";
 import { startServer } from "../support/harness";
 import {
@@ -484,6 +484,16 @@ test("every write operation of the document says what it logs", () => {
   expect(
     writes.map((o) => o.name).filter((name) => !(name in EVENTS)),
     "operations audit-events.test.ts does not know: add each to EVENTS with the events FlowFuse writes for it (reference §7)",
+  ).toEqual([]);
+});
+
+test("every audit event of a team's is in the events' catalogue (its stream's schema per type)", () => {
+  // The platform's and a person's own logs have no team: their entries are on no team's stream.
+  const teamless = /^(platform|user|users|account)\./;
+  const logged = new Set(Object.values(EVENTS).flat());
+  expect(
+    [...logged].filter((name) => !teamless.test(name) && !(name in EVENT_TYPES)),
+    "add each to EVENT_TYPES (packages/contract/src/events.ts)",
   ).toEqual([]);
 });
 

@@ -98,3 +98,29 @@ describe("events", () => {
     expect(await listEvents(t.db, { teamId, limit: 10 })).toEqual([]);
   });
 });
+
+describe("a consumer that fails", () => {
+  test("loses its own work, not the numbering nor the other consumers'", async () => {
+    await recordEvent(t.db, { type: "x.failing", teamId, entity: { type: "team", id: teamId } });
+    const heard: string[] = [];
+    const errors: unknown[] = [];
+    const numbered = await sequenceEvents(
+      t.db,
+      [
+        async (trx) => {
+          await sql`insert into event_retention (id, pruned_through) values (2, 0)`.execute(trx);
+          throw new Error("a consumer's bug");
+        },
+        async (_trx, events) => {
+          for (const e of events) heard.push(e.type);
+        },
+      ],
+      (error) => errors.push(error),
+    );
+    expect(numbered.map((e) => e.type)).toEqual(["x.failing"]);
+    expect(heard).toEqual(["x.failing"]);
+    expect(errors).toHaveLength(1);
+    const { rows } = await sql`select id from event_retention where id = 2`.execute(t.db);
+    expect(rows).toEqual([]);
+  });
+});

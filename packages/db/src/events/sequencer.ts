@@ -3,7 +3,10 @@
 // earlier one. Instead one sequencer at a time (an advisory lock per schema, whatever the number
 // of API processes) numbers the committed rows still without one, in the order they were written,
 // and runs the consumers (webhook deliveries, notifications) in that same transaction, so each
-// event reaches each consumer exactly once. Its commit notifies `flowplane_events`.
+// event reaches each consumer exactly once. Its commit notifies `flowplane_events`. Each consumer
+// runs under a savepoint of its own: one that fails (a bug, bad data) loses its own work for that
+// batch, told to `onConsumerError`, and never stops the numbering, which every team's stream,
+// hooks and inbox wait on.
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../schema";
 import type { EventRecord } from "./read";
@@ -18,6 +21,7 @@ const BATCH = 500;
 export async function sequenceEvents(
   db: Kysely<Database>,
   consumers: EventConsumer[] = [],
+  onConsumerError: (error: unknown) => void = () => {},
 ): Promise<EventRecord[]> {
   return db.transaction().execute(async (trx) => {
     const { rows: locked } = await sql<{ locked: boolean }>`
@@ -72,7 +76,16 @@ export async function sequenceEvents(
         createdAt: row.created_at,
       }))
       .sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
-    for (const consume of consumers) await consume(trx, events);
+    for (const consume of consumers) {
+      await sql`savepoint event_consumer`.execute(trx);
+      try {
+        await consume(trx, events);
+        await sql`release savepoint event_consumer`.execute(trx);
+      } catch (error) {
+        await sql`rollback to savepoint event_consumer`.execute(trx);
+        onConsumerError(error);
+      }
+    }
     const last = events[events.length - 1]!.seq;
     await sql`select pg_notify(${EVENTS_CHANNEL}, ${last})`.execute(trx);
     return events;

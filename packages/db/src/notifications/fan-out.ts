@@ -18,7 +18,7 @@ export interface NewNotification {
 /** Who an event concerns. */
 export type Recipients =
   | { team: string; minRole: number }
-  /** The invitee of an invitation: its user, or the user whose email it was sent to. */
+  /** The invitee of an invitation addressed to a user (one sent to an email address has none). */
   | { invitation: string };
 
 const newId = sql<string>`replace(gen_random_uuid()::text, '-', '')`;
@@ -36,9 +36,9 @@ export async function notify(
   const recipients =
     "team" in to
       ? sql`select user_id from team_members where team_id = ${to.team} and role >= ${to.minRole}`
-      : sql`select coalesce(i.invitee_id, u.id) as user_id from invitations i
-          left join users u on i.invitee_id is null and lower(u.email) = lower(i.email)
-          where i.id = ${to.invitation}`;
+      : // Only an invitation addressed to a user: an email on a profile is not verified, so a
+        // profile naming the invited address is not its owner (as invitations.ts judges too).
+        sql`select i.invitee_id as user_id from invitations i where i.id = ${to.invitation}`;
   const result = await sql`
     insert into notifications (id, type, data, event_seq, created_at, user_id)
     select ${values}, r.user_id from (${recipients}) r

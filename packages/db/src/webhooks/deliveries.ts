@@ -28,7 +28,15 @@ export async function enqueueDeliveries(
   db: Kysely<Database>,
   deliveries: NewDelivery[],
 ): Promise<void> {
-  if (deliveries.length === 0) return;
+  // In chunks: a statement's parameters are counted in 16 bits.
+  for (let start = 0; start < deliveries.length; start += DELIVERIES_PER_STATEMENT) {
+    await insertDeliveries(db, deliveries.slice(start, start + DELIVERIES_PER_STATEMENT));
+  }
+}
+
+const DELIVERIES_PER_STATEMENT = 1000;
+
+async function insertDeliveries(db: Kysely<Database>, deliveries: NewDelivery[]) {
   await db
     .insertInto("webhook_deliveries")
     .values(
