@@ -325,7 +325,11 @@ export async function finishOperation(
   id: string,
   outcome: OperationOutcome,
 ): Promise<OperationRow | undefined> {
-  return updatePending(db).set(ended(outcome)).where("id", "=", id).returningAll().executeTakeFirst();
+  return updatePending(db)
+    .set(ended(outcome))
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** The pending operation that names this target, if any. */
