@@ -1,12 +1,14 @@
 // What the benches that start the API server with its embedded broker share (`bench:mqtt`,
-// `bench:devices`, `bench:pages`): a run that fails as soon as a child dies or the time runs
-// out, the server started as `pnpm start` runs it with the first administrator's token, and the
-// entry point's handling of usage errors, interrupts and the exit code.
+// `bench:devices`, `bench:pages`, `bench:events`, `bench:webhooks`): a run that fails as soon as a
+// child dies or the time runs out, the server started as `pnpm start` runs it with the first
+// administrator's token, JSON calls and timed team renames, the result files, and the entry
+// point's handling of usage errors, interrupts and the exit code.
 import { randomBase62 } from "@flowplane/auth";
-import { readFile, symlink } from "node:fs/promises";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { baseChildEnv, UsageError } from "./env";
-import { ROOT } from "./machine";
+import { BENCH_DIR, ROOT } from "./machine";
 import { freePort, killAllNow, run, type Server, startNode, waitReady } from "./processes";
 
 const API_DIR = join(ROOT, "apps", "api");
@@ -103,6 +105,69 @@ export async function startApiServer(options: {
   await options.run.guarded(waitReady(`${url}/readyz`, server.child, options.readyMs));
   const token = (await readFile(join(dataDir, "initial-admin-token"), "utf8")).trim();
   return { server, url, mqttPort, dataDir, token };
+}
+
+/**
+ * A JSON call to the API with the token: the reply's body (`Reply`: the fields a bench reads; a
+ * wrong guess fails the run loudly), or an error for a status ≥ 300.
+ */
+export type ApiCall<Reply = { id: string }> = (
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<Reply>;
+
+export function apiCaller<Reply = { id: string }>(url: string, token: string): ApiCall<Reply> {
+  return async (method, path, body) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body !== undefined && { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return (text ? JSON.parse(text) : {}) as Reply;
+  };
+}
+
+/**
+ * Renames a team n times, `concurrency` at a time (each rename an audit entry, so an event): the
+ * seconds they took.
+ */
+export function teamRenames(call: ApiCall, teamId: string, concurrency: number) {
+  let renames = 0;
+  return async (n: number): Promise<number> => {
+    const t = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < n) {
+          next++;
+          await call("PUT", `/api/v1/teams/${teamId}`, { name: `Bench ${++renames}` });
+        }
+      }),
+    );
+    return (performance.now() - t) / 1000;
+  };
+}
+
+/** Writes results/<date>-<name>[-<label>].{json,md}: the files' path without the extension. */
+export async function writeResults(
+  name: string,
+  label: string | undefined,
+  result: { machine: Record<string, string | number> },
+  md: string,
+): Promise<string> {
+  const dir = join(BENCH_DIR, "results");
+  await mkdir(dir, { recursive: true });
+  const date = String(result.machine.date).slice(0, 10);
+  const base = join(dir, `${date}-${name}${label ? `-${label}` : ""}`);
+  await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(`${base}.md`, md);
+  return base;
 }
 
 /** The configuration, or the usage printed and the process ended (0 for --help). */

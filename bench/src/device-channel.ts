@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { configOrExit, failure, prepare, runBench, startApiServer } from "./api-bench";
+import { apiCaller, configOrExit, failure, prepare, runBench, startApiServer } from "./api-bench";
 import { type DevicesBenchConfig, loadDevicesConfig } from "./env";
 import { BENCH_DIR, machineInfo } from "./machine";
 import { pssOf, rssOf, stopAll } from "./processes";
@@ -147,20 +147,7 @@ async function main(): Promise<void> {
       readyMs: 180_000,
       run: failing,
     });
-    const call = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body !== undefined && { "content-type": "application/json" }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-      // The replies' fields this bench reads; a wrong guess fails the run loudly.
-      return (text ? JSON.parse(text) : {}) as Reply;
-    };
+    const call = apiCaller<Reply>(url, token);
     const idle = await memory(api.pid);
 
     const team = await call("POST", "/api/v1/teams", { name: "Devices bench" });

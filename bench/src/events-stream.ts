@@ -5,16 +5,24 @@
 // with an SSE client following GET /teams/{id}/events, timed until it has received every one.
 // Reports both rates and their ratio. Writes results/<date>-events[-<label>].{json,md}. See
 // README.md, "The events' stream".
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { configOrExit, failure, prepare, runBench, startApiServer } from "./api-bench";
+import {
+  apiCaller,
+  configOrExit,
+  failure,
+  prepare,
+  runBench,
+  startApiServer,
+  teamRenames,
+  writeResults,
+} from "./api-bench";
 import { loadEventsConfig } from "./env";
-import { BENCH_DIR, machineInfo } from "./machine";
+import { machineInfo } from "./machine";
 import { stopAll } from "./processes";
 
-const RESULTS_DIR = join(BENCH_DIR, "results");
 const say = (text: string) => process.stdout.write(`${text}\n`);
 const config = configOrExit(() => loadEventsConfig());
 const failing = failure();
@@ -67,38 +75,12 @@ async function main(): Promise<void> {
       readyMs: 180_000,
       run: failing,
     });
-    const call = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body !== undefined && { "content-type": "application/json" }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-      return JSON.parse(text) as { id: string };
-    };
+    const call = apiCaller(url, token);
     const team = await call("POST", "/api/v1/teams", {
       name: "Bench events",
       slug: "bench-events",
     });
-    let renames = 0;
-    /** N renames, `concurrency` at a time: the seconds they took. */
-    const write = async (n: number) => {
-      const t = performance.now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: config.concurrency }, async () => {
-          while (next < n) {
-            next++;
-            await call("PUT", `/api/v1/teams/${team.id}`, { name: `Bench ${++renames}` });
-          }
-        }),
-      );
-      return (performance.now() - t) / 1000;
-    };
+    const write = teamRenames(call, team.id, config.concurrency);
 
     say(`Baseline: ${config.events} events written, nobody listening …`);
     await guarded(write(Math.min(50, config.events)));
@@ -146,13 +128,7 @@ async function main(): Promise<void> {
       "",
     ].join("\n");
     say(`\n${md}`);
-    await mkdir(RESULTS_DIR, { recursive: true });
-    const base = join(
-      RESULTS_DIR,
-      `${machine.date!.toString().slice(0, 10)}-events${config.label ? `-${config.label}` : ""}`,
-    );
-    await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
-    await writeFile(`${base}.md`, md);
+    const base = await writeResults("events", config.label, result, md);
     say(`Wrote ${base}.json and ${base}.md (${result.minutes} min).`);
   } finally {
     await stopAll();
