@@ -33,6 +33,9 @@ export const PipelineStage = z
     devices: z
       .array(DeviceSummary)
       .describe("A device stage's device (one; none once that device was deleted)"),
+    webhookId: Id.nullable().describe(
+      "The team's webhook told the outcome of each deploy into this stage (null: none)",
+    ),
     NextStageId: Id.optional().describe(
       "The stage a deploy from this one goes to; absent on the last",
     ),
@@ -87,6 +90,11 @@ const StageFields = {
   ),
   action: StageAction.optional(),
   deployToDevices: z.boolean().optional(),
+  webhookId: Id.nullable()
+    .optional()
+    .describe(
+      "A webhook of the pipeline's team that gets the outcome of each deploy into this stage (`application.pipeline.stage-deployed` or `stage-deploy-failed`), whatever types it subscribes to; null clears",
+    ),
 };
 
 export const CreatePipelineStageInput = z.strictObject({
@@ -108,6 +116,7 @@ export const UpdatePipelineStageInput = z.strictObject({
   deviceId: StageFields.deviceId,
   action: StageFields.action,
   deployToDevices: StageFields.deployToDevices,
+  webhookId: StageFields.webhookId,
 });
 
 export const DeployStageInput = z.strictObject({

@@ -160,6 +160,8 @@ export interface StageValues {
   instanceId: string | null;
   deviceGroupId: string | null;
   deviceId: string | null;
+  /** The team's hook told of each deploy into the stage (null: none). */
+  webhookId?: string | null;
 }
 
 /**
@@ -191,6 +193,7 @@ export async function insertStage(
       instance_id: values.instanceId,
       device_group_id: values.deviceGroupId,
       device_id: values.deviceId,
+      webhook_id: values.webhookId ?? null,
       next_stage_id: after?.next_stage_id ?? null,
     })
     .returningAll()
@@ -219,6 +222,7 @@ export async function updateStage(
       ...(values.instanceId !== undefined && { instance_id: values.instanceId }),
       ...(values.deviceGroupId !== undefined && { device_group_id: values.deviceGroupId }),
       ...(values.deviceId !== undefined && { device_id: values.deviceId }),
+      ...(values.webhookId !== undefined && { webhook_id: values.webhookId }),
       updated_at: sql<Date>`now()`,
     })
     .where("id", "=", stageId)
@@ -315,12 +319,17 @@ function ended(outcome: OperationOutcome) {
 const updatePending = (db: Kysely<Database>) =>
   db.updateTable("operations").where("status", "=", "pending");
 
+/** Ends a pending operation: the row it ended, none if it had ended already (failed by a sweep). */
 export async function finishOperation(
   db: Kysely<Database>,
   id: string,
   outcome: OperationOutcome,
-): Promise<void> {
-  await updatePending(db).set(ended(outcome)).where("id", "=", id).execute();
+): Promise<OperationRow | undefined> {
+  return updatePending(db)
+    .set(ended(outcome))
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** The pending operation that names this target, if any. */

@@ -215,6 +215,8 @@ export interface PipelineStagesTable {
   instance_id: string | null;
   device_group_id: Generated<string | null>;
   device_id: Generated<string | null>;
+  /** The team's hook told of every deploy into the stage (null: none). */
+  webhook_id: Generated<string | null>;
   next_stage_id: string | null;
   created_at: CreatedAt;
   updated_at: Timestamp;

@@ -22,7 +22,7 @@ import { ApiError, notFound } from "../core/errors";
 import { actorOf, procedure } from "../core/trpc";
 import { deployError, plan } from "./deploy-plan";
 import { run } from "./deploy-run";
-import { recordStageDeployStarted } from "./events";
+import { recordStageDeployRunFailed, recordStageDeployStarted } from "./events";
 import { type DeploySubject, operationView } from "./views";
 
 const TAG = "Pipelines";
@@ -39,7 +39,7 @@ export const deployProcedures = {
         tags: [TAG],
         summary: "Deploy a stage to the next one (owners)",
         description:
-          "Sends the stage's snapshot — taken now (`create_snapshot`), its instance's newest (`use_latest_snapshot`), or `sourceSnapshotId` (`prompt`) — to the next stage. An instance gets its flows, its credentials (encrypted with the target's own secret), its settings and modules; the target keeps the values of the variables it has and gets those it lacks (FlowFuse's copy rules). The target gets the snapshot as one of its own (`project.snapshot.imported`) and, when running, restarts on it; if it does not start, it gets back what it ran and the deploy fails. Deploys to one instance run one after the other. A device group (or device) gets the snapshot as its target snapshot: its members (the device) are told at their next check-in (409 naming it) and run it. Deploying from a device or device group stage is not supported (400 `invalid_source_instance`). Everything is checked before anything is made: the last stage is 404 `Target stage not found` (no snapshot taken), a source stage without an instance 400 `invalid_source_instance`, a target stage without its instance, group or device 400 `invalid_target_stage`, a snapshot that is not the source instance's 400 `invalid_source_snapshot`. Answers `{ status: \"importing\" }` at once, as FlowFuse, and also `operation`: await `GET /api/v1/operations/{operationId}` for `succeeded` or `failed` with the error. A stage whose action is `none` answers `{ status: \"okay\" }` and does nothing. A device group or device takes one deploy at a time: another to it while one is pending is 409 `deploy_in_progress` naming the operation under way. A deploy whose platform process stopped before it finished is failed a minute later (`deploy_interrupted`, and `application.pipeline.stage-deploy-failed` in the audit log), not left pending. Audit event `application.pipeline.stage-deployed`.",
+          "Sends the stage's snapshot — taken now (`create_snapshot`), its instance's newest (`use_latest_snapshot`), or `sourceSnapshotId` (`prompt`) — to the next stage. An instance gets its flows, its credentials (encrypted with the target's own secret), its settings and modules; the target keeps the values of the variables it has and gets those it lacks (FlowFuse's copy rules). The target gets the snapshot as one of its own (`project.snapshot.imported`) and, when running, restarts on it; if it does not start, it gets back what it ran and the deploy fails. Deploys to one instance run one after the other. A device group (or device) gets the snapshot as its target snapshot: its members (the device) are told at their next check-in (409 naming it) and run it. Deploying from a device or device group stage is not supported (400 `invalid_source_instance`). Everything is checked before anything is made: the last stage is 404 `Target stage not found` (no snapshot taken), a source stage without an instance 400 `invalid_source_instance`, a target stage without its instance, group or device 400 `invalid_target_stage`, a snapshot that is not the source instance's 400 `invalid_source_snapshot`. Answers `{ status: \"importing\" }` at once, as FlowFuse, and also `operation`: await `GET /api/v1/operations/{operationId}` for `succeeded` or `failed` with the error. A stage whose action is `none` answers `{ status: \"okay\" }` and does nothing. A device group or device takes one deploy at a time: another to it while one is pending is 409 `deploy_in_progress` naming the operation under way. A deploy whose platform process stopped before it finished is failed a minute later (`deploy_interrupted`, and `application.pipeline.stage-deploy-failed` in the audit log), not left pending. Audit event `application.pipeline.stage-deployed`, or `application.pipeline.stage-deploy-failed` (with `reason`) when the deploy fails; the target stage's webhook (`webhookId`) gets either.",
       },
     })
     .input(DeployStageInput)
@@ -93,16 +93,23 @@ export const deployProcedures = {
         } catch (error) {
           const known = error instanceof ApiError;
           if (!known) ctx.log.error({ err: error, operationId: operation.id }, "a deploy failed");
-          await finishOperation(ctx.db, operation.id, {
-            status: "failed",
-            code: known ? error.apiCode : "deploy_failed",
-            message: known ? error.message : "The deploy failed",
-          }).catch((failure: unknown) =>
-            ctx.log.error(
-              { err: failure, operationId: operation.id },
-              "a deploy's outcome was not saved",
-            ),
-          );
+          // The outcome and its event together, once: a sweep that failed it first wrote its own.
+          await ctx.db
+            .transaction()
+            .execute(async (trx) => {
+              const ended = await finishOperation(trx, operation.id, {
+                status: "failed",
+                code: known ? error.apiCode : "deploy_failed",
+                message: known ? error.message : "The deploy failed",
+              });
+              if (ended) await recordStageDeployRunFailed(trx, actorOf(ctx), deploy, ended);
+            })
+            .catch((failure: unknown) =>
+              ctx.log.error(
+                { err: failure, operationId: operation.id },
+                "a deploy's outcome was not saved",
+              ),
+            );
         }
       };
       if (runner) runner.run(operation.id, work);

@@ -65,30 +65,59 @@ export function recordAssignedToStage(
   );
 }
 
-/** A deploy done: its stages (FlowFuse's names, and Flowplane's), source, target and snapshot. */
+/** What a deploy's outcome entries say of it: its stages (FlowFuse's names, and Flowplane's). */
+function deployBody(deploy: Plan) {
+  const { pipeline, source, target, sourceInstance, targetInstance } = deploy;
+  return {
+    application: { id: pipeline.application_id, name: pipeline.application_name },
+    pipeline: named(pipeline),
+    pipelineStage: named(source),
+    pipelineStageTarget: named(target),
+    sourceStage: named(source),
+    targetStage: named(target),
+    sourceProject: named(sourceInstance),
+    ...(targetInstance && { targetProject: named(targetInstance) }),
+    ...(deploy.targetGroup && { targetDeviceGroup: deploy.targetGroup }),
+    ...(deploy.targetDevice && { targetDevice: deploy.targetDevice }),
+  };
+}
+
+/** A deploy done: its stages, source, target and snapshot. */
 export function recordStageDeployed(
   trx: Db,
   actor: Actor,
   deploy: Plan,
   snapshot: Named,
 ): Promise<void> {
-  const { pipeline, source, target, sourceInstance, targetInstance } = deploy;
   return recordAudit(trx, {
     event: "application.pipeline.stage-deployed",
-    ...teamLog(pipeline.team_id),
+    ...teamLog(deploy.pipeline.team_id),
+    actor,
+    body: { ...deployBody(deploy), snapshot: named(snapshot) },
+  });
+}
+
+/**
+ * A deploy that failed as it ran (Flowplane's event): stage-deployed's body without its snapshot
+ * unless one was sent, with the operation, the error, and `reason` (the error's message).
+ */
+export function recordStageDeployRunFailed(
+  trx: Db,
+  actor: Actor,
+  deploy: Plan,
+  row: OperationRow,
+): Promise<void> {
+  const sent = (row.subject as unknown as DeploySubject).snapshot;
+  return recordAudit(trx, {
+    event: "application.pipeline.stage-deploy-failed",
+    ...teamLog(deploy.pipeline.team_id),
     actor,
     body: {
-      application: { id: pipeline.application_id, name: pipeline.application_name },
-      pipeline: named(pipeline),
-      pipelineStage: named(source),
-      pipelineStageTarget: named(target),
-      sourceStage: named(source),
-      targetStage: named(target),
-      sourceProject: named(sourceInstance),
-      ...(targetInstance && { targetProject: named(targetInstance) }),
-      ...(deploy.targetGroup && { targetDeviceGroup: deploy.targetGroup }),
-      ...(deploy.targetDevice && { targetDevice: deploy.targetDevice }),
-      snapshot: named(snapshot),
+      ...deployBody(deploy),
+      ...(sent && { snapshot: sent }),
+      operation: { id: row.id },
+      error: { code: row.error_code, error: row.error_message },
+      reason: row.error_message,
     },
   });
 }
@@ -149,6 +178,7 @@ export function recordStageDeployFailed(
       ...(row.subject as unknown as DeploySubject),
       operation: { id: row.id },
       error: { code: row.error_code, error: row.error_message },
+      reason: row.error_message,
     },
   });
 }

@@ -13,6 +13,7 @@ import {
   countStages,
   deleteStage,
   findStage,
+  findWebhook,
   insertStage,
   lockPipeline,
   type PipelineStageRow,
@@ -31,6 +32,18 @@ async function stageOf(ctx: Pick<Context, "db">, pipelineId: string, stageId: st
   return stage;
 }
 
+/** The hook a stage names: the pipeline's team's (else 400 naming `webhookId`); null clears it. */
+async function checkWebhook(
+  ctx: Pick<Context, "db">,
+  teamId: string,
+  webhookId: string | null | undefined,
+): Promise<void> {
+  if (!webhookId || (await findWebhook(ctx.db, teamId, webhookId))) return;
+  throw invalidRequest("Invalid request: webhookId: not a webhook of this team", [
+    { path: "webhookId", message: "Not a webhook of the pipeline's team" },
+  ]);
+}
+
 /** The stage an entry is about: FlowFuse's `pipelineStage` (`id`, `name`), and what it does. */
 const stageBody = (stage: PipelineStageRow) => ({
   pipelineStage: {
@@ -40,6 +53,7 @@ const stageBody = (stage: PipelineStageRow) => ({
     instanceId: stage.instance_id,
     deviceGroupId: stage.device_group_id,
     deviceId: stage.device_id,
+    webhookId: stage.webhook_id,
   },
 });
 
@@ -72,7 +86,7 @@ export const stageProcedures = {
         tags: [TAG],
         summary: "Add a stage (owners)",
         description:
-          "The stage deploys to exactly one of `instanceId` (a hosted instance), `deviceGroupId` (a device group: its target snapshot) or `deviceId` (a device: its target snapshot), of the pipeline's application (else 400 naming the field); answered as `instances`, `deviceGroups`, `devices`. A device group stage is never first (400 `invalid_input`). An instance, device group or device another stage of the pipeline has is 400 `invalid_input` naming the field (FlowFuse's editor offers each to one stage). `source` is the stage it follows: linked in after it, before the stage that followed it. Without `source`, only the first stage of an empty pipeline (else 400 `invalid_input`: FlowFuse then leaves a stage no other leads to). `action` defaults to `create_snapshot` (device stages: `use_active_snapshot`); `use_active_snapshot` is for device stages and `create_snapshot` for instance and group stages (400 `invalid_input` naming `action`). Audit events `application.pipeline.stage-added` and, on an instance, `project.assigned-to-pipeline-stage`.",
+          "The stage deploys to exactly one of `instanceId` (a hosted instance), `deviceGroupId` (a device group: its target snapshot) or `deviceId` (a device: its target snapshot), of the pipeline's application (else 400 naming the field); answered as `instances`, `deviceGroups`, `devices`. A device group stage is never first (400 `invalid_input`). An instance, device group or device another stage of the pipeline has is 400 `invalid_input` naming the field (FlowFuse's editor offers each to one stage). `source` is the stage it follows: linked in after it, before the stage that followed it. Without `source`, only the first stage of an empty pipeline (else 400 `invalid_input`: FlowFuse then leaves a stage no other leads to). `action` defaults to `create_snapshot` (device stages: `use_active_snapshot`); `use_active_snapshot` is for device stages and `create_snapshot` for instance and group stages (400 `invalid_input` naming `action`). `webhookId` names a webhook of the pipeline's team (else 400 naming the field) told the outcome of each deploy into the stage. Audit events `application.pipeline.stage-added` and, on an instance, `project.assigned-to-pipeline-stage`.",
       },
     })
     .input(CreatePipelineStageInput)
@@ -83,6 +97,7 @@ export const stageProcedures = {
       const action =
         input.action ?? (target.kind === "device" ? "use_active_snapshot" : "create_snapshot");
       checkAction(action, target.kind);
+      await checkWebhook(ctx, pipeline.team_id, input.webhookId);
       if (target.kind === "deviceGroup" && input.source === undefined) {
         // FlowFuse's rule: a device group stage only receives, so it cannot be first.
         throw new ApiError(400, "invalid_input", "A device group stage cannot be the first", [
@@ -116,6 +131,7 @@ export const stageProcedures = {
             name: input.name,
             action,
             deployToDevices: input.deployToDevices ?? false,
+            webhookId: input.webhookId ?? null,
             ...target.values,
           },
           after,
@@ -139,7 +155,7 @@ export const stageProcedures = {
         tags: [TAG],
         summary: "Change a stage (owners)",
         description:
-          "Fields given replace the stage's; the order of stages does not change. A new target (one of `instanceId`, `deviceGroupId`, `deviceId`, of the pipeline's application, else 400 naming the field) replaces the stage's; the action must suit the new kind, and no other stage of the pipeline may have it (400 `invalid_input`). Audit event `application.pipeline.stage-updated` (Flowplane's: FlowFuse audits none), and `project.assigned-to-pipeline-stage` for a new instance.",
+          "Fields given replace the stage's; the order of stages does not change. A new target (one of `instanceId`, `deviceGroupId`, `deviceId`, of the pipeline's application, else 400 naming the field) replaces the stage's; the action must suit the new kind, and no other stage of the pipeline may have it (400 `invalid_input`). `webhookId` (a webhook of the pipeline's team, else 400 naming the field; null clears it) is told the outcome of each deploy into the stage. Audit event `application.pipeline.stage-updated` (Flowplane's: FlowFuse audits none), and `project.assigned-to-pipeline-stage` for a new instance.",
       },
     })
     .input(UpdatePipelineStageInput)
@@ -151,6 +167,7 @@ export const stageProcedures = {
       const kind = target?.kind ?? kindOfStage(before);
       if (input.action !== undefined) checkAction(input.action, kind);
       else if (target && target.kind !== kindOfStage(before)) checkAction(before.action, kind);
+      await checkWebhook(ctx, pipeline.team_id, input.webhookId);
       const instance = target?.instance;
       const after = await ctx.db.transaction().execute(async (trx) => {
         if (!(await lockPipeline(trx, pipeline.id))) throw notFound();
@@ -159,6 +176,7 @@ export const stageProcedures = {
           name: input.name,
           action: input.action,
           deployToDevices: input.deployToDevices,
+          webhookId: input.webhookId,
           ...target?.values,
         });
         const updates = (
@@ -169,6 +187,7 @@ export const stageProcedures = {
             "instance_id",
             "device_group_id",
             "device_id",
+            "webhook_id",
           ] as const
         )
           .filter((key) => before[key] !== changed[key])

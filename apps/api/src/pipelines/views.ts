@@ -38,6 +38,7 @@ export async function stageView(row: PipelineStageRow, ctx: ViewContext): Promis
     instances: project ? [await instanceSummary(project, ctx)] : [],
     deviceGroups: group ? [groupSummary(group, ctx.baseUrl)] : [],
     devices: device ? [deviceView(device, ctx.baseUrl)] : [],
+    webhookId: row.webhook_id,
     ...(row.next_stage_id !== null && { NextStageId: row.next_stage_id }),
   };
 }

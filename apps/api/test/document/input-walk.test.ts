@@ -371,6 +371,8 @@ describe("every operation of the document, walked with input PostgreSQL cannot s
           ["ownerId", "instanceId"],
           // A rollout's snapshot.
           ["snapshotId", "snapshotId"],
+          // A pipeline stage's webhook.
+          ["webhookId", "hookId"],
         ] as const) {
           if (field in valid) valid[field] = validIds[param];
         }

@@ -155,6 +155,8 @@ const BODY_IDS: Record<string, (side: Side) => unknown> = {
   snapshotId: (side) => side.snapshotId,
   // Notifications marked at once: the side's owner's.
   ids: (side) => [side.notificationId],
+  // A pipeline stage's webhook: the side's team's.
+  webhookId: (side) => side.hookId,
 };
 /** Body id fields that name a platform-wide resource: the example value stays. */
 const GLOBAL_BODY_IDS = new Set<string>(["teamTypeId"]);
@@ -243,7 +245,7 @@ async function prepare(operations: DocumentOperation[]) {
       side.notificationId = await createNotification(server, side.owner, side.team.id);
     }
   }
-  if (params.has("hookId")) {
+  if (params.has("hookId") || bodies.includes("webhookId")) {
     for (const side of [a, w]) {
       Object.assign(side, await createWebhookWithDelivery(server, side.owner, side.team.id));
     }

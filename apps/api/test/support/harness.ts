@@ -175,6 +175,8 @@ export async function startServer(
      * directory; "in-memory" with a driver that runs nothing (the walks of every operation).
      */
     instances?: boolean | "in-memory";
+    /** With `instances: "in-memory"`: this driver instead of a new InMemoryDriver (a test's own). */
+    inMemoryDriver?: InMemoryDriver;
     /** With `instances: true`: how long a stopping Node-RED has before it is killed (5 s). */
     stopGraceMs?: number;
     /**
@@ -235,7 +237,7 @@ export async function startServer(
         : options.broker,
     instances:
       options.instances === "in-memory"
-        ? { driver: new InMemoryDriver() }
+        ? { driver: options.inMemoryDriver ?? new InMemoryDriver() }
         : options.instances
           ? {
               driver: new LocalDriver({

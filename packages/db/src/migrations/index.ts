@@ -28,6 +28,7 @@ import * as events from "./2026-11-29T2100-events";
 import * as notifications from "./2026-11-29T2120-notifications";
 import * as webhooks from "./2026-11-29T2110-webhooks";
 import * as platformEvents from "./2026-11-29T2230-platform-events";
+import * as pipelineStageWebhooks from "./2026-11-29T2240-pipeline-stage-webhooks";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-29T2120-notifications": notifications,
   "2026-11-29T2110-webhooks": webhooks,
   "2026-11-29T2230-platform-events": platformEvents,
+  "2026-11-29T2240-pipeline-stage-webhooks": pipelineStageWebhooks,
 };

@@ -101,3 +101,22 @@ export async function activeWebhooksOf(
     .execute();
   return rows.map((row) => ({ ...row, event_types: fromJson<string[]>(row.event_types) }));
 }
+
+/** The active hooks these pipeline stages name, by stage: whom a deploy into each must tell. */
+export async function stageWebhooksOf(
+  db: Kysely<Database>,
+  stageIds: string[],
+): Promise<{ stage_id: string; webhook_id: string; team_id: string }[]> {
+  if (stageIds.length === 0) return [];
+  return db
+    .selectFrom("pipeline_stages")
+    .innerJoin("webhooks", "webhooks.id", "pipeline_stages.webhook_id")
+    .select([
+      "pipeline_stages.id as stage_id",
+      "webhooks.id as webhook_id",
+      "webhooks.team_id as team_id",
+    ])
+    .where("pipeline_stages.id", "in", stageIds)
+    .where("webhooks.active", "=", true)
+    .execute();
+}
