@@ -606,4 +606,4 @@ test("the owner of another team gets 404 for team A's ids in every path, 400 for
     .toEqual([]);
   expect.soft([...snapshotProblems], "replies to team A's owner").toEqual([]);
   expect(changedBy, "operations after which team A had changed").toEqual([]);
-}, 120_000);
+}, 300_000);

@@ -129,6 +129,7 @@ const BODY_VALUES: Record<string, (world: World) => unknown | Promise<unknown>> 
   applicationId: (world) => createApplication(server, world.founder, world.team.id),
   teamId: (world) => world.team.id,
   teamIds: (world) => [world.team.id],
+  webhookId: async (world) => (await webhookOf(world)).hookId,
   defaultTeam: (world) => world.team.id,
   userId: (world) => world.member.id,
   ownerId: (world) => instanceOf(world),
