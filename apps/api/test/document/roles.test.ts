@@ -279,6 +279,6 @@ describe("each team role may do what the permission matrix says, and is 403 othe
         }
       }
       expect(problems).toEqual([]);
-    }, 60_000);
+    }, 180_000);
   }
 });
