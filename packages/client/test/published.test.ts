@@ -1,11 +1,18 @@
-// What the published build imports: the declarations and the code need tRPC's packages and the
-// contract, nothing of the server (its router's type is written out in full by the build).
+// What the published build imports: the declarations and the code need tRPC's packages, the
+// contract and the SSE parser the event stream's reader uses (its own dependencies), nothing of the
+// server (its router's type is written out in full by the build).
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 
 const dist = join(import.meta.dirname, "../dist");
-const ALLOWED = ["@trpc/client", "@trpc/server", "@flowplane/contract", "zod"];
+const ALLOWED = [
+  "@trpc/client",
+  "@trpc/server",
+  "@flowplane/contract",
+  "zod",
+  "eventsource-parser",
+];
 
 /** Every module a file names: `from "…"`, `import "…"`, `import("…")`, `require("…")`. */
 function imported(file: string): string[] {
@@ -26,7 +33,7 @@ describe("the published build", () => {
   });
 
   it.each(["index.d.ts", "index.js"])(
-    "%s imports only tRPC's packages and the contract",
+    "%s imports only tRPC's packages, the contract and the SSE parser",
     (file) => {
       const names = imported(file);
       expect(names.filter((name) => !ALLOWED.includes(name))).toEqual([]);
