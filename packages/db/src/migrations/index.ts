@@ -25,8 +25,8 @@ import * as deviceRegistrations from "./2026-11-29T0600-device-registrations";
 import * as deviceChannel from "./2026-11-29T1100-device-channel";
 import * as rollouts from "./2026-11-29T1800-rollouts";
 import * as events from "./2026-11-29T2100-events";
-import * as notifications from "./2026-11-29T2120-notifications";
 import * as webhooks from "./2026-11-29T2110-webhooks";
+import * as notifications from "./2026-11-29T2120-notifications";
 import * as platformEvents from "./2026-11-29T2230-platform-events";
 import * as pipelineStageWebhooks from "./2026-11-29T2240-pipeline-stage-webhooks";
 
@@ -56,8 +56,8 @@ export const migrations: Record<string, Migration> = {
   "2026-11-29T1100-device-channel": deviceChannel,
   "2026-11-29T1800-rollouts": rollouts,
   "2026-11-29T2100-events": events,
-  "2026-11-29T2120-notifications": notifications,
   "2026-11-29T2110-webhooks": webhooks,
+  "2026-11-29T2120-notifications": notifications,
   "2026-11-29T2230-platform-events": platformEvents,
   "2026-11-29T2240-pipeline-stage-webhooks": pipelineStageWebhooks,
 };
