@@ -17,7 +17,15 @@ beforeAll(async () => {
   );
   team = JSON.parse(created);
   await ok(admin, "teams", "rename", team.id, "Event Crew Two");
-});
+  // Events get their ids as they commit, a moment after the write: wait until both are listed.
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const listed = (await ok(admin, "events", "--team", team.id, "--json")).trim();
+    if (listed.split("\n").length >= 2) break;
+    if (Date.now() > deadline) throw new Error(`the team's events were not listed: ${listed}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}, 60_000);
 
 const jsonLines = (text: string) =>
   text
