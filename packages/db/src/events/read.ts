@@ -63,21 +63,34 @@ export async function listEvents(
     query = query.where("entity_type", "in", filter.entityTypes);
   }
   const rows = await query.execute();
-  return rows.map((row) => ({
-    seq: row.seq as string,
-    type: row.type,
-    teamId: row.team_id,
-    entityType: row.entity_type,
-    entityId: row.entity_id,
-    actorId: row.actor_id,
-    tokenId: row.token_id,
-    data: (typeof row.data === "string" ? JSON.parse(row.data) : row.data) as Record<
-      string,
-      unknown
-    >,
-    createdAt: row.created_at,
-  }));
+  return rows.map((row) => recordOf({ ...row, seq: row.seq as string }));
 }
+
+/** An event's row as queries answer it (seq as text). */
+export interface EventRow {
+  seq: string;
+  type: string;
+  team_id: string | null;
+  entity_type: string;
+  entity_id: string | null;
+  actor_id: string | null;
+  token_id: string | null;
+  data: Record<string, unknown> | string;
+  created_at: Date;
+}
+
+/** The record of a row: its JSON parsed where the driver answers text (PGlite may). */
+export const recordOf = (row: EventRow): EventRecord => ({
+  seq: row.seq,
+  type: row.type,
+  teamId: row.team_id,
+  entityType: row.entity_type,
+  entityId: row.entity_id,
+  actorId: row.actor_id,
+  tokenId: row.token_id,
+  data: (typeof row.data === "string" ? JSON.parse(row.data) : row.data) as Record<string, unknown>,
+  createdAt: row.created_at,
+});
 
 /** The newest public id given so far (0: none): where a new follower without a cursor starts. */
 export async function latestEventSeq(db: Kysely<Database>): Promise<bigint> {

@@ -9,7 +9,7 @@
 // hooks and inbox wait on.
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../schema";
-import type { EventRecord } from "./read";
+import { type EventRecord, type EventRow, recordOf } from "./read";
 
 /** Runs in the sequencing transaction, with the events it numbered, oldest first. */
 export type EventConsumer = (trx: Kysely<Database>, events: EventRecord[]) => Promise<void>;
@@ -45,36 +45,13 @@ export async function sequenceEvents(
     const pairs = waiting.map(
       (row, i) => sql`(${String(row.id)}::bigint, ${String(ordered[i])}::bigint)`,
     );
-    const { rows } = await sql<{
-      seq: string;
-      type: string;
-      team_id: string | null;
-      entity_type: string;
-      entity_id: string | null;
-      actor_id: string | null;
-      token_id: string | null;
-      data: Record<string, unknown> | string;
-      created_at: Date;
-    }>`
+    const { rows } = await sql<EventRow>`
       update events set seq = v.seq from (values ${sql.join(pairs)}) as v(id, seq)
       where events.id = v.id
       returning events.seq::text as seq, type, team_id, entity_type, entity_id, actor_id, token_id,
         data, created_at`.execute(trx);
     const events: EventRecord[] = rows
-      .map((row) => ({
-        seq: row.seq,
-        type: row.type,
-        teamId: row.team_id,
-        entityType: row.entity_type,
-        entityId: row.entity_id,
-        actorId: row.actor_id,
-        tokenId: row.token_id,
-        data: (typeof row.data === "string" ? JSON.parse(row.data) : row.data) as Record<
-          string,
-          unknown
-        >,
-        createdAt: row.created_at,
-      }))
+      .map(recordOf)
       .sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
     for (const consume of consumers) {
       await sql`savepoint event_consumer`.execute(trx);
