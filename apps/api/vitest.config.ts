@@ -12,10 +12,8 @@ import { configDefaults, defineConfig, mergeConfig } from "vitest/config";
 const ONCE = [
   "test/whole-platform/architecture.test.ts",
   "test/plugins/viewer.test.ts",
-  "test/accounts/pages-browser.test.ts",
-  "test/teams/team-pages-browser.test.ts",
-  "test/plugins/cross-origin-browser.test.ts",
-  "test/instances/editor-cookies-browser.test.ts",
+  // Every page in Chromium: what a browser does with the pages, the same on either database.
+  "test/**/*-browser.test.ts",
   "test/instances/instance-sandbox.test.ts",
   "test/plugins/http.test.ts",
   "test/document/generated-client.test.ts",
