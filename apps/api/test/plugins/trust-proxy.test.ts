@@ -5,13 +5,14 @@
 // TLS, a GET, the events stream, MQTT over WebSocket, the client's address.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { loadConfig } from "../../src/env";
+import { clientAddressOf, loadConfig } from "../../src/env";
 import { inCI } from "../support/env";
 import { freePort, type Reply, startServer, type TestServer } from "../support/harness";
 import { closeAll, connectMqtt, inbox } from "../support/mqtt-client";
@@ -83,6 +84,17 @@ describe("without TRUST_PROXY", () => {
     expect(await recorded(direct)).toEqual(["127.0.0.1", "127.0.0.1"]);
     expect(direct.logs.some((line) => line.includes("203.0.113."))).toBe(false);
   });
+});
+
+test("a WebSocket upgrade before Fastify (MQTT over WebSocket) takes its client's address the same way", () => {
+  const upgrade = (forwardedFor: string) =>
+    ({
+      socket: { remoteAddress: "127.0.0.1" },
+      headers: { "x-forwarded-for": forwardedFor },
+    }) as unknown as IncomingMessage;
+  expect(clientAddressOf(upgrade("198.51.100.1, 203.0.113.5"), ["127.0.0.1"])).toBe("203.0.113.5");
+  expect(clientAddressOf(upgrade("198.51.100.1, 203.0.113.5"), 2)).toBe("198.51.100.1");
+  expect(clientAddressOf(upgrade("203.0.113.5"), false)).toBe("127.0.0.1");
 });
 
 describe("TRUST_PROXY's values", () => {
