@@ -16,6 +16,7 @@ import { notifications } from "./notifications/index";
 import { pipelines } from "./pipelines/index";
 import { platform } from "./platform/index";
 import { rollouts } from "./rollouts/index";
+import { type TrustProxy, trustFunction } from "./env";
 import type { Area, AppOptions } from "./plugins/area";
 import { router } from "./core/trpc";
 import { areasPlugin, frontDoorsOf, proceduresOf } from "./plugins/areas";
@@ -61,12 +62,20 @@ const AREAS = [
 /** Every area's procedures: what /trpc and the REST routes serve. */
 export const appRouter = router(proceduresOf(AREAS));
 
+/** Fastify's option (a hop count as the function Fastify itself makes of it: its types omit it). */
+function trustProxyOption(trust: TrustProxy = false) {
+  return trust === false ? false : trustFunction(trust);
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const doors = frontDoorsOf(AREAS, options, () => app.log);
   const app: FastifyInstance = Fastify({
     serverFactory: serverWithFrontDoors(doors),
     ...requestLogOptions(options.logger),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // Behind TRUST_PROXY's proxies request.ip, .protocol and .host are the forwarded ones
+    // (@fastify/proxy-addr: the right-most address no trusted hop vouches for).
+    trustProxy: trustProxyOption(options.trustProxy),
     // No wall-clock bound on loading plugins or on their preClose hooks (Fastify's default: 10 s
     // for each). The instance runtime's preClose stops every Node-RED, each bounded by its own
     // grace and then killed (10 s by default): Fastify's bound refused the close at 10 s while

@@ -1,6 +1,29 @@
 // The server's configuration: every environment variable it reads, parsed and checked in one place.
+import type { IncomingMessage } from "node:http";
 import { resolve } from "node:path";
+import proxyAddr from "@fastify/proxy-addr";
 import { z } from "zod";
+
+/**
+ * Which hops' forwarded headers are believed (Fastify's `trustProxy`): none, that many hops from
+ * the socket, or the hops at these addresses, CIDRs or proxy-addr's names.
+ */
+export type TrustProxy = false | number | string[];
+
+/** Whether proxy-addr believes a hop (`hop` 0 is the socket's address): as Fastify compiles it. */
+export function trustFunction(
+  trust: Exclude<TrustProxy, false>,
+): (address: string, hop: number) => boolean {
+  return typeof trust === "number" ? (_address, hop) => hop < trust : proxyAddr.compile(trust);
+}
+
+/** The client's address of a request Fastify does not see (a WebSocket upgrade), as request.ip. */
+export function clientAddressOf(
+  request: IncomingMessage,
+  trust: TrustProxy = false,
+): string | undefined {
+  return trust === false ? request.socket.remoteAddress : proxyAddr(request, trustFunction(trust));
+}
 
 /** `MIN-MAX`, both ends included. */
 const range = (fallback: string, message: string, description: string) =>
@@ -91,6 +114,36 @@ const Env = z.object({
     )
     .default([])
     .describe("Comma-separated origins allowed to call the API from a browser; none by default"),
+  TRUST_PROXY: z
+    .string()
+    .default("")
+    .transform((value, ctx): TrustProxy => {
+      const trimmed = value.trim();
+      if (trimmed === "" || trimmed === "false") return false;
+      if (/^\d+$/.test(trimmed)) return Number(trimmed);
+      if (trimmed === "true") {
+        ctx.addIssue({
+          code: "custom",
+          message:
+            "true would take any client's X-Forwarded-For: name the proxy's addresses (e.g. 127.0.0.1,10.0.0.0/8) or a hop count",
+        });
+        return z.NEVER;
+      }
+      const hops = trimmed
+        .split(",")
+        .map((hop) => hop.trim())
+        .filter(Boolean);
+      try {
+        proxyAddr.compile(hops);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+        return z.NEVER;
+      }
+      return hops;
+    })
+    .describe(
+      "The reverse proxies in front of the platform: comma-separated addresses or CIDRs (127.0.0.1,10.0.0.0/8; loopback, linklocal, uniquelocal) or a hop count. Their X-Forwarded-For, -Proto and -Host then give the client's address, scheme and host. Unset or false: the socket's address, forwarded headers ignored",
+    ),
   SESSION_MAX_AGE_HOURS: z.coerce
     .number()
     .positive()

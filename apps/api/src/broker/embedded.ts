@@ -22,6 +22,7 @@ import type { Duplex } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import { createWebSocketStream, WebSocketServer } from "ws";
 import type { DeviceBrokerIdentity } from "@flowplane/auth";
+import { clientAddressOf, type TrustProxy } from "../env";
 import type { BrokerAccess, BrokerSession } from "./access";
 import type { PlatformTransport } from "./transport";
 
@@ -51,8 +52,11 @@ export interface EmbeddedBroker extends PlatformTransport {
   /** The TCP port MQTT clients connect to. */
   readonly port: number;
   readonly host: string;
-  /** Serve MQTT over WebSocket at MQTT_WEBSOCKET_PATH on this HTTP server. */
-  attachWebSocket(server: HttpServer): void;
+  /**
+   * Serve MQTT over WebSocket at MQTT_WEBSOCKET_PATH on this HTTP server; a client's address (its
+   * failed CONNECTs' count) is the forwarded one behind TRUST_PROXY's proxies, as request.ip.
+   */
+  attachWebSocket(server: HttpServer, trustProxy?: TrustProxy): void;
   /** End the live session of a client (deleted, or its password changed). */
   disconnect(teamId: string, username: string): void;
   /** Stops taking connections and ends every session (the broker "goes away"); `resume` undoes it
@@ -79,6 +83,8 @@ const bare = (session: BrokerSession, topic: string): string => unmount(session,
 
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
   const { access, log } = options;
+  /** TRUST_PROXY, for the clients that come over WebSocket (attachWebSocket). */
+  let websocketTrust: TrustProxy | undefined;
   const level = options.dataDir ? new Level(options.dataDir) : undefined;
   const broker = new Aedes({
     persistence: level ? persistenceLevel(level) : undefined,
@@ -90,7 +96,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     authenticate(client, username, password, done) {
       const address =
         (client.conn as { remoteAddress?: string }).remoteAddress ??
-        client.req?.socket.remoteAddress;
+        (client.req && clientAddressOf(client.req, websocketTrust));
       access
         .authenticate(username, client.id, password?.toString("utf8"), address)
         .then((session) => {
@@ -219,7 +225,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   return {
     port,
     host: options.host,
-    attachWebSocket(server) {
+    attachWebSocket(server, trustProxy) {
+      websocketTrust = trustProxy;
       const onUpgrade: UpgradeHandler = (request, socket, head) => {
         const path = (request.url ?? "").split("?")[0];
         if (path !== MQTT_WEBSOCKET_PATH || suspended) {

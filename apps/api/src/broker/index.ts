@@ -12,7 +12,11 @@ export const broker = {
   /** The team broker, when the platform has one: embedded, or an external one's access. */
   async start(app, { options, db, tokenSecret }) {
     if (!options.broker) return;
-    const teamBroker = await startTeamBroker(app, options.broker, { db, tokenSecret });
+    const teamBroker = await startTeamBroker(app, options.broker, {
+      db,
+      tokenSecret,
+      trustProxy: options.trustProxy,
+    });
     return {
       broker: teamBroker.access,
       brokerEndpoint: teamBroker.endpoint,

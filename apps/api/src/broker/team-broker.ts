@@ -4,6 +4,7 @@
 import type { Db } from "@flowplane/db";
 import type { FastifyInstance } from "fastify";
 import type { Context } from "../core/trpc";
+import type { TrustProxy } from "../env";
 import { BrokerAccess, type FailureLimit } from "./access";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./embedded";
 import { connectExternalBroker } from "./external";
@@ -51,7 +52,7 @@ export interface TeamBroker {
 export async function startTeamBroker(
   app: FastifyInstance,
   options: BrokerOptions,
-  platform: { db: Db; tokenSecret: string },
+  platform: { db: Db; tokenSecret: string; trustProxy?: TrustProxy },
 ): Promise<TeamBroker> {
   const access = new BrokerAccess(platform.db, platform.tokenSecret, {
     failuresPerClient: options.failedConnects?.perClient,
@@ -79,7 +80,7 @@ export async function startTeamBroker(
     keepPortIn: options.keepPortIn,
     log: app.log,
   });
-  embedded.attachWebSocket(app.server);
+  embedded.attachWebSocket(app.server, platform.trustProxy);
   app.addHook("onClose", () => embedded.close());
   app.decorate("mqttPort", embedded.port);
   app.decorate("embeddedBroker", embedded);

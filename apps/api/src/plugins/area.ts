@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import type { Authenticator } from "../core/authenticator";
 import type { RouteDoc } from "../core/route-docs";
 import type { Context } from "../core/trpc";
+import type { TrustProxy } from "../env";
 import type { PageRoutes } from "../pages/page";
 import type { RateLimitOptions, RateLimits } from "./rate-limit-options";
 
@@ -33,6 +34,11 @@ export interface AppOptions {
   sessionIdleMs?: number;
   /** Rate limits (plugins/rate-limits.ts): the figures, FlowFuse's optional ones, Redis. */
   rateLimits?: RateLimitOptions;
+  /**
+   * The reverse proxies whose X-Forwarded-* are believed (TRUST_PROXY): `request.ip`, protocol and
+   * host are then the client's as they forwarded them. Default none: the socket's.
+   */
+  trustProxy?: TrustProxy;
 }
 
 /** What every area is given: the platform's options and the services shared by all. */

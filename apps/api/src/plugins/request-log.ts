@@ -54,6 +54,8 @@ class RequestLog extends LogController {
       {
         method: request.method,
         url: request.url,
+        // The client's (the forwarded one behind TRUST_PROXY's proxies).
+        ip: request.ip,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
       },

@@ -163,6 +163,8 @@ export async function startServer(
     /** Default http://127.0.0.1:3000, as a server behind a proxy whose public URL differs. */
     baseUrl?: string;
     corsOrigins?: string[];
+    /** TRUST_PROXY: the proxies whose X-Forwarded-* are believed. */
+    trustProxy?: AppOptions["trustProxy"];
     sessionMaxAgeMs?: number;
     sessionIdleMs?: number;
     rateLimits?: AppOptions["rateLimits"];
@@ -222,6 +224,7 @@ export async function startServer(
     // `debug`: the request lines too (input-walk reads them).
     logger: createLogger("debug", stream),
     corsOrigins: options.corsOrigins,
+    trustProxy: options.trustProxy,
     sessionMaxAgeMs: options.sessionMaxAgeMs,
     sessionIdleMs: options.sessionIdleMs,
     rateLimits: options.rateLimits,

@@ -7,7 +7,7 @@
 // own PostgreSQL server in its DATA_DIR (whatever TEST_DATABASE says for the other test files) —
 // or, outside CI on a machine where that server cannot run (root without bubblewrap), on what the
 // default then is, PGlite.
-import { createDb, embeddedPostgresUnavailable, migrateToLatest } from "@flowplane/db";
+import { createDb, type Db, embeddedPostgresUnavailable, migrateToLatest } from "@flowplane/db";
 import {
   createTestDb,
   migratedTemplate,
@@ -564,6 +564,46 @@ describe("the server process", { timeout: PROCESS_STARTS }, () => {
       }
     },
   );
+
+  test("a database a newer version migrated stops the start before it serves, naming both newest migrations (exit 1)", async () => {
+    // What a newer version leaves: a migration row this version does not know.
+    const future = "2099-01-01T0000-from-the-future";
+    const markNewer = (db: Db) =>
+      db
+        .insertInto("kysely_migration" as never)
+        .values({ name: future, timestamp: "2099-01-01T00:00:00.000Z" } as never)
+        .execute();
+    const own = await newDataDir("flowplane-newer-", "pglite");
+    let created: TestDb | undefined;
+    try {
+      const where: Record<string, string> = {};
+      if (testDatabaseUrl) {
+        created = await createTestDb();
+        await markNewer(created.db);
+        const url = new URL(testDatabaseUrl);
+        url.searchParams.set(
+          "options",
+          `-c search_path=${(created.config as { schema: string }).schema}`,
+        );
+        where.DATABASE_URL = url.toString();
+      } else {
+        const pglite = await createDb({ kind: "pglite", dataDir: join(own, "pglite") });
+        await markNewer(pglite);
+        await pglite.destroy();
+        where.DATABASE = "pglite";
+      }
+      const refused = await run({ ...env, ...where, DATA_DIR: own, BROKER_MODE: "off" });
+      expect(refused.code).toBe(1);
+      expect(refused.output).toMatch(
+        /Flowplane did not start: the database was migrated by a newer version of Flowplane: its newest migration is 2099-01-01T0000-from-the-future, this version's newest is 20\d\d-\d\d-\d\dT\d{4}-[a-z-]+\. Run the newer version, or restore the backup taken before the upgrade \(pnpm restore FILE\)/,
+      );
+      expect(refused.output).not.toContain("listening at");
+      expect(refused.output).not.toContain("corrupted migrations");
+    } finally {
+      await created?.drop();
+      await rm(own, { recursive: true, force: true });
+    }
+  });
 
   test.skipIf(!!testDatabaseUrl || process.getuid?.() !== 0)(
     "as root without bubblewrap (PATH emptied) the default is PGlite, with a warning saying why",
