@@ -61,7 +61,9 @@ export async function dumpDatabase(db: Db, dir: string): Promise<DumpSummary> {
           await sql`declare dump_rows no scroll cursor for
             select row_to_json(t)::text as r from ${sql.table(name)} t`.execute(trx);
           for (;;) {
-            const { rows } = await sql<{ r: string }>`fetch ${sql.raw(String(BATCH))} from dump_rows`.execute(trx);
+            const { rows } = await sql<{
+              r: string;
+            }>`fetch ${sql.raw(String(BATCH))} from dump_rows`.execute(trx);
             if (rows.length === 0) break;
             count += rows.length;
             if (!out.write(rows.map((row) => `${row.r}\n`).join(""))) await once(out, "drain");

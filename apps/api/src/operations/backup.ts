@@ -13,15 +13,18 @@ import {
   schemaTables,
   createDb,
 } from "@flowplane/db";
-import { createReadStream, createWriteStream } from "node:fs";
+import { constants, createReadStream, createWriteStream } from "node:fs";
 import {
   chmod,
-  copyFile,
+  type FileHandle,
   lstat,
   mkdir,
   mkdtemp,
+  open,
   readdir,
   readFile,
+  readlink,
+  realpath,
   rename,
   rm,
   writeFile,
@@ -66,31 +69,64 @@ function skipped(name: string): boolean {
 }
 
 /**
- * Copies DATA_DIR's regular files and directories (modes kept) into `to`. Symbolic links are
- * skipped, never followed: a tenant controls its instance's directory, and a link there must not
- * bring another file of the machine into the backup. Returns how many files were copied.
+ * Opens `path` (absolute, with no link in it) without following a link: not its last component
+ * (O_NOFOLLOW), nor one above it swapped for a link meanwhile — where /proc tells, the opened
+ * file's path must be the one asked. Undefined when it is not (or is gone).
+ */
+async function openInside(path: string, flags: number): Promise<FileHandle | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP" || code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw error;
+  }
+  const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => path);
+  if (opened !== path) {
+    await handle.close();
+    return undefined;
+  }
+  return handle;
+}
+
+/**
+ * Copies DATA_DIR's regular files and directories (modes kept) into `to`. Symbolic links (and
+ * sockets, pipes, devices) are skipped, never followed: a tenant controls its instance's
+ * directory, and may make any entry a link or swap one in while the copy walks — so each file is
+ * opened without following links and checked to be the one meant (`openInside`) before it is
+ * read. Returns how many files were copied.
  */
 async function copyTree(from: string, to: string, top: boolean): Promise<number> {
   let count = 0;
+  const here = await openInside(from, constants.O_RDONLY | constants.O_DIRECTORY);
+  if (!here) return 0;
+  await here.close();
   for (const entry of await readdir(from, { withFileTypes: true })) {
     if (top && skipped(entry.name)) continue;
     const source = join(from, entry.name);
     const target = join(to, entry.name);
-    const info = await lstat(source).catch(() => undefined);
-    if (!info) continue; // Gone meanwhile (a running platform).
-    if (info.isDirectory()) {
+    if (entry.isDirectory()) {
+      const info = await lstat(source).catch(() => undefined);
+      if (!info?.isDirectory()) continue;
       await mkdir(target, { mode: 0o700 });
       count += await copyTree(source, target, false);
       await chmod(target, info.mode & 0o7777);
-    } else if (info.isFile()) {
+    } else if (entry.isFile()) {
+      const file = await openInside(source, constants.O_RDONLY);
+      if (!file) continue; // Gone meanwhile (a running platform), or not what it was.
       try {
-        await copyFile(source, target);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-        throw error;
+        const info = await file.stat();
+        if (!info.isFile()) continue;
+        await pipeline(
+          file.createReadStream({ autoClose: false }),
+          createWriteStream(target, { mode: 0o600 }),
+        );
+        await chmod(target, info.mode & 0o7777);
+        count++;
+      } finally {
+        await file.close();
       }
-      await chmod(target, info.mode & 0o7777);
-      count++;
     }
   }
   return count;
@@ -125,7 +161,8 @@ async function openForBackup(
   running: boolean,
   log: Logger,
 ): Promise<Db> {
-  if (kind === "postgres") return createDb({ kind: "postgres", url: config.DATABASE_URL!, poolSize: 1 });
+  if (kind === "postgres")
+    return createDb({ kind: "postgres", url: config.DATABASE_URL!, poolSize: 1 });
   if (!running) return openDb(config, kind, log);
   if (kind === "pglite") {
     throw new OperationRefused(
@@ -148,7 +185,10 @@ export async function backup(config: Config, output: string, log: Logger): Promi
     throw new OperationRefused(`DATA_DIR ${dataDir} does not exist: nothing to back up`);
   }
   const kind = await chooseDatabase(config, log);
-  if (kind !== "postgres" && !(await lstat(join(dataDir, kind === "pglite" ? "pglite" : "postgres")).catch(() => undefined))) {
+  if (
+    kind !== "postgres" &&
+    !(await lstat(join(dataDir, kind === "pglite" ? "pglite" : "postgres")).catch(() => undefined))
+  ) {
     throw new OperationRefused(`DATA_DIR ${dataDir} holds no database: is it the platform's?`);
   }
   const target = resolve(output);
@@ -164,7 +204,7 @@ export async function backup(config: Config, output: string, log: Logger): Promi
       await db.destroy();
     }
     await mkdir(join(stage, "files"), { mode: 0o700 });
-    await copyTree(dataDir, join(stage, "files"), true);
+    await copyTree(await realpath(dataDir), join(stage, "files"), true);
     const manifest: Manifest = {
       format: ARCHIVE_FORMAT,
       formatVersion: ARCHIVE_FORMAT_VERSION,
@@ -180,7 +220,11 @@ export async function backup(config: Config, output: string, log: Logger): Promi
     const partial = join(dirname(target), `.${basename(target)}.${process.pid}.partial`);
     const out = createWriteStream(partial, { mode: 0o600 });
     await pipeline(
-      tar.create({ gzip: true, cwd: stage, portable: true }, ["manifest.json", "database", "files"]),
+      tar.create({ gzip: true, cwd: stage, portable: true }, [
+        "manifest.json",
+        "database",
+        "files",
+      ]),
       out,
     );
     await chmod(partial, 0o600);
@@ -274,12 +318,21 @@ export async function restore(config: Config, file: string, log: Logger): Promis
   const stage = await mkdtemp(join(dirname(dataDir), ".flowplane-restore-"));
   let done = false;
   try {
-    await tar.extract({
-      file,
-      cwd: stage,
-      strict: true,
-      filter: (path, entry) => badEntry(path, (entry as tar.ReadEntry).type) === undefined,
-    });
+    // The modes the files had (the platform's own umask made them), less any right for others and
+    // any but passing through for the group (what the platform's start calls private, makePrivate
+    // in bootstrap.ts): tar creates files with their entry's mode under the process's umask.
+    const umask = process.umask(0o067);
+    try {
+      await tar.extract({
+        file,
+        cwd: stage,
+        strict: true,
+        dmode: 0o700,
+        filter: (path, entry) => badEntry(path, (entry as tar.ReadEntry).type) === undefined,
+      });
+    } finally {
+      process.umask(umask);
+    }
     const kind = await chooseDatabase(config, log);
     const db = await openDb(config, kind, log);
     try {

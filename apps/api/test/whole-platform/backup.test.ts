@@ -9,7 +9,17 @@
 import { createDb, embeddedPostgresUnavailable, migrateToLatest } from "@flowplane/db";
 import { createTestDb, migratedTemplate, testDatabaseUrl } from "@flowplane/db/testing";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -156,11 +166,24 @@ async function answers(base: string, token: string, reads: string[]) {
  * a consistent snapshot holds the first k of them and no other), restored into `after`'s empty
  * DATA_DIR and database, started again.
  */
-async function roundTrip(before: Record<string, string>, after: Record<string, string>) {
+async function roundTrip(
+  before: Record<string, string>,
+  after: Record<string, string>,
+): Promise<string> {
   const first = await start(before);
   const admin = (await readFile(join(before.DATA_DIR!, "initial-admin-token"), "utf8")).trim();
   const made = await populate(first.url, admin);
   const expected = await answers(first.url, made.token, made.reads);
+  // An instance's directory, which its tenant controls: a file kept, links skipped (never followed
+  // out of DATA_DIR).
+  const userDir = join(before.DATA_DIR!, "instances", "planted", "userDir");
+  await mkdir(userDir, { recursive: true, mode: 0o700 });
+  await writeFile(join(userDir, "flows.json"), "[]", { mode: 0o600 });
+  // The local driver's instances' group passes through an instance's directory.
+  await chmod(join(userDir, ".."), 0o710);
+  await writeFile(join(scratch, "outside"), "not the platform's");
+  await symlink(join(scratch, "outside"), join(userDir, "link"));
+  await symlink(scratch, join(userDir, "dirlink"));
 
   let writing = true;
   let written = 0;
@@ -193,21 +216,31 @@ async function roundTrip(before: Record<string, string>, after: Record<string, s
   await tar.list({ file: archive, onReadEntry: (entry) => entries.push(entry.path) });
   expect(entries).toContain("manifest.json");
   expect(entries).toContain("files/token-secret");
-  expect(entries.filter((e) => /^files\/(postgres|pglite|platform\.lock|base-url)/.test(e))).toEqual(
-    [],
-  );
+  expect(entries).toContain("files/instances/planted/userDir/flows.json");
+  expect(entries.filter((e) => /link|outside/.test(e))).toEqual([]);
+  expect(
+    entries.filter((e) => /^files\/(postgres|pglite|platform\.lock|base-url)/.test(e)),
+  ).toEqual([]);
 
   const restored = await operation(after, "restore", archive);
   expect(restored.output).toContain("restored");
   expect(restored.code).toBe(0);
   expect((await stat(after.DATA_DIR!)).mode & 0o777).toBe(0o700);
   expect((await stat(join(after.DATA_DIR!, "token-secret"))).mode & 0o777).toBe(0o600);
+  const kept = join(after.DATA_DIR!, "instances", "planted", "userDir", "flows.json");
+  expect((await stat(kept)).mode & 0o777).toBe(0o600);
+  expect((await stat(join(kept, "../.."))).mode & 0o777).toBe(0o710);
 
   const second = await start(after);
   try {
     expect(await answers(second.url, made.token, made.reads)).toEqual(expected);
     // One snapshot: the load's entries 0 … k-1, no gap.
-    const listed = await call(second.url, made.token, "GET", `/api/v1/teams/${made.team.id}/library`);
+    const listed = await call(
+      second.url,
+      made.token,
+      "GET",
+      `/api/v1/teams/${made.team.id}/library`,
+    );
     expect(listed.status).toBe(200);
     const load = await call(
       second.url,
@@ -228,6 +261,7 @@ async function roundTrip(before: Record<string, string>, after: Record<string, s
   } finally {
     await second.stop();
   }
+  return archive;
 }
 
 async function newDir(name: string) {
@@ -235,25 +269,40 @@ async function newDir(name: string) {
 }
 
 describe("backup and restore", { timeout: 4 * PROCESS_STARTS }, () => {
-  test.runIf(ownServer)("the platform's own PostgreSQL, backed up running, restored on a new DATA_DIR", async () => {
-    await roundTrip(
-      { DATA_DIR: await newDir("embedded-a"), DATABASE: "embedded-postgres" },
-      { DATA_DIR: await newDir("embedded-b"), DATABASE: "embedded-postgres" },
-    );
-  });
+  test.runIf(ownServer)(
+    "the platform's own PostgreSQL, backed up running, restored on a new DATA_DIR",
+    async () => {
+      await roundTrip(
+        { DATA_DIR: await newDir("embedded-a"), DATABASE: "embedded-postgres" },
+        { DATA_DIR: await newDir("embedded-b"), DATABASE: "embedded-postgres" },
+      );
+    },
+  );
 
   test.runIf(testDatabaseUrl)("a PostgreSQL server of yours (DATABASE_URL)", async () => {
     const urlOf = async () => {
       const created = await createTestDb({ migrate: false });
       cleanups.push(() => created.drop());
       const url = new URL(testDatabaseUrl!);
-      url.searchParams.set("options", `-c search_path=${(created.config as { schema: string }).schema}`);
+      url.searchParams.set(
+        "options",
+        `-c search_path=${(created.config as { schema: string }).schema}`,
+      );
       return url.toString();
     };
-    await roundTrip(
+    const restoredInto = await urlOf();
+    const archive = await roundTrip(
       { DATA_DIR: await newDir("url-a"), DATABASE_URL: await urlOf() },
-      { DATA_DIR: await newDir("url-b"), DATABASE_URL: await urlOf() },
+      { DATA_DIR: await newDir("url-b"), DATABASE_URL: restoredInto },
     );
+    // A database that already has the platform's tables: refused, untouched.
+    const again = await operation(
+      { DATA_DIR: await newDir("url-c"), DATABASE_URL: restoredInto },
+      "restore",
+      archive,
+    );
+    expect(again.output).toMatch(/already has tables/);
+    expect(again.code).toBe(1);
   });
 
   test("PGlite: refused while its platform runs, backed up stopped, restored", async () => {
@@ -265,7 +314,10 @@ describe("backup and restore", { timeout: 4 * PROCESS_STARTS }, () => {
       loadDataDir: await migratedTemplate(),
     });
     await migrateToLatest(db);
-    await db.insertInto("platform_settings").values({ key: "kept", value: JSON.stringify({ a: 1 }) } as never).execute();
+    await db
+      .insertInto("platform_settings")
+      .values({ key: "kept", value: JSON.stringify({ a: 1 }) } as never)
+      .execute();
     await db.destroy();
     await writeFile(join(dataDir, "token-secret"), "k".repeat(48), { mode: 0o600 });
     const env = { DATA_DIR: dataDir, DATABASE: "pglite" };
@@ -342,7 +394,11 @@ describe("backup and restore", { timeout: 4 * PROCESS_STARTS }, () => {
         ),
         /not a readable Flowplane backup/,
       ],
-      ["unknown", await archive("unknown.tar.gz", { "notes.txt": "hello" }), /not part of a backup/],
+      [
+        "unknown",
+        await archive("unknown.tar.gz", { "notes.txt": "hello" }),
+        /not part of a backup/,
+      ],
       [
         "traversal",
         await archive("traversal.tar.gz", {
@@ -351,25 +407,24 @@ describe("backup and restore", { timeout: 4 * PROCESS_STARTS }, () => {
         }),
         /'\.\.'/,
       ],
-      [
-        "absolute",
-        await archive("absolute.tar.gz", { "/tmp/escaped": "x" }),
-        /absolute path/,
-      ],
+      ["absolute", await archive("absolute.tar.gz", { "/tmp/escaped": "x" }), /absolute path/],
       [
         "newer schema",
         await archive("newer.tar.gz", { "manifest.json": manifest("2099-01-01T0000-future") }),
         /made by a newer Flowplane/,
       ],
     ];
-    for (const [what, file, message] of cases) {
-      const target = await newDir(`refused-${what.replace(/\W/g, "-")}`);
-      const outcome = await operation({ DATA_DIR: target, DATABASE: "pglite" }, "restore", file);
-      expect(outcome.output, what).toMatch(message);
-      expect(outcome.code, what).toBe(1);
-      // Nothing made: not DATA_DIR, nothing beside it.
-      await expect(stat(target), what).rejects.toThrow();
-      expect(await readdir(join(target, ".."))).toEqual([]);
-    }
+    // Each its own process, together.
+    await Promise.all(
+      cases.map(async ([what, file, message]) => {
+        const target = await newDir(`refused-${what.replace(/\W/g, "-")}`);
+        const outcome = await operation({ DATA_DIR: target, DATABASE: "pglite" }, "restore", file);
+        expect(outcome.output, what).toMatch(message);
+        expect(outcome.code, what).toBe(1);
+        // Nothing made: not DATA_DIR, nothing beside it.
+        await expect(stat(target), what).rejects.toThrow();
+        expect(await readdir(join(target, ".."))).toEqual([]);
+      }),
+    );
   });
 });
