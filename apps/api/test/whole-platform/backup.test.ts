@@ -334,6 +334,16 @@ describe("backup and restore", { timeout: 4 * PROCESS_STARTS }, () => {
     expect(made.output).toContain("backup written");
     expect(made.code).toBe(0);
 
+    // The same archive cut short: refused before anything is written.
+    const cut = join(scratch, "cut.tar.gz");
+    const whole = await readFile(archive);
+    await writeFile(cut, whole.subarray(0, Math.floor(whole.length / 2)));
+    const cutTarget = await newDir("pglite-cut");
+    const damaged = await operation({ DATA_DIR: cutTarget, DATABASE: "pglite" }, "restore", cut);
+    expect(damaged.output).toMatch(/not a readable Flowplane backup/);
+    expect(damaged.code).toBe(1);
+    await expect(stat(cutTarget)).rejects.toThrow();
+
     const target = await newDir("pglite-b");
     const restored = await operation({ DATA_DIR: target, DATABASE: "pglite" }, "restore", archive);
     expect(restored.code).toBe(0);
