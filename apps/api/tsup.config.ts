@@ -3,7 +3,8 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/main.ts"],
+  // The server, and the operator's commands (`pnpm backup`, `pnpm restore`).
+  entry: { main: "src/main.ts", operations: "src/operations/main.ts" },
   format: "esm",
   target: "node20",
   platform: "node",

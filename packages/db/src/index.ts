@@ -6,6 +6,7 @@ export * from "./audit-log/index";
 export * from "./broker";
 export * from "./catalogue/index";
 export * from "./create-db";
+export * from "./dump";
 export * from "./embedded-postgres";
 export {
   EmbeddedPostgresError,
