@@ -43,6 +43,11 @@ export interface EmbeddedPostgresOptions {
   log?: (level: "debug" | "info" | "warn" | "error", message: string) => void;
   /** Environment variables the server may see (PATH, TZ). */
   env?: Record<string, string | undefined>;
+  /**
+   * The directory of the socket, when a server started earlier had one of its own (a restart keeps
+   * the address its pool connects to).
+   */
+  socketDir?: string;
 }
 
 export interface EmbeddedPostgres {
@@ -58,6 +63,8 @@ export interface EmbeddedPostgres {
   timings: { initdbMs: number; startMs: number };
   /** Stops the server (fast shutdown: open sessions are ended) and waits until it is gone. */
   stop(): Promise<void>;
+  /** Resolves when the server has exited: stopped, or died (killed, crashed). */
+  exited: Promise<void>;
 }
 
 /** PostgreSQL's settings for a small machine: the rest are PostgreSQL's defaults. */
@@ -188,9 +195,9 @@ export async function startEmbeddedPostgres(
 
   // The socket in the cluster's directory (0700), or where the path is too long for a socket, in
   // a private directory of the system's temporary one.
-  let socketDir = dir;
-  let ownSocketDir = false;
-  if (join(dir, SOCKET_NAME).length > MAX_SOCKET_PATH) {
+  let socketDir = options.socketDir ?? dir;
+  let ownSocketDir = socketDir !== dir;
+  if (!options.socketDir && join(dir, SOCKET_NAME).length > MAX_SOCKET_PATH) {
     socketDir = await mkdtemp(join(tmpdir(), "flowplane-pg-"));
     ownSocketDir = true;
   }
@@ -227,14 +234,18 @@ export async function startEmbeddedPostgres(
     (stream as unknown as { unref?: () => void } | null)?.unref?.();
   }
   let exited = false;
+  /** Once the server is gone, whatever watched it goes too (set once it is ready). */
+  let cleanUp = () => {};
   const exit = new Promise<void>((resolve) => {
     child.on("exit", () => {
       exited = true;
+      cleanUp();
       resolve();
     });
     child.on("error", (error) => {
       onLine(String(error));
       exited = true;
+      cleanUp();
       resolve();
     });
   });
@@ -287,6 +298,12 @@ export async function startEmbeddedPostgres(
     }
   };
   process.once("exit", onExit);
+  // A server that died (killed, crashed) leaves no watcher that would signal its reused pid.
+  cleanUp = () => {
+    process.removeListener("exit", onExit);
+    watcher.kill("SIGKILL");
+  };
+  if (exited) cleanUp();
 
   const version = readFileSync(join(dir, "PG_VERSION"), "utf8").trim();
   const signal = (name: NodeJS.Signals) => {
@@ -338,5 +355,103 @@ export async function startEmbeddedPostgres(
     version,
     timings: { initdbMs, startMs },
     stop,
+    exited: exit,
+  };
+}
+
+export interface SupervisedPostgres {
+  /** The server's URL: the same across restarts (the same socket). */
+  url: string;
+  /** The running server's postmaster (undefined while it is down). */
+  pid(): number | undefined;
+  /** PostgreSQL's major version. */
+  version: string;
+  /** The first start's timings. */
+  timings: EmbeddedPostgres["timings"];
+  /** Stops the server and its supervision. */
+  stop(): Promise<void>;
+}
+
+/** Backoff between attempts to start a server that died: doubling from the first, to the last. */
+const RESTART_BACKOFF_MS = [250, 10_000] as const;
+
+/**
+ * The embedded server, started again whenever it dies (killed, crashed, out of memory) while the
+ * platform runs: at once, then with a doubling backoff while a start fails (an old backend still
+ * holding the shared memory, a full disk). An outage is logged when it begins and when it ends, not
+ * at each attempt. Meanwhile the pool's connections fail at once (the socket is gone) and requests
+ * answer 503 database_unavailable.
+ */
+export async function superviseEmbeddedPostgres(
+  options: EmbeddedPostgresOptions,
+): Promise<SupervisedPostgres> {
+  const { log } = options;
+  let server: EmbeddedPostgres | undefined = await startEmbeddedPostgres(options);
+  const first = server;
+  let stopped = false;
+  let restarting: Promise<void> | undefined;
+  let wake: () => void = () => {};
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      timer.unref();
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  const watch = async (running: EmbeddedPostgres): Promise<void> => {
+    await running.exited;
+    if (stopped) return;
+    restarting = restart(running);
+    await restarting;
+    restarting = undefined;
+  };
+  const restart = async (running: EmbeddedPostgres): Promise<void> => {
+    server = undefined;
+    const down = Date.now();
+    log?.("error", `PostgreSQL (pid ${running.pid}) exited unexpectedly: starting it again`);
+    let delay: number = RESTART_BACKOFF_MS[0];
+    let attempts = 0;
+    let lastError = "";
+    while (!stopped) {
+      attempts++;
+      try {
+        const next = await startEmbeddedPostgres({ ...options, socketDir: first.socketDir });
+        if (stopped) {
+          await next.stop();
+          return;
+        }
+        server = next;
+        log?.(
+          "warn",
+          `PostgreSQL started again (pid ${next.pid}) after ${Date.now() - down} ms and ${attempts} attempt${attempts === 1 ? "" : "s"}`,
+        );
+        void watch(next);
+        return;
+      } catch (error) {
+        // Logged when it changes, not at every attempt.
+        const message = error instanceof Error ? error.message : String(error);
+        if (message !== lastError) {
+          log?.("warn", `PostgreSQL did not start again (retrying): ${message}`);
+          lastError = message;
+        }
+        await pause(delay);
+        delay = Math.min(delay * 2, RESTART_BACKOFF_MS[1]);
+      }
+    }
+  };
+  void watch(first);
+  return {
+    url: first.url,
+    pid: () => server?.pid,
+    version: first.version,
+    timings: first.timings,
+    stop: async () => {
+      stopped = true;
+      wake();
+      await restarting;
+      await server?.stop();
+    },
   };
 }
