@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { generateToken } from "@flowplane/auth";
 import { inCI } from "../support/env";
 import { type Reply, startServer, type TestServer } from "../support/harness";
+import { refusalOf } from "../support/mqtt-client";
 
 const unavailable = inCI ? undefined : embeddedPostgresUnavailable();
 
@@ -86,7 +87,7 @@ function load(server: TestServer, clients = 3) {
 const deviceId = "aB3dE5fG7h";
 
 /** While the database is down: what a request, a bad credential, a sign-in and /readyz answer. */
-async function expectUnavailable(server: TestServer) {
+async function expectUnavailable(server: TestServer, teamId: string) {
   const expect503 = (reply: Reply, what: string) => {
     expect(reply.status, `${what}: ${reply.text}`).toBe(503);
     expect(reply.body, what).toMatchObject({
@@ -119,6 +120,12 @@ async function expectUnavailable(server: TestServer) {
   expect(trpc.status).toBe(503);
   expect(trpc.headers.get("retry-after")).toBeTruthy();
   expect503(await server.request("GET", "/readyz", { token: null }), "/readyz");
+  // An MQTT client's CONNECT: "server unavailable" (3), which clients retry, not "not authorized".
+  const refusal = await refusalOf(`someone@${teamId}`, {
+    url: `mqtt://127.0.0.1:${server.app.mqttPort}`,
+    password: "not checked",
+  });
+  expect(refusal).toBe(3);
   // At once: the pool does not wait for a server that is not there.
   expect(Date.now() - began).toBeLessThan(5_000);
 }
@@ -182,7 +189,7 @@ describe.skipIf(unavailable !== undefined)(
       const socketDir = postgres.socketDir;
       const db = await createDb({ kind: "postgres", url: postgres.url, poolSize: 5 });
       await migrateToLatest(db);
-      const server = await startServer({ db: testDbOf(db), dataDir });
+      const server = await startServer({ db: testDbOf(db), dataDir, broker: "embedded" });
       const writes = load(server);
       try {
         await writes.acknowledges(5);
@@ -191,7 +198,7 @@ describe.skipIf(unavailable !== undefined)(
         for (const signal of ["SIGINT", "SIGQUIT", "SIGKILL"] as const) {
           process.kill(postgres.pid, signal);
           await postgres.exited;
-          await expectUnavailable(server);
+          await expectUnavailable(server, writes.acknowledged[0]!);
           // Killed, its backends may hold the shared memory a moment: the start is tried again.
           for (;;) {
             try {
