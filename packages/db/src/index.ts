@@ -7,6 +7,7 @@ export * from "./broker";
 export * from "./catalogue/index";
 export * from "./create-db";
 export * from "./embedded-postgres";
+export * from "./embedded-postgres-supervisor";
 export {
   EmbeddedPostgresError,
   embeddedPostgresBinaries,
