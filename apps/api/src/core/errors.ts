@@ -1,7 +1,7 @@
 // One error type with an HTTP status and a snake_case code, and the one function that turns any
 // error into the `{ code, error, requestId }` body. No stack or driver text ever reaches a client.
 import type { ErrorBody, ErrorCode } from "@flowplane/contract";
-import { isConnectionFailure } from "@flowplane/db";
+import { DatabaseUnavailableError } from "@flowplane/db";
 import { TRPCError } from "@trpc/server";
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -90,13 +90,14 @@ export function databaseUnavailable(): ApiError {
 }
 
 /**
- * Whether `error` is the database's connection failing (the pool's DatabaseUnavailableError, or a
- * driver's connection error), thrown as it is or wrapped by tRPC.
+ * Whether `error` is the database's connection failing: the pool's DatabaseUnavailableError
+ * (create-db.ts turns every connection failure into one), thrown as it is or wrapped by tRPC. A
+ * socket error of anything else (an instance, a webhook's receiver) is not the database's.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   return (
-    isConnectionFailure(error) ||
-    (error instanceof TRPCError && !(error instanceof ApiError) && isConnectionFailure(error.cause))
+    error instanceof DatabaseUnavailableError ||
+    (error instanceof TRPCError && error.cause instanceof DatabaseUnavailableError)
   );
 }
 

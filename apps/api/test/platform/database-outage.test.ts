@@ -116,6 +116,10 @@ async function expectUnavailable(server: TestServer, teamId: string) {
     }),
     "a sign-in",
   );
+  // A signed-in browser's page: the error page, 503, with Retry-After.
+  const page = await server.page("GET", "/", { sid: generateToken("session") });
+  expect(page.status).toBe(503);
+  expect(Number(page.headers.get("retry-after"))).toBeGreaterThan(0);
   const trpc = await server.request("GET", "/trpc/user.me");
   expect(trpc.status).toBe(503);
   expect(trpc.headers.get("retry-after")).toBeTruthy();
