@@ -41,6 +41,7 @@ export const ErrorCode = z.enum([
   "unexpected_error",
   "not_implemented",
   "not_ready",
+  "database_unavailable",
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

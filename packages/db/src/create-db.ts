@@ -8,12 +8,21 @@ import { Kysely, Migrator, PostgresDialect, type PostgresPool, sql } from "kysel
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
 import { closeFeeds, registerFeedTarget } from "./access-changes";
-import { type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded-postgres";
+import { asDatabaseError } from "./errors";
+import type { EmbeddedPostgresOptions } from "./embedded-postgres";
+import { superviseEmbeddedPostgres } from "./embedded-postgres-supervisor";
 import { ownSchemaIntrospection } from "./introspection";
 import { migrations } from "./migrations/index";
 import type { Database } from "./schema";
 
 export type Db = Kysely<Database>;
+
+/**
+ * How long a request waits for a connection (a new one, or the pool's next free one) before it
+ * fails with DatabaseUnavailableError: a server that is down refuses at once, but one that hangs
+ * (a lost network, a full pool under a stalled server) must not hold requests for long.
+ */
+const CONNECT_TIMEOUT_MS = 5_000;
 
 export type DbConfig =
   | {
@@ -50,6 +59,7 @@ export async function createDb(config: DbConfig): Promise<Db> {
     const pool = new pg.Pool({
       connectionString: config.url,
       max: config.poolSize ?? 10,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       ...(options ? { options } : {}),
     });
     pool.on("error", (error) => config.onIdleError?.(error));
@@ -57,14 +67,18 @@ export async function createDb(config: DbConfig): Promise<Db> {
   }
   if (config.kind === "embedded-postgres") {
     const poolSize = config.poolSize ?? 10;
-    const server = await startEmbeddedPostgres({
+    const server = await superviseEmbeddedPostgres({
       dir: config.dir,
       // The pool, and a few for migrations', tools' and access feeds' own connections.
       maxConnections: poolSize + 6,
       log: config.log,
       env: config.env,
     });
-    const pool = new pg.Pool({ connectionString: server.url, max: poolSize });
+    const pool = new pg.Pool({
+      connectionString: server.url,
+      max: poolSize,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
     pool.on("error", (error) => config.onIdleError?.(error));
     // Destroying the Kysely instance stops the server once the connections are closed.
     return postgresDb(pool, { connectionString: server.url }, () => server.stop());
@@ -99,6 +113,12 @@ function postgresDb(
   return db;
 }
 
+const ignore = () => {};
+
+function rethrowAsDatabaseError(error: unknown): never {
+  throw asDatabaseError(error);
+}
+
 /** Statements with more parameters vary in shape (value lists) and are not worth keeping. */
 const MAX_PREPARED_PARAMETERS = 16;
 const statementNames = new Map<string, string>();
@@ -118,16 +138,28 @@ function preparing(pool: pg.Pool): PostgresPool {
   };
   return {
     connect: async () => {
-      const client = await pool.connect();
+      const client = await pool.connect().catch(rethrowAsDatabaseError);
+      // The server gone between two statements of a checked-out client (its connection ended, an
+      // administrator's shutdown) is an `error` event with no query to fail, which nothing else
+      // listens to while the client is out of the pool: the next statement fails instead (not
+      // queryable), and the pool drops the client when it comes back.
+      client.on("error", ignore);
       return {
-        query: ((text: unknown, values?: readonly unknown[]) =>
-          typeof text === "string" &&
-          values &&
-          values.length > 0 &&
-          values.length <= MAX_PREPARED_PARAMETERS
-            ? client.query({ name: nameOf(text), text, values: [...values] })
-            : client.query(text as string, values ? [...values] : undefined)) as never,
-        release: () => client.release(),
+        query: ((text: unknown, values?: readonly unknown[]) => {
+          const result: unknown =
+            typeof text === "string" &&
+            values &&
+            values.length > 0 &&
+            values.length <= MAX_PREPARED_PARAMETERS
+              ? client.query({ name: nameOf(text), text, values: [...values] })
+              : client.query(text as string, values ? [...values] : undefined);
+          // A promise (a cursor, for streamed queries, is returned as it is).
+          return result instanceof Promise ? result.catch(rethrowAsDatabaseError) : result;
+        }) as never,
+        release: () => {
+          client.off("error", ignore);
+          client.release();
+        },
       };
     },
     end: () => pool.end(),

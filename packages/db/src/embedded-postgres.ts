@@ -43,6 +43,11 @@ export interface EmbeddedPostgresOptions {
   log?: (level: "debug" | "info" | "warn" | "error", message: string) => void;
   /** Environment variables the server may see (PATH, TZ). */
   env?: Record<string, string | undefined>;
+  /**
+   * The directory of the socket, when a server started earlier had one of its own (a restart keeps
+   * the address its pool connects to).
+   */
+  socketDir?: string;
 }
 
 export interface EmbeddedPostgres {
@@ -58,6 +63,8 @@ export interface EmbeddedPostgres {
   timings: { initdbMs: number; startMs: number };
   /** Stops the server (fast shutdown: open sessions are ended) and waits until it is gone. */
   stop(): Promise<void>;
+  /** Resolves when the server has exited: stopped, or died (killed, crashed). */
+  exited: Promise<void>;
 }
 
 /** PostgreSQL's settings for a small machine: the rest are PostgreSQL's defaults. */
@@ -188,9 +195,9 @@ export async function startEmbeddedPostgres(
 
   // The socket in the cluster's directory (0700), or where the path is too long for a socket, in
   // a private directory of the system's temporary one.
-  let socketDir = dir;
-  let ownSocketDir = false;
-  if (join(dir, SOCKET_NAME).length > MAX_SOCKET_PATH) {
+  let socketDir = options.socketDir ?? dir;
+  let ownSocketDir = socketDir !== dir;
+  if (!options.socketDir && join(dir, SOCKET_NAME).length > MAX_SOCKET_PATH) {
     socketDir = await mkdtemp(join(tmpdir(), "flowplane-pg-"));
     ownSocketDir = true;
   }
@@ -227,14 +234,18 @@ export async function startEmbeddedPostgres(
     (stream as unknown as { unref?: () => void } | null)?.unref?.();
   }
   let exited = false;
+  /** Once the server is gone, whatever watched it goes too (set once it is ready). */
+  let cleanUp = () => {};
   const exit = new Promise<void>((resolve) => {
     child.on("exit", () => {
       exited = true;
+      cleanUp();
       resolve();
     });
     child.on("error", (error) => {
       onLine(String(error));
       exited = true;
+      cleanUp();
       resolve();
     });
   });
@@ -287,6 +298,12 @@ export async function startEmbeddedPostgres(
     }
   };
   process.once("exit", onExit);
+  // A server that died (killed, crashed) leaves no watcher that would signal its reused pid.
+  cleanUp = () => {
+    process.removeListener("exit", onExit);
+    watcher.kill("SIGKILL");
+  };
+  if (exited) cleanUp();
 
   const version = readFileSync(join(dir, "PG_VERSION"), "utf8").trim();
   const signal = (name: NodeJS.Signals) => {
@@ -338,5 +355,6 @@ export async function startEmbeddedPostgres(
     version,
     timings: { initdbMs, startMs },
     stop,
+    exited: exit,
   };
 }

@@ -8,6 +8,7 @@ export * from "./catalogue/index";
 export * from "./create-db";
 export * from "./dump";
 export * from "./embedded-postgres";
+export * from "./embedded-postgres-supervisor";
 export {
   EmbeddedPostgresError,
   embeddedPostgresBinaries,

@@ -1,6 +1,7 @@
 // One error type with an HTTP status and a snake_case code, and the one function that turns any
 // error into the `{ code, error, requestId }` body. No stack or driver text ever reaches a client.
 import type { ErrorBody, ErrorCode } from "@flowplane/contract";
+import { DatabaseUnavailableError } from "@flowplane/db";
 import { TRPCError } from "@trpc/server";
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -47,7 +48,7 @@ export class ApiError extends TRPCError {
   readonly fields: FieldError[] | undefined;
   /** With 405: the methods the path does answer (the Allow header). */
   allow?: string;
-  /** With 429: seconds until the limit's window ends (the Retry-After header). */
+  /** With 429: seconds until the limit's window ends; with 503: when to try again (Retry-After). */
   retryAfter?: number;
 
   constructor(status: number, apiCode: string, message: string, fields?: FieldError[]) {
@@ -74,6 +75,37 @@ export const unreadableSnapshot = () =>
     "unexpected_error",
     "The snapshot's credentials cannot be decrypted with the platform's secret",
   );
+/** Seconds a client waits before it tries again while the database is away. */
+export const DATABASE_RETRY_AFTER_S = 5;
+
+/** The database cannot be reached now (down, restarting, out of connections): try again soon. */
+export function databaseUnavailable(): ApiError {
+  const error = new ApiError(
+    503,
+    "database_unavailable",
+    "The database is unavailable; try again shortly",
+  );
+  error.retryAfter = DATABASE_RETRY_AFTER_S;
+  return error;
+}
+
+/**
+ * Whether `error` is the database's connection failing: the pool's DatabaseUnavailableError
+ * (create-db.ts turns every connection failure into one), thrown as it is or wrapped by tRPC. A
+ * socket error of anything else (an instance, a webhook's receiver) is not the database's.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return (
+    error instanceof DatabaseUnavailableError ||
+    (error instanceof TRPCError && error.cause instanceof DatabaseUnavailableError)
+  );
+}
+
+/** Seconds before a retry, for the refusals that say (Retry-After): 429 and 503. */
+export function retryAfterOf(error: unknown): number | undefined {
+  return toApiError(error)?.retryAfter;
+}
+
 export const invalidRequest = (message: string, fields?: FieldError[]) =>
   new ApiError(400, "invalid_request", message, fields);
 export function methodNotAllowed(allowed: string[]): ApiError {
@@ -123,6 +155,7 @@ export function toErrorResponse(
 
 function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   if (error instanceof TRPCError) {
     if (error.cause instanceof ApiError) return error.cause;
     // tRPC reports a failed input parse as BAD_REQUEST caused by the ZodError.
@@ -185,8 +218,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
   reply.header("x-request-id", request.id);
   if (status === 405 && error instanceof ApiError && error.allow)
     reply.header("allow", error.allow);
-  if (status === 429 && error instanceof ApiError && error.retryAfter)
-    reply.header("retry-after", error.retryAfter);
+  const retryAfter = status === 429 || status === 503 ? retryAfterOf(error) : undefined;
+  if (retryAfter) reply.header("retry-after", retryAfter);
   // Refusals before tRPC runs (too large, not JSON) still answer /trpc clients in their envelope.
   if (request.url.startsWith("/trpc/")) {
     return reply.code(status).send(trpcErrorEnvelope(status, body));

@@ -11,7 +11,12 @@ import {
 import type { z } from "zod";
 import { describePermission, PERMISSIONS } from "@flowplane/auth";
 import { restRoutes } from "./rest";
-import { documentRoutes, type RouteDoc } from "./route-docs";
+import {
+  DATABASE_UNAVAILABLE_DESCRIPTION,
+  documentRoutes,
+  retryAfterHeader,
+  type RouteDoc,
+} from "./route-docs";
 import type { Meta } from "./trpc";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -25,7 +30,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: "The resource cannot be changed so in its current state (e.g. `invalid_application`)",
   429: "Rate limited (`too_many_requests`); the `Retry-After` header gives the seconds to wait",
   500: "Unexpected error (`unexpected_error`); quote the requestId",
-  503: "The platform runs no hosted instances (`runtime_unavailable`)",
+  503: `${DATABASE_UNAVAILABLE_DESCRIPTION}; or another 503 code the operation names (e.g. \`runtime_unavailable\`: the platform runs no hosted instances)`,
 };
 
 type Operation = {
@@ -128,7 +133,8 @@ export function openApiDocument(
     }
 
     const rule = PERMISSIONS[meta.permission];
-    const statuses = new Set([401, 500]);
+    // Any operation: the database down (503 database_unavailable).
+    const statuses = new Set([401, 500, 503]);
     if (route.method !== "GET") statuses.add(415).add(413);
     if (route.path.includes("{") || rule.kind === "team") statuses.add(404);
     // Role, token scope, another user's record, or (signed in) an expired password or a
@@ -144,6 +150,7 @@ export function openApiDocument(
       operation.responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status]!,
         ...(status === 429 ? { headers: { "Retry-After": retryAfter } } : {}),
+        ...(status === 503 ? { headers: retryAfterHeader } : {}),
         content: { "application/json": { schema: apiError } },
       };
     }

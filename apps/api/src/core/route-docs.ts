@@ -67,6 +67,22 @@ const tooManyRequests: RouteResponse = {
   },
 };
 
+/** Any operation: its database down, restarting or out of connections (errors.ts). */
+export const DATABASE_UNAVAILABLE_DESCRIPTION =
+  "The database is unavailable for now (`database_unavailable`): retry after the `Retry-After` header's seconds";
+
+export const retryAfterHeader = {
+  "Retry-After": {
+    description: "Seconds to wait before trying again",
+    schema: { type: "integer", minimum: 1 },
+  },
+};
+
+const databaseUnavailable: RouteResponse = {
+  description: DATABASE_UNAVAILABLE_DESCRIPTION,
+  headers: retryAfterHeader,
+};
+
 /** The route's URL as Fastify writes it (`/api/v1/devices/:deviceId/live/state`). */
 export const routeUrl = (doc: RouteDoc) => doc.path.replace(/\{(\w+)\}/g, ":$1");
 
@@ -113,7 +129,11 @@ export function documentRoutes(
   // would put those it names first in a viewer).
   for (const doc of docs) {
     const limited = doc.rateLimit === "always" || (doc.rateLimit === "global" && globalLimit);
-    const responses = limited ? { ...doc.responses, 429: tooManyRequests } : doc.responses;
+    const responses = {
+      ...doc.responses,
+      ...(limited && { 429: tooManyRequests }),
+      503: databaseUnavailable,
+    };
     const params = doc.params ? schemaOf(document, doc.params, "input") : undefined;
     const properties = (params?.properties ?? {}) as Record<string, Record<string, unknown>>;
     const query = doc.query ? schemaOf(document, doc.query, "input") : undefined;

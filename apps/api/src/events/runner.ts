@@ -12,6 +12,7 @@ import {
   sequenceEvents,
 } from "@flowplane/db";
 import type { FastifyBaseLogger } from "fastify";
+import { RoundLog } from "../core/background";
 
 /** A kick waits this long, so that the writer's transaction has committed. */
 const KICK_DELAY_MS = 15;
@@ -25,12 +26,15 @@ export class EventRunner {
   private again = false;
   private closed = false;
   private readonly unsubscribe: (() => void)[] = [];
+  private readonly rounds: RoundLog;
 
   constructor(
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
     private readonly tickMs: number,
-  ) {}
+  ) {
+    this.rounds = new RoundLog(log, "numbering events failed");
+  }
 
   /** A consumer runs in the numbering transaction: each event reaches it exactly once. */
   addConsumer(consumer: EventConsumer): void {
@@ -74,9 +78,12 @@ export class EventRunner {
       return;
     }
     this.running = this.runOnce()
-      .catch((error: unknown) => {
-        if (!this.closed) this.log.error({ err: error }, "numbering events failed");
-      })
+      .then(
+        () => this.rounds.succeeded(),
+        (error: unknown) => {
+          if (!this.closed) this.rounds.failed(error);
+        },
+      )
       .finally(() => {
         this.running = undefined;
         if (this.again) {

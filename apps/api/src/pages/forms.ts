@@ -1,7 +1,7 @@
 // What a page shows when a form fails: the API's own error message, and its per-field messages
 // beside the fields they name.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { ApiError, toErrorResponse } from "../core/errors";
+import { retryAfterOf, toErrorResponse } from "../core/errors";
 
 export interface FormError {
   status: number;
@@ -20,10 +20,8 @@ export interface FormError {
  */
 export function formError(request: FastifyRequest, reply: FastifyReply, error: unknown): FormError {
   const { status, body, internal } = toErrorResponse(error, request.id);
-  const cause = error instanceof ApiError ? error : (error as { cause?: unknown })?.cause;
-  if (status === 429 && cause instanceof ApiError && cause.retryAfter) {
-    reply.header("retry-after", cause.retryAfter);
-  }
+  const retryAfter = status === 429 || status === 503 ? retryAfterOf(error) : undefined;
+  if (retryAfter) reply.header("retry-after", retryAfter);
   if (internal) {
     request.log.error({ err: error }, "unexpected error");
     return {

@@ -4,6 +4,7 @@
 // idempotent.
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
+import { RoundLog } from "../core/background";
 import type { Area, Platform } from "./area";
 
 export interface HousekeepingOptions {
@@ -14,12 +15,14 @@ export interface HousekeepingOptions {
 export const housekeepingPlugin = fp(
   async (app: FastifyInstance, { platform, areas }: HousekeepingOptions) => {
     const { authenticator } = platform;
+    const rounds = new RoundLog(app.log, "token housekeeping failed");
     const run = async () => {
       try {
         await authenticator.flushUsage();
         for (const area of areas) await area.sweep?.(platform, app.log);
+        rounds.succeeded();
       } catch (error) {
-        app.log.error({ err: error }, "token housekeeping failed");
+        rounds.failed(error);
       }
     };
     const running = new Set<Promise<void>>();

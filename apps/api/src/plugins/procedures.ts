@@ -3,7 +3,7 @@
 import type { AnyRouter } from "@trpc/server";
 import { fastifyTRPCPlugin } from "@trpc/server/adapters/fastify";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { ApiError, toErrorResponse, unauthorized } from "../core/errors";
+import { retryAfterOf, toErrorResponse, unauthorized } from "../core/errors";
 import type { Context } from "../core/trpc";
 
 export interface ProceduresOptions {
@@ -22,12 +22,10 @@ export async function trpcRoutes(app: FastifyInstance, opts: ProceduresOptions) 
         if (!req.auth) throw unauthorized();
         return opts.context(req);
       },
-      // A refusal's Retry-After (429), as sendError sets it for REST.
+      // A refusal's Retry-After (429, 503), as sendError sets it for REST.
       responseMeta: ({ errors }: { errors: Error[] }) => {
-        const retryAfter = errors.find((e) => e instanceof ApiError && e.retryAfter);
-        return retryAfter instanceof ApiError
-          ? { headers: { "retry-after": String(retryAfter.retryAfter) } }
-          : {};
+        const retryAfter = errors.map(retryAfterOf).find((seconds) => seconds);
+        return retryAfter ? { headers: { "retry-after": String(retryAfter) } } : {};
       },
       onError: ({ error, req }: { error: Error; req: FastifyRequest }) => {
         if (toErrorResponse(error, req.id).internal)

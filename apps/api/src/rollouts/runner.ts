@@ -24,6 +24,7 @@ import {
 } from "@flowplane/db";
 import type { FastifyBaseLogger } from "fastify";
 import { type Actor } from "../core/audit";
+import { RoundLog } from "../core/background";
 import { recordRolloutDeviceEvent, recordRolloutEvent } from "./events";
 
 /** What the agent reports that is not a Node-RED that runs. */
@@ -299,13 +300,16 @@ export class RolloutRunner {
   private running: Promise<void> = Promise.resolve();
   private queued = false;
   private closed = false;
+  private readonly rounds: RoundLog;
 
   constructor(
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
     private readonly tickMs: number,
     private readonly changed: () => void,
-  ) {}
+  ) {
+    this.rounds = new RoundLog(log, "rollouts not moved on");
+  }
 
   start() {
     this.timer = setInterval(() => this.poke(), this.tickMs);
@@ -321,8 +325,9 @@ export class RolloutRunner {
       if (this.closed) return;
       try {
         await this.tick();
+        this.rounds.succeeded();
       } catch (error) {
-        this.log.error({ err: error }, "rollouts not moved on");
+        this.rounds.failed(error);
       }
     });
   }

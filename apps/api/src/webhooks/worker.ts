@@ -14,6 +14,7 @@ import {
   releaseDelivery,
 } from "@flowplane/db";
 import type { FastifyBaseLogger } from "fastify";
+import { RoundLog } from "../core/background";
 import { send } from "./sender";
 
 export interface DeliverySettings {
@@ -52,13 +53,16 @@ export class DeliveryWorker {
   private closed = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly abort = new AbortController();
+  private readonly rounds: RoundLog;
 
   constructor(
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
     private readonly tokenSecret: string,
     private readonly settings: DeliverySettings,
-  ) {}
+  ) {
+    this.rounds = new RoundLog(log, "claiming webhook deliveries failed");
+  }
 
   start(): void {
     this.timer = setInterval(() => this.kick(), this.settings.tickMs);
@@ -74,9 +78,12 @@ export class DeliveryWorker {
       return;
     }
     this.claiming = this.claim()
-      .catch((error: unknown) => {
-        if (!this.closed) this.log.error({ err: error }, "claiming webhook deliveries failed");
-      })
+      .then(
+        () => this.rounds.succeeded(),
+        (error: unknown) => {
+          if (!this.closed) this.rounds.failed(error);
+        },
+      )
       .finally(() => {
         this.claiming = undefined;
         if (this.again) {
