@@ -19,10 +19,12 @@ export type Db = Kysely<Database>;
 
 /**
  * How long a request waits for a connection (a new one, or the pool's next free one) before it
- * fails with DatabaseUnavailableError: a server that is down refuses at once, but one that hangs
- * (a lost network, a full pool under a stalled server) must not hold requests for long.
+ * fails with DatabaseUnavailableError: a server that is down refuses at once (the 503 comes from
+ * that refusal, not from this bound), but one that hangs (a lost network, a full pool under a
+ * stalled server) must not hold requests for ever. Not shorter: a pool that is merely busy (a
+ * burst on a loaded machine) must queue, not shed its requests as 503.
  */
-const CONNECT_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 15_000;
 
 export type DbConfig =
   | {

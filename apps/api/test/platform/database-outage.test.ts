@@ -130,8 +130,9 @@ async function expectUnavailable(server: TestServer, teamId: string) {
     password: "not checked",
   });
   expect(refusal).toBe(3);
-  // At once: the pool does not wait for a server that is not there.
-  expect(Date.now() - began).toBeLessThan(5_000);
+  // At once: the pool does not wait for a server that is not there (its bound on a wait for a
+  // connection is 15 s; 10 s leaves a loaded machine room and still tells the two apart).
+  expect(Date.now() - began).toBeLessThan(10_000);
 }
 
 async function ready(server: TestServer) {
