@@ -102,6 +102,13 @@ export const AuditLogEntry = z
         id: z.string().nullable().describe("The acting user's id; null for the platform"),
         type: z.enum(["user", "system"]),
         name: z.string().describe("The acting user's username, or the platform's name"),
+        ip: z
+          .string()
+          .nullable()
+          .optional()
+          .describe(
+            "The address the request came from (the client's, past the proxies `TRUST_PROXY` trusts); shown to administrators acting as such only; null when not recorded",
+          ),
       })
       .describe("Who acted"),
     body: z

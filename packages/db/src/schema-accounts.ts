@@ -117,6 +117,8 @@ export interface AuditLogTable {
   source: string | null;
   token_id: string | null;
   body: ColumnType<Record<string, unknown>, string, string>;
+  /** The address the request came from (TRUST_PROXY's client address); null for the platform. */
+  ip: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface TeamBrokerClientsTable {

@@ -5,7 +5,7 @@ import type { Permission } from "@flowplane/auth";
 import type { AuditLogOf } from "@flowplane/db";
 import { z } from "zod";
 import { procedure } from "../core/trpc";
-import { auditLogCsv, EXPORT, readLog } from "./read";
+import { auditLogCsv, EXPORT, type LogReader, readLog } from "./read";
 
 interface EntityLog<I extends z.ZodType<Record<string, unknown>>> {
   permission: Permission;
@@ -22,9 +22,9 @@ interface EntityLog<I extends z.ZodType<Record<string, unknown>>> {
 
 /** `list` and `export` procedures of one entity's log. */
 export function entityAuditLog<I extends z.ZodType<Record<string, unknown>>>(log: EntityLog<I>) {
-  const read = (ctx: { db: Parameters<typeof readLog>[0] }, input: z.infer<I>) => {
+  const read = (ctx: LogReader, input: z.infer<I>) => {
     const { of, filters } = log.of(input);
-    return readLog(ctx.db, of, filters);
+    return readLog(ctx, of, filters);
   };
   return {
     list: procedure

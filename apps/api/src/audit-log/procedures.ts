@@ -33,7 +33,7 @@ export const auditLogRouter = router({
     })
     .input(TeamAuditLogInput)
     .output(AuditLog)
-    .query(({ ctx, input }) => readLog(ctx.db, teamLog(input), teamFilters(input))),
+    .query(({ ctx, input }) => readLog(ctx, teamLog(input), teamFilters(input))),
 
   teamExport: procedure
     .meta({
@@ -50,7 +50,7 @@ export const auditLogRouter = router({
     .input(TeamAuditLogInput)
     .output(z.string())
     .query(async ({ ctx, input }) =>
-      auditLogCsv((await readLog(ctx.db, teamLog(input), teamFilters(input))).log),
+      auditLogCsv((await readLog(ctx, teamLog(input), teamFilters(input))).log),
     ),
 
   platform: procedure
@@ -66,7 +66,7 @@ export const auditLogRouter = router({
     })
     .input(AuditLogInput)
     .output(AuditLog)
-    .query(({ ctx, input }) => readLog(ctx.db, { platform: true }, input)),
+    .query(({ ctx, input }) => readLog(ctx, { platform: true }, input)),
 
   platformExport: procedure
     .meta({
@@ -83,7 +83,7 @@ export const auditLogRouter = router({
     .input(AuditLogInput)
     .output(z.string())
     .query(async ({ ctx, input }) =>
-      auditLogCsv((await readLog(ctx.db, { platform: true }, input)).log),
+      auditLogCsv((await readLog(ctx, { platform: true }, input)).log),
     ),
 
   user: procedure
@@ -99,7 +99,7 @@ export const auditLogRouter = router({
     })
     .input(AuditLogInput)
     .output(AuditLog)
-    .query(({ ctx, input }) => readLog(ctx.db, { userId: ctx.auth.userId }, input)),
+    .query(({ ctx, input }) => readLog(ctx, { userId: ctx.auth.userId }, input)),
 
   userExport: procedure
     .meta({
@@ -116,6 +116,6 @@ export const auditLogRouter = router({
     .input(AuditLogInput)
     .output(z.string())
     .query(async ({ ctx, input }) =>
-      auditLogCsv((await readLog(ctx.db, { userId: ctx.auth.userId }, input)).log),
+      auditLogCsv((await readLog(ctx, { userId: ctx.auth.userId }, input)).log),
     ),
 });

@@ -7,13 +7,19 @@ import {
   type AuditLogEntry,
   type AuditLogInput,
 } from "@flowplane/contract";
+import { actsAsAdmin, type Caller } from "@flowplane/auth";
 import { type AuditLogOf, type AuditLogRow, type Db, listAuditLog } from "@flowplane/db";
 import { stringify } from "csv-stringify/sync";
 
 /** The trigger's name for what the platform did itself. */
 const PLATFORM_NAME = "Flowplane Platform";
 
-export function auditLogEntryView(row: AuditLogRow): AuditLogEntry {
+/**
+ * An entry as the API shows it. The address the acting request came from (`trigger.ip`) is shown
+ * to the platform's administrators only: a team's members read its log, and where each of them
+ * sits is not theirs to see.
+ */
+export function auditLogEntryView(row: AuditLogRow, addresses = false): AuditLogEntry {
   return {
     id: row.id,
     createdAt: row.created_at.toISOString(),
@@ -24,12 +30,27 @@ export function auditLogEntryView(row: AuditLogRow): AuditLogEntry {
     trigger:
       row.actor_id === null
         ? { id: null, type: "system", name: PLATFORM_NAME }
-        : { id: row.actor_id, type: "user", name: row.username ?? "deleted user" },
+        : {
+            id: row.actor_id,
+            type: "user",
+            name: row.username ?? "deleted user",
+            ...(addresses && { ip: row.ip }),
+          },
     body: row.body,
   };
 }
 
-export async function readLog(db: Db, of: AuditLogOf, input: AuditLogInput): Promise<AuditLog> {
+/** Who reads: an administrator acting as one also sees each entry's address. */
+export interface LogReader {
+  db: Db;
+  auth: Caller;
+}
+
+export async function readLog(
+  { db, auth }: LogReader,
+  of: AuditLogOf,
+  input: AuditLogInput,
+): Promise<AuditLog> {
   const { event, ...rest } = input;
   const page = await listAuditLog(
     db,
@@ -40,7 +61,7 @@ export async function readLog(db: Db, of: AuditLogOf, input: AuditLogInput): Pro
   return {
     meta: page.nextCursor ? { next_cursor: page.nextCursor } : {},
     count: page.count,
-    log: page.rows.map(auditLogEntryView),
+    log: page.rows.map((row) => auditLogEntryView(row, actsAsAdmin(auth))),
   };
 }
 

@@ -43,6 +43,8 @@ export interface Context {
   /** Every team of the caller, read with the token (REST routes whose meta says `preload`). */
   preloadedUserTeams?: UserTeamRow[];
   requestId: string;
+  /** The client's address: the socket's, or X-Forwarded-For's past the trusted hops (TRUST_PROXY). */
+  clientAddress?: string;
   log: FastifyBaseLogger;
   baseUrl: string;
   tokenSecret: string;
@@ -330,11 +332,18 @@ const followed = t.middleware(async ({ ctx, type, next }) => {
 
 export const procedure = t.procedure.use(authorized).use(rateLimited).use(followed);
 
-/** Who acted, for the audit log: the user, with the token they used (null in a browser). */
-export function actorOf(ctx: { auth: Identity }): AuditEntry["actor"] {
+/**
+ * Who acted, for the audit log: the user, with the token they used (null in a browser) and the
+ * address the request came from.
+ */
+export function actorOf(ctx: { auth: Identity; clientAddress?: string }): AuditEntry["actor"] {
   // A provisioning token or a one-time code has no user: the platform acted, on their behalf.
   if (ctx.auth.provisioning || ctx.auth.otc) return "system";
-  return { userId: ctx.auth.userId, tokenId: ctx.auth.tokenId };
+  return {
+    userId: ctx.auth.userId,
+    tokenId: ctx.auth.tokenId,
+    ...(ctx.clientAddress && { ip: ctx.clientAddress }),
+  };
 }
 
 /** The team a team procedure's middleware loaded. */

@@ -70,6 +70,7 @@ export const areasPlugin = fp(
         preloadedTeam: request.preloadedTeam,
         preloadedUserTeams: request.preloadedUserTeams,
         requestId: request.id,
+        clientAddress: request.ip,
         log: request.log,
         baseUrl,
         tokenSecret,

@@ -76,6 +76,40 @@ describe("behind a trusted proxy (TRUST_PROXY=127.0.0.1)", () => {
   });
 });
 
+test("the audit log keeps the forwarded address of each change; administrators see it, the team's owner does not", async () => {
+  const owner = await trusting.user();
+  const team = await createTeam(trusting, { token: owner.token } as never);
+  const from = (address: string) => ({ "x-forwarded-for": address });
+  // A rename (the one statement that writes the team and its entry) and an ordinary audited write.
+  const renamed = await trusting.request("PUT", `/api/v1/teams/${team.id}`, {
+    token: owner.token,
+    body: { name: "Renamed behind the proxy" },
+    headers: from("203.0.113.20"),
+  });
+  expect(renamed.status, renamed.text).toBe(200);
+  const created = await trusting.request("POST", "/api/v1/applications", {
+    token: owner.token,
+    body: { name: "Behind the proxy", teamId: team.id },
+    headers: from("203.0.113.21"),
+  });
+  expect(created.status, created.text).toBe(200);
+
+  const log = async (token: string) => {
+    const reply = await trusting.request("GET", `/api/v1/teams/${team.id}/audit-log`, { token });
+    expect(reply.status, reply.text).toBe(200);
+    const triggers = new Map<string, Record<string, unknown>>();
+    for (const entry of reply.body.log) triggers.set(entry.event, entry.trigger);
+    return triggers;
+  };
+  const asAdmin = await log(trusting.adminToken);
+  expect(asAdmin.get("team.settings.updated")).toMatchObject({ id: owner.id, ip: "203.0.113.20" });
+  expect(asAdmin.get("application.created")).toMatchObject({ id: owner.id, ip: "203.0.113.21" });
+  const asOwner = await log(owner.token);
+  expect(asOwner.get("application.created")).toMatchObject({ id: owner.id });
+  expect(asOwner.get("application.created")).not.toHaveProperty("ip");
+  expect(asOwner.get("team.settings.updated")).not.toHaveProperty("ip");
+});
+
 describe("without TRUST_PROXY", () => {
   test("X-Forwarded-For is ignored: forged addresses share the socket's one limit", async () => {
     expect((await register(direct, "203.0.113.10")).status).toBe(200);

@@ -71,6 +71,8 @@ export interface AuditLogRow {
   body: Record<string, unknown>;
   /** The acting user's username (null for the platform, or a user since deleted). */
   username: string | null;
+  /** The address the acting request came from (null for the platform, or not recorded). */
+  ip: string | null;
 }
 
 export interface AuditLogPage {
@@ -156,7 +158,7 @@ export async function listAuditLog(
 
   const [rows, total] = await Promise.all([
     sql<AuditLogRow>`select p.id, p.created_at, p.event, p.entity_type, p.entity_id, p.actor_id,
-        p.source, p.body, u.username
+        p.source, p.body, p.ip, u.username
       from (${sql.join(page, sql` union `)}) p
       left join users u on u.id = p.actor_id
       order by p.created_at desc, p.id desc

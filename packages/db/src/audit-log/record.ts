@@ -12,8 +12,11 @@ export interface AuditEntry {
     id: string | null;
   };
   teamId?: string | null;
-  /** Who acted: a user with the token they used (null: a signed-in session), or the platform. */
-  actor: { userId: string; tokenId: string | null } | "system";
+  /**
+   * Who acted: a user with the token they used (null: a signed-in session) and the address the
+   * request came from, or the platform.
+   */
+  actor: { userId: string; tokenId: string | null; ip?: string } | "system";
   /** Never a secret: names and ids of what changed, before and after. */
   body?: Record<string, unknown>;
 }
@@ -31,6 +34,7 @@ export function auditRow(entry: AuditEntry): Insertable<AuditLogTable> {
     source: actor ? (actor.tokenId ? "api" : null) : "system",
     token_id: actor?.tokenId ?? null,
     body: JSON.stringify(entry.body ?? {}),
+    ip: actor?.ip ?? null,
   };
 }
 

@@ -188,6 +188,7 @@ export async function updateTeam(
     row.source ?? null,
     row.token_id ?? null,
     row.body as string,
+    row.ip ?? null,
   );
   if (team) auditWritten(audit);
   return team as TeamWithCount | undefined;
@@ -213,6 +214,7 @@ const changeTeamLogged = compiledOnce(
     source: string | null,
     tokenId: string | null,
     body: string,
+    ip: string | null,
   ) =>
     db
       .with("changed", (qb) =>
@@ -239,6 +241,7 @@ const changeTeamLogged = compiledOnce(
             "source",
             "token_id",
             "body",
+            "ip",
           ])
           .expression((eb) =>
             eb
@@ -253,6 +256,7 @@ const changeTeamLogged = compiledOnce(
                 eb.val(source).as("source"),
                 eb.val(tokenId).as("token_id"),
                 sql`${body}::jsonb`.as("body"),
+                sql<string | null>`${ip}::text`.as("ip"),
               ]),
           ),
       )
