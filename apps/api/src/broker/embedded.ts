@@ -51,6 +51,8 @@ export interface EmbeddedBroker extends PlatformTransport {
   /** The TCP port MQTT clients connect to. */
   readonly port: number;
   readonly host: string;
+  /** MQTT clients connected now (metrics). */
+  readonly clients: number;
   /** Serve MQTT over WebSocket at MQTT_WEBSOCKET_PATH on this HTTP server. */
   attachWebSocket(server: HttpServer): void;
   /** End the live session of a client (deleted, or its password changed). */
@@ -219,6 +221,9 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   return {
     port,
     host: options.host,
+    get clients() {
+      return broker.connectedClients;
+    },
     attachWebSocket(server) {
       const onUpgrade: UpgradeHandler = (request, socket, head) => {
         const path = (request.url ?? "").split("?")[0];
