@@ -150,10 +150,8 @@ export function registerCollectors(
     "Events written and not yet numbered by the sequencer (the backlog)",
     (found, gauge) => gauge.set(found.eventsUnnumbered),
   );
-  fromCounts(
-    "flowplane_events_newest_seq",
-    "The newest event's number (seq)",
-    (found, gauge) => gauge.set(found.eventsNewestSeq),
+  fromCounts("flowplane_events_newest_seq", "The newest event's number (seq)", (found, gauge) =>
+    gauge.set(found.eventsNewestSeq),
   );
   fromCounts(
     "flowplane_webhook_deliveries_queued",

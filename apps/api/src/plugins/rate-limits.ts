@@ -270,8 +270,7 @@ export async function registerRateLimits(
       max: limits.deviceRegistration.max,
       timeWindow: limits.deviceRegistration.windowMs,
       keyGenerator: (request) => `registration:${addressKey(request)}`,
-      errorResponseBuilder: (_request, context) =>
-        refuse(context.ttl, "deviceRegistration"),
+      errorResponseBuilder: (_request, context) => refuse(context.ttl, "deviceRegistration"),
     },
 
     globalLimit: enabled,

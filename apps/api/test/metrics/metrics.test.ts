@@ -5,12 +5,12 @@
 // one without.
 import parsePrometheusTextFormat, { type Family } from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { ConfigError, loadConfig } from "../../src/env";
 import { startServer, type TestServer } from "../support/harness";
 import { createTeam, makeUser } from "../support/team-fixtures";
 import { waiter } from "../support/until";
 
 const METRICS_TOKEN = "metrics-token-0123456789-abcdefghijklmnop";
-const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const until = waiter(15_000);
 
 let server: TestServer;
@@ -57,6 +57,16 @@ function valueOf(families: Family[], name: string, labels: Record<string, string
 }
 
 describe("access", () => {
+  test("METRICS_TOKEN under 32 characters is a configuration error that does not repeat it", () => {
+    const short = "metrics-token-too-short";
+    expect(() => loadConfig({ METRICS_TOKEN: short })).toThrow(ConfigError);
+    expect(() => loadConfig({ METRICS_TOKEN: short })).toThrow(
+      /METRICS_TOKEN: must be at least 32/,
+    );
+    expect(() => loadConfig({ METRICS_TOKEN: short })).not.toThrow(short);
+    expect(loadConfig({ METRICS_TOKEN: METRICS_TOKEN }).METRICS_TOKEN).toBe(METRICS_TOKEN);
+  });
+
   test("without METRICS_TOKEN the path is not served: an unknown path's answer", async () => {
     const [metrics, unknown] = await Promise.all([
       scrapeWith(plain, `Bearer ${METRICS_TOKEN}`),
@@ -92,9 +102,9 @@ describe("access", () => {
     expect(reply.headers.get("x-ratelimit-limit")).toBeNull();
     const families = parse(await reply.text());
     expect(valueOf(families, "process_cpu_user_seconds_total")).toBeGreaterThanOrEqual(0);
-    expect(Object.keys(server.document.paths).filter((path) => !path.startsWith("/api/v1"))).toEqual(
-      [],
-    );
+    expect(
+      Object.keys(server.document.paths).filter((path) => !path.startsWith("/api/v1")),
+    ).toEqual([]);
   });
 });
 
@@ -181,12 +191,18 @@ describe("the series", () => {
     expect(valueOf(families, "flowplane_webhook_deliveries_queued", { state: "failing" })).toBe(0);
   });
 
+  test("the token is never logged", () => {
+    expect(server.logs.join("\n")).not.toContain(METRICS_TOKEN);
+  });
+
   test("the broker's connections; the pool and the access feed on PostgreSQL", async () => {
     const families = await scrape();
     expect(valueOf(families, "flowplane_broker_clients")).toBeGreaterThanOrEqual(0);
     expect(valueOf(families, "flowplane_device_sessions")).toBe(0);
-    if (onPostgres) {
-      expect(valueOf(families, "flowplane_db_pool_connections", { state: "total" })).toBeGreaterThan(0);
+    if (server.testDb.config.kind !== "pglite") {
+      expect(
+        valueOf(families, "flowplane_db_pool_connections", { state: "total" }),
+      ).toBeGreaterThan(0);
       expect(valueOf(families, "flowplane_db_pool_connections", { state: "waiting" })).toBe(0);
       expect(valueOf(families, "flowplane_access_feed_connected")).toBe(1);
       expect(valueOf(families, "flowplane_access_feed_generation")).toBeGreaterThan(0);
