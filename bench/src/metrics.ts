@@ -3,9 +3,12 @@
 // seconds all along (as Prometheus would). Then the same load — each connection an authenticated
 // GET of a team and a PUT renaming it, in turn — runs against one server at a time in short
 // slices, alternating, the order swapped from one pair to the next: on a shared, noisy machine the
-// drift falls on both sides alike. Reports req/s and p99 of each side (all its slices together),
-// and the ratio on/off per pair and its median. Writes results/<date>-metrics[-<label>].{json,md}.
-// See README.md, "The metrics' cost".
+// drift falls on both sides alike. Reports req/s, the API process's CPU time per request (what
+// other processes on the machine disturb least) and p99 of each side (all its slices together),
+// and the ratios on/off, overall and per pair. Writes results/<date>-metrics[-<label>].{json,md}.
+// First, in process (src/metrics-in-process.ts): the CPU a request costs through Fastify's inject
+// with and without metrics, free of the network's and the other processes' noise. See README.md,
+// "The metrics' cost".
 import { randomBase62 } from "@flowplane/auth";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,9 +23,10 @@ import {
   writeResults,
 } from "./api-bench";
 import { loadMetricsConfig } from "./env";
+import { inProcessCost } from "./metrics-in-process";
 import { load, type LoadResult, type Step } from "./load";
 import { machineInfo } from "./machine";
-import { stopAll } from "./processes";
+import { cpuSecondsSplit, splitDelta, stopAll } from "./processes";
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
 const config = configOrExit(() => loadMetricsConfig());
@@ -30,6 +34,9 @@ const failing = failure();
 const { guarded } = failing;
 
 type Side = "off" | "on";
+
+/** A slice's load, and the CPU the API server's own process used meanwhile (its database not). */
+type Slice = LoadResult & { cpuSeconds: number };
 
 /** Reads /metrics every `seconds` until stopped: how many answered, and the largest in bytes. */
 function scraper(url: string, token: string, seconds: number) {
@@ -85,14 +92,17 @@ async function platform(work: string, metricsToken: string | undefined) {
   };
   return {
     api,
-    run: async (duration: number): Promise<LoadResult> => {
+    run: async (duration: number): Promise<Slice> => {
+      const before = await cpuSecondsSplit(api.server.pid);
       const result = await guarded(
         load({ url: api.url, connections: config.connections, duration, stepsOf }),
       );
+      const after = await cpuSecondsSplit(api.server.pid);
       if (result.unexpected || result.errors) {
         throw new Error(`unexpected answers: ${JSON.stringify(result.statuses)}`);
       }
-      return result;
+      if (!before || !after) throw new Error("the API server's CPU time could not be read");
+      return { ...result, cpuSeconds: splitDelta(before, after).own };
     },
   };
 }
@@ -103,13 +113,17 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
-/** One side's slices together: requests per second over all of them, the median slice's p99. */
-function sideOf(slices: LoadResult[]) {
-  const requests = slices.reduce((sum, slice) => sum + slice.requests, 0);
-  const seconds = slices.reduce((sum, slice) => sum + slice.seconds, 0);
+/**
+ * One side's slices together: requests per second over all of them, the API process's CPU per
+ * request, the median slice's p50 and p99.
+ */
+function sideOf(slices: Slice[]) {
+  const sum = (of: (slice: Slice) => number) => slices.reduce((total, s) => total + of(s), 0);
+  const requests = sum((slice) => slice.requests);
   return {
     requests,
-    rps: requests / seconds,
+    rps: requests / sum((slice) => slice.seconds),
+    cpuMsPerRequest: (sum((slice) => slice.cpuSeconds) * 1000) / requests,
     p50: median(slices.map((slice) => slice.latencyMs.p50)),
     p99: median(slices.map((slice) => slice.latencyMs.p99)),
   };
@@ -119,9 +133,11 @@ async function main(): Promise<void> {
   const started = Date.now();
   const machine = machineInfo();
   await prepare({ run: failing, maxMinutes: config.maxMinutes, skipBuild: config.skipBuild, say });
+  say("In process: two apps, the same requests through inject, in alternating blocks …");
+  const inProcess = await guarded(inProcessCost({ blocks: 10, perBlock: 2000 }));
   const work = await mkdtemp(join(tmpdir(), "flowplane-bench-metrics-"));
   const metricsToken = randomBase62(40);
-  const pairs: { off: LoadResult; on: LoadResult }[] = [];
+  const pairs: { off: Slice; on: Slice }[] = [];
   let scrapes: ReturnType<typeof scraper> | undefined;
   try {
     say(`Starting two servers, metrics off and ${config.control ? "off (control)" : "on"} …`);
@@ -139,9 +155,9 @@ async function main(): Promise<void> {
     }
     for (let round = 0; round < config.rounds; round++) {
       const order: Side[] = round % 2 === 0 ? ["off", "on"] : ["on", "off"];
-      const pair: Partial<Record<Side, LoadResult>> = {};
+      const pair: Partial<Record<Side, Slice>> = {};
       for (const side of order) pair[side] = await sides[side].run(config.duration);
-      pairs.push(pair as { off: LoadResult; on: LoadResult });
+      pairs.push(pair as { off: Slice; on: Slice });
       say(
         `  pair ${round + 1} of ${config.rounds}: off ${pair.off!.rps.toFixed(0)} req/s, on ${pair.on!.rps.toFixed(0)} req/s`,
       );
@@ -163,10 +179,12 @@ async function main(): Promise<void> {
     minutes: Number(((Date.now() - started) / 60_000).toFixed(1)),
     off,
     on,
+    inProcess,
     scrapes: scrapes?.tally.scrapes ?? 0,
     scrapeBytes: scrapes?.tally.bytes ?? 0,
     ratio: {
       rps: on.rps / off.rps,
+      cpuPerRequest: on.cpuMsPerRequest / off.cpuMsPerRequest,
       p99: on.p99 / off.p99,
       medianPairRps: median(rpsRatios),
       medianPairP99: median(p99Ratios),
@@ -184,15 +202,28 @@ async function main(): Promise<void> {
     `${config.connections} connections, each an authenticated GET of a team and a PUT renaming it, in turn; ` +
       `${config.rounds} pairs of ${config.duration} s slices, one on each server, alternating ` +
       `(after ${config.warmup} s of warm-up each; the server with metrics on started ` +
-      `${config.onFirst ? "first" : "second"}). Metrics on: METRICS_TOKEN set and /metrics ` +
-      `scraped every ${config.scrapeEvery} s throughout (${result.scrapes} scrapes, ` +
-      `${(result.scrapeBytes / 1024).toFixed(0)} KiB each at most).`,
+      `${config.onFirst ? "first" : "second"}). ` +
+      (config.control
+        ? "Control: metrics off on both servers, the row `on` is the other server."
+        : `Metrics on: METRICS_TOKEN set and /metrics scraped every ${config.scrapeEvery} s ` +
+          `throughout (${result.scrapes} scrapes, ` +
+          `${(result.scrapeBytes / 1024).toFixed(0)} KiB each at most).`),
     "",
-    "| metrics | requests | req/s | p50 ms (median slice) | p99 ms (median slice) |",
+    "| metrics | requests | req/s | API CPU ms per request | p50 ms (median slice) | p99 ms (median slice) |",
+    "| --- | --- | --- | --- | --- | --- |",
+    `| off | ${off.requests} | ${off.rps.toFixed(0)} | ${off.cpuMsPerRequest.toFixed(3)} | ${off.p50.toFixed(1)} | ${off.p99.toFixed(1)} |`,
+    `| on | ${on.requests} | ${on.rps.toFixed(0)} | ${on.cpuMsPerRequest.toFixed(3)} | ${on.p50.toFixed(1)} | ${on.p99.toFixed(1)} |`,
+    `| on / off | | ${result.ratio.rps.toFixed(3)} | ${result.ratio.cpuPerRequest.toFixed(3)} | | ${result.ratio.p99.toFixed(3)} |`,
+    "",
+    `In process (Fastify's inject, CPU per request, median of 10 blocks per side):`,
+    "",
+    "| request | off µs | on µs | on − off µs | on / off |",
     "| --- | --- | --- | --- | --- |",
-    `| off | ${off.requests} | ${off.rps.toFixed(0)} | ${off.p50.toFixed(1)} | ${off.p99.toFixed(1)} |`,
-    `| on | ${on.requests} | ${on.rps.toFixed(0)} | ${on.p50.toFixed(1)} | ${on.p99.toFixed(1)} |`,
-    `| on / off | | ${result.ratio.rps.toFixed(3)} | | ${result.ratio.p99.toFixed(3)} |`,
+    ...inProcess.map(
+      (cost) =>
+        `| GET ${cost.path} | ${cost.offMicros.toFixed(1)} | ${cost.onMicros.toFixed(1)} | ` +
+        `${(cost.onMicros - cost.offMicros).toFixed(1)} | ${(cost.onMicros / cost.offMicros).toFixed(3)} |`,
+    ),
     "",
     `Per pair, on/off: req/s median ${result.ratio.medianPairRps.toFixed(3)} (${spread(rpsRatios)}), ` +
       `p99 median ${result.ratio.medianPairP99.toFixed(3)} (${spread(p99Ratios)}).`,

@@ -137,7 +137,10 @@ describe("the series", () => {
     const missing = "0".repeat(10);
     await server.request("GET", `/api/v1/teams/${teamId}`);
     await server.request("GET", `/api/v1/teams/${missing}`);
+    await server.request("GET", `/api/v1/no-such-route/${missing}`);
+    await fetch(`${server.url}/no-such-page/${missing}`);
     const after = await scrape();
+
     const count = (families: Family[], status: string) =>
       valueOf(families, "flowplane_http_requests_total", {
         method: "GET",
@@ -146,6 +149,11 @@ describe("the series", () => {
       }) ?? 0;
     expect(count(after, "200") - count(before, "200")).toBe(1);
     expect(count(after, "404") - count(before, "404")).toBe(1);
+    // Paths no route has (under /api and outside it): one series, whatever the URL.
+    const unmatched = (families: Family[]) =>
+      valueOf(families, "flowplane_http_requests_total", { route: "unmatched", status: "404" }) ??
+      0;
+    expect(unmatched(after) - unmatched(before)).toBe(2);
     const latency = (families: Family[]) =>
       valueOf(families, "flowplane_http_request_duration_seconds_count", {
         method: "GET",
