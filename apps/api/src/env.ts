@@ -81,6 +81,13 @@ const Env = z.object({
     .min(32, "must be at least 32 characters")
     .optional()
     .describe("Key of the token digests; generated and kept in DATA_DIR when unset"),
+  METRICS_TOKEN: z
+    .string()
+    .min(32, "must be at least 32 characters")
+    .optional()
+    .describe(
+      "Turns on GET /metrics (Prometheus' format), for `Authorization: Bearer <METRICS_TOKEN>` only; unset: no /metrics",
+    ),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT: z.coerce
     .number()

@@ -108,6 +108,7 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
     instances: driver ? { driver } : undefined,
     editorDomain: config.EDITOR_DOMAIN,
     initialPasswordFile: join(config.DATA_DIR, INITIAL_PASSWORD_FILE),
+    metricsToken: config.METRICS_TOKEN,
   });
   listening.server = app.server;
   listening.mqttPort = app.mqttPort;

@@ -55,6 +55,15 @@ export type DbConfig =
       loadDataDir?: Blob;
     };
 
+/** Each PostgreSQL database's pool, for its figures (metrics); PGlite has none. */
+const pools = new WeakMap<Db, pg.Pool>();
+
+/** The pool's connections now: open, idle, and requests waiting for one; undefined on PGlite. */
+export function poolStats(db: Db): { total: number; idle: number; waiting: number } | undefined {
+  const pool = pools.get(db);
+  return pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+}
+
 export async function createDb(config: DbConfig): Promise<Db> {
   if (config.kind === "postgres") {
     const options = config.schema ? `-c search_path=${config.schema}` : undefined;
@@ -103,6 +112,7 @@ function postgresDb(
     dialect: ownSchemaIntrospection(new PostgresDialect({ pool: preparedPool })),
   });
   const feeds = registerFeedTarget(db, target);
+  pools.set(db, pool);
   const end = preparedPool.end;
   preparedPool.end = async () => {
     try {

@@ -23,6 +23,7 @@ export type * from "./schema-notifications";
 export * from "./ids";
 export * from "./instances";
 export * from "./library";
+export * from "./metrics";
 export * from "./pipelines";
 export * from "./platform";
 export * from "./search";

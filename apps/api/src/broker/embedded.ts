@@ -52,6 +52,8 @@ export interface EmbeddedBroker extends PlatformTransport {
   /** The TCP port MQTT clients connect to. */
   readonly port: number;
   readonly host: string;
+  /** MQTT clients connected now (metrics). */
+  readonly clients: number;
   /**
    * Serve MQTT over WebSocket at MQTT_WEBSOCKET_PATH on this HTTP server; a client's address (its
    * failed CONNECTs' count) is the forwarded one behind TRUST_PROXY's proxies, as request.ip.
@@ -225,6 +227,9 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   return {
     port,
     host: options.host,
+    get clients() {
+      return broker.connectedClients;
+    },
     attachWebSocket(server, trustProxy) {
       websocketTrust = trustProxy;
       const onUpgrade: UpgradeHandler = (request, socket, head) => {

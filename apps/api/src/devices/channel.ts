@@ -83,6 +83,11 @@ export class DeviceChannel {
     );
   }
 
+  /** Devices holding a session now (metrics). */
+  get sessions(): number {
+    return this.connected.size;
+  }
+
   async start(): Promise<void> {
     // Nobody holds a session with a broker that has just started.
     await resetDeviceConnections(this.db);

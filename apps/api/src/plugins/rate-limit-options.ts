@@ -80,6 +80,8 @@ export const MESSAGES = {
 export const CACHE = { default: 10_000, signIn: 50_000 };
 
 export interface RateLimits {
+  /** Requests refused so far, by limit (MESSAGES' names), for the metrics. */
+  refusals: Readonly<Partial<Record<keyof typeof MESSAGES, number>>>;
   /**
    * Runs a call of a procedure (`run` throws its error) within the procedure's own limit, if it
    * has one: 429 instead when the limit is reached.

@@ -99,6 +99,12 @@ export async function registerRateLimits(
     deviceRegistration: options.deviceRegistration ?? RATE_LIMIT_DEFAULTS.deviceRegistration,
   };
   const enabled = options.enabled ?? false;
+  /** Refusals so far, by limit (the metrics read them). */
+  const refusals: Partial<Record<keyof typeof MESSAGES, number>> = {};
+  const refuse = (ttlMs: number, limit: keyof typeof MESSAGES) => {
+    refusals[limit] = (refusals[limit] ?? 0) + 1;
+    return tooManyRequests(ttlMs, MESSAGES[limit]);
+  };
 
   let redis: Redis | undefined;
   if (options.redisUrl) {
@@ -138,7 +144,7 @@ export async function registerRateLimits(
     // A limit on load: while Redis is unreachable, serve rather than fail every request.
     skipOnError: true,
     // The plugin sets Retry-After and x-ratelimit-*; the body is our envelope.
-    errorResponseBuilder: (_request, context) => tooManyRequests(context.ttl, MESSAGES.global),
+    errorResponseBuilder: (_request, context) => refuse(context.ttl, "global"),
     ...(redis ? { redis, nameSpace: options.nameSpace ?? "flowplane-rate-limit-" } : {}),
   });
 
@@ -174,7 +180,12 @@ export async function registerRateLimits(
    * process, so that a burst of parallel guesses cannot all pass the check before the first
    * failure is counted.
    */
-  const failuresOnly = (kind: string, limit: Limit, message: string, cache?: number) => {
+  const failuresOnly = (
+    kind: string,
+    limit: Limit,
+    refusal: keyof typeof MESSAGES,
+    cache?: number,
+  ) => {
     const count = manual(kind, limit, cache);
     return <T>(
       request: FastifyRequest,
@@ -185,7 +196,7 @@ export async function registerRateLimits(
       oneAtATime(`${kind}:${subject}`, async () => {
         // Read, not counted: the limit is reached once `max` failures are counted.
         const before = await count(request, subject, false);
-        if (before.remaining === 0) throw tooManyRequests(before.ttl, message);
+        if (before.remaining === 0) throw refuse(before.ttl, refusal);
         try {
           return await run();
         } catch (error) {
@@ -197,7 +208,7 @@ export async function registerRateLimits(
 
   // Per user, whichever token or session the user calls with.
   const routeCalls = manual("route", limits.routes);
-  const wrongPasswords = failuresOnly("password", limits.passwordChange, MESSAGES.passwordChange);
+  const wrongPasswords = failuresOnly("password", limits.passwordChange, "passwordChange");
   const activeLimit = (limit: ProcedureLimit | undefined) =>
     limit && (limit.always || enabled) ? limit.limit : undefined;
 
@@ -221,8 +232,8 @@ export async function registerRateLimits(
         otcFailures(request, from, false),
         otcAllFailures(request, "all", false),
       ]);
-      if (bySource.remaining === 0) throw tooManyRequests(bySource.ttl, MESSAGES.otc);
-      if (overall.remaining === 0) throw tooManyRequests(overall.ttl, MESSAGES.otcGlobal);
+      if (bySource.remaining === 0) throw refuse(bySource.ttl, "otc");
+      if (overall.remaining === 0) throw refuse(overall.ttl, "otcGlobal");
       try {
         return await run();
       } catch (error) {
@@ -251,7 +262,7 @@ export async function registerRateLimits(
         );
       }
       const count = await routeCalls(request, `${procedurePath}:${userId}`);
-      if (count.isExceeded) throw tooManyRequests(count.ttl, MESSAGES.routes);
+      if (count.isExceeded) throw refuse(count.ttl, "routes");
       return run();
     },
 
@@ -259,11 +270,12 @@ export async function registerRateLimits(
       max: limits.deviceRegistration.max,
       timeWindow: limits.deviceRegistration.windowMs,
       keyGenerator: (request) => `registration:${addressKey(request)}`,
-      errorResponseBuilder: (_request, context) =>
-        tooManyRequests(context.ttl, MESSAGES.deviceRegistration),
+      errorResponseBuilder: (_request, context) => refuse(context.ttl, "deviceRegistration"),
     },
 
     globalLimit: enabled,
+
+    refusals,
 
     mayRefuse: (meta) =>
       enabled || meta.deviceSetup === true || activeLimit(meta.rateLimit) !== undefined,
@@ -280,7 +292,7 @@ export async function registerRateLimits(
         const from = source ?? addressKey(request);
         const checks = await signInChecks(request, from);
         if (checks.isExceeded) {
-          throw tooManyRequests(checks.ttl, source ? MESSAGES.signInSource : MESSAGES.signInChecks);
+          throw refuse(checks.ttl, source ? "signInSource" : "signInChecks");
         }
         // One at a time per account, so that a burst of parallel guesses cannot all be answered
         // 401 before the first failure is counted.
@@ -291,12 +303,9 @@ export async function registerRateLimits(
           ]);
           const limited =
             byAccount.remaining === 0
-              ? tooManyRequests(byAccount.ttl, MESSAGES.signIn)
+              ? refuse(byAccount.ttl, "signIn")
               : bySource.remaining === 0
-                ? tooManyRequests(
-                    bySource.ttl,
-                    source ? MESSAGES.signInSource : MESSAGES.signInAddress,
-                  )
+                ? refuse(bySource.ttl, source ? "signInSource" : "signInAddress")
                 : undefined;
           try {
             return await run();

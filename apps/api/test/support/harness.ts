@@ -196,6 +196,9 @@ export async function startServer(
      */
     webhookAllowedHosts?: string[];
     webhookDelivery?: AppOptions["webhookDelivery"];
+    /** Serve GET /metrics to this bearer token. */
+    metricsToken?: string;
+    metricsCountsTtlMs?: number;
   } = {},
 ): Promise<TestServer> {
   const testDb = options.db ?? (await createTestDb());
@@ -257,6 +260,8 @@ export async function startServer(
             }
           : undefined,
     initialPasswordFile: join(dataDir, INITIAL_PASSWORD_FILE),
+    metricsToken: options.metricsToken,
+    metricsCountsTtlMs: options.metricsCountsTtlMs,
   });
   const watch = watchReplies(app);
   connections.server = app.server;
