@@ -46,3 +46,4 @@ export * from "./device-editor";
 export * from "./rollouts";
 export type * from "./schema-rollouts";
 export * from "./rollout-gate";
+export * from "./writes";

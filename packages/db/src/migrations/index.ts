@@ -29,6 +29,8 @@ import * as webhooks from "./2026-11-29T2110-webhooks";
 import * as notifications from "./2026-11-29T2120-notifications";
 import * as platformEvents from "./2026-11-29T2230-platform-events";
 import * as pipelineStageWebhooks from "./2026-11-29T2240-pipeline-stage-webhooks";
+import * as resourceVersions from "./2026-11-30T0100-resource-versions";
+import * as idempotencyKeys from "./2026-11-30T0110-idempotency-keys";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-21T1200-foundation": foundation,
@@ -60,4 +62,6 @@ export const migrations: Record<string, Migration> = {
   "2026-11-29T2120-notifications": notifications,
   "2026-11-29T2230-platform-events": platformEvents,
   "2026-11-29T2240-pipeline-stage-webhooks": pipelineStageWebhooks,
+  "2026-11-30T0100-resource-versions": resourceVersions,
+  "2026-11-30T0110-idempotency-keys": idempotencyKeys,
 };
