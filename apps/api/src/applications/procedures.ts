@@ -167,6 +167,7 @@ export const applicationsRouter = router({
         }
         return after;
       });
+      setETag(ctx, row.version);
       return applicationView(row, ctx);
     }),
 

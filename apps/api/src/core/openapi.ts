@@ -89,6 +89,14 @@ function documentWrites(operation: Operation, method: string, meta: Meta) {
       },
     };
   } else if (meta.etag) {
+    if (method !== "DELETE") {
+      success[1].headers = {
+        ETag: {
+          description: "The resource's version after the change (its next `If-Match`)",
+          schema: { type: "string" },
+        },
+      };
+    }
     parameters().push(
       header(
         "If-Match",

@@ -44,6 +44,18 @@ export function setETag(ctx: Context, version: number): void {
   if (ctx.http) ctx.http.etag = etagOf(version);
 }
 
+/** The ETag after a change whose row the procedure does not read back (REST requests only). */
+export async function setETagOf(
+  db: Db,
+  ctx: Context,
+  table: VersionedTable,
+  id: string,
+): Promise<void> {
+  if (!ctx.http) return;
+  const version = await lockVersion(db, table, id);
+  if (version !== undefined) setETag(ctx, version);
+}
+
 /**
  * The header's ETags. Weak ones (`W/"…"`) never match: `If-Match` compares strongly (RFC 9110
  * 13.1.1). Undefined without the header: the write goes ahead unconditionally.

@@ -36,7 +36,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { type Context, procedure, router, teamOf } from "../core/trpc";
-import { checkIfMatch, setETag } from "../core/writes";
+import { checkIfMatch, setETag, setETagOf } from "../core/writes";
 import { recordGroupEvent } from "./events";
 import { invalidField } from "./moves";
 import { refreshSettingsHashes } from "./settings";
@@ -242,6 +242,7 @@ export const deviceGroupsRouter = router({
           }
         }
         await updateDeviceGroup(trx, group.id, input);
+        await setETagOf(trx, ctx, "device_groups", group.id);
         await recordGroupEvent(trx, ctx, group, "updated", {
           ...(input.name !== undefined && { name: { old: group.name, new: input.name } }),
           ...(input.targetSnapshotId !== undefined && {
@@ -307,6 +308,7 @@ export const deviceGroupsRouter = router({
         await changeMembers(ctx, trx, group, add, remove);
         // The members are on the devices' rows: the group's representation changed all the same.
         if (add.length > 0 || remove.length > 0) await bumpVersion(trx, "device_groups", group.id);
+        await setETagOf(trx, ctx, "device_groups", group.id);
       });
       return {};
     }),

@@ -238,7 +238,9 @@ export const deviceProcedures = {
           });
         }
       });
-      return deviceView(await deviceOf(ctx.db, deviceId), ctx.baseUrl);
+      const device = await deviceOf(ctx.db, deviceId);
+      setETag(ctx, device.version);
+      return deviceView(device, ctx.baseUrl);
     }),
 
   delete: procedure

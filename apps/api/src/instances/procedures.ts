@@ -223,7 +223,9 @@ export const instancesRouter = router({
       }
       if (input.name === undefined && input.settings?.env === undefined) {
         await checkIfMatch(ctx.db, ctx, "projects", input.instanceId);
-        return instanceView(await projectOf(ctx, input.instanceId), ctx);
+        const project = await projectOf(ctx, input.instanceId);
+        setETag(ctx, project.version);
+        return instanceView(project, ctx);
       }
       if (input.name !== undefined) await checkName(ctx, input.name, input.instanceId);
       await ctx.db.transaction().execute(async (trx) => {
@@ -242,7 +244,9 @@ export const instancesRouter = router({
         }
         await recordSettingsUpdated(trx, actorOf(ctx), before, { name: input.name, env });
       });
-      return instanceView(await projectOf(ctx, input.instanceId), ctx);
+      const project = await projectOf(ctx, input.instanceId);
+      setETag(ctx, project.version);
+      return instanceView(project, ctx);
     }),
 
   delete: procedure

@@ -179,7 +179,10 @@ export const teamRouter = router({
         .filter((key) => input[key] !== undefined && input[key] !== before[key])
         .map((key) => ({ key, old: before[key], new: input[key]! }));
       const rename = async (db: Db) => {
-        if (updates.length === 0) return teamView(before, ctx.baseUrl);
+        if (updates.length === 0) {
+          setETag(ctx, before.version);
+          return teamView(before, ctx.baseUrl);
+        }
         try {
           const team = await updateTeam(
             db,
@@ -188,6 +191,7 @@ export const teamRouter = router({
             teamEntry("team.settings.updated", before.id, actorOf(ctx), { updates }),
           );
           if (!team) throw notFound();
+          setETag(ctx, team.version);
           return teamView(team, ctx.baseUrl);
         } catch (error) {
           if (isUniqueViolation(error)) throw slugTaken();

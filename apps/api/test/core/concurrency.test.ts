@@ -119,6 +119,8 @@ describe("ETag and If-Match", () => {
       const second = await read(resource.path);
       expect(resource.shown(second.body)).toEqual(resource.shown(resource.change(n)));
       expect(second.etag).not.toBe(first.etag);
+      // The change answers the new ETag: the next change needs no read in between.
+      expect(changed.headers.get("etag")).toBe(second.etag);
 
       // The first ETag is stale now.
       const stale = await server.request(resource.method, resource.path, {
@@ -223,6 +225,7 @@ describe("ETag and If-Match", () => {
     const after = await read(path);
     expect(after.body.devices.map((d: { id: string }) => d.id)).toEqual([group.deviceId]);
     expect(after.etag).not.toBe(before.etag);
+    expect(added.headers.get("etag")).toBe(after.etag);
     const stale = await server.request("PATCH", path, {
       token: owner.token,
       body: { remove: [group.deviceId] },
