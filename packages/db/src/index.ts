@@ -49,3 +49,4 @@ export * from "./device-editor";
 export * from "./rollouts";
 export type * from "./schema-rollouts";
 export * from "./rollout-gate";
+export * from "./writes";

@@ -71,6 +71,8 @@ export interface TeamsTable {
   type_id: Generated<string>;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  /** Bumped by every update a client could overwrite (its ETag; migration resource-versions). */
+  version: Generated<number>;
 }
 
 export interface TeamMembersTable {

@@ -48,6 +48,8 @@ export interface ApplicationsTable {
   description: string | null;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  /** Bumped by every update a client could overwrite (its ETag; migration resource-versions). */
+  version: Generated<number>;
 }
 
 export interface EnvVar {
@@ -82,6 +84,8 @@ export interface ProjectsTable {
   device_target_snapshot_id: Generated<string | null>;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  /** Bumped by every update a client could overwrite (its ETag; migration resource-versions). */
+  version: Generated<number>;
 }
 
 export interface ProjectStorageTable {
@@ -159,6 +163,8 @@ export interface DevicesTable {
   rollout_snapshot_id: Generated<string | null>;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  /** Bumped by every update a client could overwrite (its ETag; migration resource-versions). */
+  version: Generated<number>;
 }
 
 export interface DeviceGroupsTable {
@@ -171,6 +177,8 @@ export interface DeviceGroupsTable {
   settings: Json<{ env?: EnvVar[] }>;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  /** Bumped by every update a client could overwrite (its ETag; migration resource-versions). */
+  version: Generated<number>;
 }
 
 export interface TeamLibraryEntriesTable {

@@ -43,6 +43,21 @@ import type {
   EditorAuthorizationCodesTable,
 } from "./schema-instances";
 
+/** A create's outcome under its caller's `Idempotency-Key` (migration idempotency-keys). */
+export interface IdempotencyKeysTable {
+  /** Whose key: `user:<id>`, or a provisioning token's `provisioning:<id>`. */
+  caller: string;
+  key: string;
+  /** SHA-256 of the method, path and body: the same key with another request is refused. */
+  request_digest: string;
+  /** The outcome's status; null while the first request runs. */
+  status: number | null;
+  /** The outcome's JSON body (null: none, or still running). */
+  body: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
 /** A setting administrators changed; a key without a row has its default. */
 export interface PlatformSettingsTable {
   key: string;
@@ -86,6 +101,7 @@ export interface Database {
   operations: OperationsTable;
   rollouts: RolloutsTable;
   rollout_devices: RolloutDevicesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

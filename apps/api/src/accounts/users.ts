@@ -49,6 +49,7 @@ export const usersRouter = router({
 
   create: procedure
     .meta({
+      create: "replay",
       permission: "user:create",
       openapi: {
         method: "POST",

@@ -27,6 +27,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, invalidRequest, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { checkIfMatch, setETag } from "../core/writes";
 import { recordApplicationEvent } from "./events";
 import { instanceCountsProcedures } from "./instance-counts";
 import { instanceStatusOf, instanceSummary } from "../instances/index";
@@ -87,6 +88,7 @@ export const applicationsRouter = router({
   ...instanceCountsProcedures,
   create: procedure
     .meta({
+      create: "replay",
       permission: "project:create",
       openapi: {
         method: "POST",
@@ -114,6 +116,7 @@ export const applicationsRouter = router({
   get: procedure
     .meta({
       permission: "project:read",
+      etag: true,
       openapi: {
         method: "GET",
         path: "/api/v1/applications/{applicationId}",
@@ -123,13 +126,16 @@ export const applicationsRouter = router({
     })
     .input(ApplicationIdInput)
     .output(Application)
-    .query(async ({ ctx, input }) =>
-      applicationView(await applicationOf(ctx, input.applicationId), ctx),
-    ),
+    .query(async ({ ctx, input }) => {
+      const application = await applicationOf(ctx, input.applicationId);
+      setETag(ctx, application.version);
+      return applicationView(application, ctx);
+    }),
 
   update: procedure
     .meta({
       permission: "project:edit",
+      etag: true,
       openapi: {
         method: "PUT",
         path: "/api/v1/applications/{applicationId}",
@@ -148,6 +154,7 @@ export const applicationsRouter = router({
         ]);
       }
       const row = await ctx.db.transaction().execute(async (trx) => {
+        await checkIfMatch(trx, ctx, "applications", applicationId);
         const before = await findApplication(trx, applicationId);
         if (!before) throw notFound();
         const after = await updateApplication(trx, applicationId, change);
@@ -160,6 +167,7 @@ export const applicationsRouter = router({
         }
         return after;
       });
+      setETag(ctx, row.version);
       return applicationView(row, ctx);
     }),
 
@@ -167,6 +175,7 @@ export const applicationsRouter = router({
     .meta({
       permission: "project:delete",
       errors: [422],
+      etag: true,
       openapi: {
         method: "DELETE",
         path: "/api/v1/applications/{applicationId}",
@@ -179,6 +188,7 @@ export const applicationsRouter = router({
     .output(Status)
     .mutation(async ({ ctx, input }) => {
       await ctx.db.transaction().execute(async (trx) => {
+        await checkIfMatch(trx, ctx, "applications", input.applicationId);
         const before = await findApplication(trx, input.applicationId);
         if (!before) throw notFound();
         if ((await countApplicationProjects(trx, before.id)) > 0) {

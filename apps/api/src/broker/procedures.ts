@@ -101,6 +101,7 @@ export const brokerRouter = router({
 
   createClient: procedure
     .meta({
+      create: "replay",
       permission: "broker:clients:create",
       successStatus: 201,
       errors: [409],
@@ -251,6 +252,7 @@ export const brokerRouter = router({
 
   createToken: procedure
     .meta({
+      create: "secret",
       permission: "platform:broker-token:create",
       successStatus: 201,
       openapi: {

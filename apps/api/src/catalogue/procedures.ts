@@ -79,6 +79,7 @@ export function catalogueRouter<Row extends Entry, Detail extends Row, S extends
       .meta({
         permission: permissionOf(kind, "create"),
         errors: [409],
+        create: "replay",
         openapi: openapi("create", "POST", collection),
       })
       .input(kind.schemas.create as S["create"])

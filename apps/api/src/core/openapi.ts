@@ -26,6 +26,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: "Not found, or in a team the caller is not a member of (`not_found`)",
   409: "Conflicts with existing data (e.g. `invalid_slug`)",
   413: "The body is larger than the limit (`payload_too_large`)",
+  412: "`If-Match` does not match the resource's ETag: it changed since it was read (`precondition_failed`); nothing was changed",
   415: "The body is not `application/json` (`unsupported_media_type`)",
   422: "The resource cannot be changed so in its current state (e.g. `invalid_application`)",
   429: "Rate limited (`too_many_requests`); the `Retry-After` header gives the seconds to wait",
@@ -71,6 +72,69 @@ function bodyOnDeleteAsPost(router: AnyRouter): AnyRouter | undefined {
   });
   if (asPost.length === 0) return undefined;
   return { _def: { ...router._def, procedures: Object.fromEntries(asPost) } } as AnyRouter;
+}
+
+/** Writes that don't collide (core/writes.ts): the headers of ETags and idempotency keys. */
+function documentWrites(operation: Operation, method: string, meta: Meta) {
+  const header = (name: string, description: string) => ({
+    name,
+    in: "header",
+    required: false,
+    description,
+    schema: { type: "string" },
+  });
+  const parameters = () => ((operation.parameters as unknown[] | undefined) ??= []) as unknown[];
+  const success = Object.entries(operation.responses).find(([status]) => Number(status) < 300)!;
+  if (meta.etag && method === "GET") {
+    success[1].headers = {
+      ETag: {
+        description:
+          "The resource's version: send it back as `If-Match` on its PUT, PATCH or DELETE, which then fail with 412 if it changed since",
+        schema: { type: "string" },
+      },
+    };
+  } else if (meta.etag) {
+    if (method !== "DELETE") {
+      success[1].headers = {
+        ETag: {
+          description: "The resource's version after the change (its next `If-Match`)",
+          schema: { type: "string" },
+        },
+      };
+    }
+    parameters().push(
+      header(
+        "If-Match",
+        "The `ETag` of the GET the change is based on (or `*`): when the resource changed since, 412 `precondition_failed` and nothing is changed. Without it, the change is made whatever changed since.",
+      ),
+    );
+  }
+  if (meta.create === "replay") {
+    parameters().push({
+      ...header(
+        "Idempotency-Key",
+        "Up to 255 characters, new for each create (a UUID): the same request sent again with the same key within 24 hours answers the first outcome (with `Idempotent-Replayed: true`) and creates nothing more. The same key with another request is 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress`. A failure is not kept: a retry runs again.",
+      ),
+      schema: { type: "string", minLength: 1, maxLength: 255 },
+    });
+    success[1].headers = {
+      "Idempotent-Replayed": {
+        description:
+          "`true` when this answers again a request sent before with the same `Idempotency-Key`",
+        schema: { type: "string", enum: ["true"] },
+      },
+    };
+    operation.responses["409"]!.description += "; `idempotency_in_progress`";
+    operation.responses["422"]!.description += "; `idempotency_key_reused`";
+  }
+  if (meta.create === "secret") {
+    operation.description = [
+      operation.description,
+      "`Idempotency-Key` is refused here (400 `idempotency_unsupported`): the answer carries a secret shown once, which the platform does not keep to answer it again.",
+    ]
+      .filter(Boolean)
+      .join("\n\n");
+  }
 }
 
 /**
@@ -143,6 +207,8 @@ export function openApiDocument(
     if (operation.parameters || operation.requestBody) statuses.add(400);
     for (const status of meta.errors ?? []) statuses.add(status);
     if (rateLimited(meta)) statuses.add(429);
+    if (meta.etag && route.method !== "GET") statuses.add(412);
+    if (meta.create === "replay") statuses.add(409).add(422);
     for (const key of Object.keys(operation.responses)) {
       if (Number(key) >= 400) delete operation.responses[key];
     }
@@ -154,6 +220,7 @@ export function openApiDocument(
         content: { "application/json": { schema: apiError } },
       };
     }
+    documentWrites(operation, route.method, meta);
     operation["x-permission"] = meta.permission;
     const description = operation.description as string | undefined;
     operation.description = [description, describePermission(meta.permission)]

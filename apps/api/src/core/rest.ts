@@ -12,6 +12,7 @@ import { z } from "zod";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { invalidRequest } from "./errors";
 import type { Context, Meta } from "./trpc";
+import { type HttpExchange, idempotencyKeyOf, idempotently, parseIfMatch } from "./writes";
 
 export const REST_PREFIX = "/api/v1";
 
@@ -42,6 +43,9 @@ export interface RestRoute {
   provisioning: boolean;
   /** A DELETE that takes a JSON body (the meta's `bodyOnDelete`). */
   bodyOnDelete: boolean;
+  /** Writes that don't collide (the meta's `etag`, `create`; core/writes.ts). */
+  etag: boolean;
+  create?: "replay" | "secret";
   /**
    * The JSON Schema of the JSON reply, from the output schema (made on the first call, not at
    * start: a server starts with every route and calls few); undefined when there is none.
@@ -71,6 +75,8 @@ export function restRoutes(router: AnyRouter): RestRoute[] {
         preload: meta.preload,
         provisioning: meta.provisioning === true || meta.deviceSetup === true,
         bodyOnDelete: meta.bodyOnDelete === true,
+        etag: meta.etag === true,
+        create: meta.create,
         responseSchema: once(() =>
           meta.contentType || meta.successStatus === 204
             ? undefined
@@ -244,30 +250,56 @@ export function registerRestRoutes(
       handler: async (request, reply) => {
         const input = restInput(route, request);
         const { schema, call } = plan();
-        const data: unknown = await call({
-          ctx: createContext(request),
-          path: route.procedurePath,
-          type,
-          getRawInput: async () => input,
-          signal: undefined,
-          batchIndex: 0,
-        });
+        const ctx = createContext(request);
+        const http: HttpExchange = {};
+        if (route.etag && route.method !== "GET") {
+          http.ifMatch = parseIfMatch(request.headers["if-match"]);
+        }
+        ctx.http = http;
+        const key = route.create ? idempotencyKeyOf(route.create, request) : undefined;
+        const run = () =>
+          call({
+            ctx,
+            path: route.procedurePath,
+            type,
+            getRawInput: async () => input,
+            signal: undefined,
+            batchIndex: 0,
+          });
+        const json = (data: unknown): string => {
+          if (!schema) return JSON.stringify(data);
+          try {
+            return serializerOf(reply, schema)(data);
+          } catch (cause) {
+            // A required property missing: the view does not match its schema.
+            throw new TRPCError({
+              message: "Output validation failed",
+              code: "INTERNAL_SERVER_ERROR",
+              cause,
+            });
+          }
+        };
+        if (key !== undefined) {
+          // A create answers JSON, or nothing (204).
+          const outcome = await idempotently(ctx.db, ctx, key, request, async () => {
+            const data = await run();
+            return {
+              status: route.successStatus,
+              body: route.successStatus === 204 ? null : json(data),
+            };
+          });
+          reply.code(outcome.status);
+          if (outcome.replayed) reply.header("idempotent-replayed", "true");
+          if (outcome.body === null) return reply.send();
+          return reply.type("application/json; charset=utf-8").send(outcome.body);
+        }
+        const data: unknown = await run();
+        if (http.etag) reply.header("etag", http.etag);
         reply.code(route.successStatus);
         if (route.contentType) return reply.type(`${route.contentType}; charset=utf-8`).send(data);
         if (route.successStatus === 204) return reply.send();
         if (!schema) return data;
-        let body: string;
-        try {
-          body = serializerOf(reply, schema)(data);
-        } catch (cause) {
-          // A required property missing: the view does not match its schema.
-          throw new TRPCError({
-            message: "Output validation failed",
-            code: "INTERNAL_SERVER_ERROR",
-            cause,
-          });
-        }
-        return reply.type("application/json; charset=utf-8").send(body);
+        return reply.type("application/json; charset=utf-8").send(json(data));
       },
     });
   }

@@ -113,6 +113,16 @@ export type Meta = OpenApiMeta<{
    * team with `bad_request`); else it is `invalid_request` naming the field.
    */
   badTeamCode?: string;
+  /**
+   * Writes that don't collide (core/writes.ts): on a GET, the reply carries the resource's
+   * `ETag`; on its PUT, PATCH or DELETE, `If-Match` is honoured (412 when it does not match).
+   */
+  etag?: true;
+  /**
+   * A create (core/writes.ts): `Idempotency-Key` answers a retry the first outcome (`replay`),
+   * or is refused with 400 where the answer carries a secret shown once (`secret`).
+   */
+  create?: "replay" | "secret";
 }>;
 
 const t = initTRPC

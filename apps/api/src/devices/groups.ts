@@ -18,6 +18,7 @@ import {
 } from "@flowplane/contract";
 import {
   activeRolloutOfGroup,
+  bumpVersion,
   type Db,
   lockApplication,
   deleteDeviceGroup,
@@ -35,6 +36,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { type Context, procedure, router, teamOf } from "../core/trpc";
+import { checkIfMatch, setETag, setETagOf } from "../core/writes";
 import { recordGroupEvent } from "./events";
 import { invalidField } from "./moves";
 import { refreshSettingsHashes } from "./settings";
@@ -148,6 +150,7 @@ export const deviceGroupsRouter = router({
 
   create: procedure
     .meta({
+      create: "replay",
       permission: "application:device-group:create",
       successStatus: 201,
       openapi: {
@@ -177,6 +180,7 @@ export const deviceGroupsRouter = router({
   byId: procedure
     .meta({
       permission: "application:device-group:read",
+      etag: true,
       openapi: {
         method: "GET",
         path: "/api/v1/applications/{applicationId}/device-groups/{groupId}",
@@ -189,6 +193,7 @@ export const deviceGroupsRouter = router({
     .output(DeviceGroup)
     .query(async ({ ctx, input }) => {
       const group = await groupOf(ctx.db, input.applicationId, input.groupId);
+      setETag(ctx, group.version);
       const members = await listDevices(ctx.db, { groupId: group.id }, { limit: 500 });
       const now = Date.now();
       return {
@@ -202,6 +207,7 @@ export const deviceGroupsRouter = router({
     .meta({
       permission: "application:device-group:update",
       errors: [409],
+      etag: true,
       openapi: {
         method: "PUT",
         path: "/api/v1/applications/{applicationId}/device-groups/{groupId}",
@@ -216,6 +222,7 @@ export const deviceGroupsRouter = router({
     .mutation(async ({ ctx, input }) => {
       await ctx.db.transaction().execute(async (trx) => {
         const group = await groupOf(trx, input.applicationId, input.groupId);
+        await checkIfMatch(trx, ctx, "device_groups", group.id);
         if (input.targetSnapshotId !== undefined) await lockApplication(trx, group.application_id);
         if (input.targetSnapshotId !== undefined && (await activeRolloutOfGroup(trx, group.id))) {
           throw new ApiError(
@@ -235,6 +242,7 @@ export const deviceGroupsRouter = router({
           }
         }
         await updateDeviceGroup(trx, group.id, input);
+        await setETagOf(trx, ctx, "device_groups", group.id);
         await recordGroupEvent(trx, ctx, group, "updated", {
           ...(input.name !== undefined && { name: { old: group.name, new: input.name } }),
           ...(input.targetSnapshotId !== undefined && {
@@ -248,6 +256,7 @@ export const deviceGroupsRouter = router({
   membership: procedure
     .meta({
       permission: "application:device-group:membership:update",
+      etag: true,
       openapi: {
         method: "PATCH",
         path: "/api/v1/applications/{applicationId}/device-groups/{groupId}",
@@ -269,6 +278,7 @@ export const deviceGroupsRouter = router({
       }
       await ctx.db.transaction().execute(async (trx) => {
         const group = await groupOf(trx, input.applicationId, input.groupId);
+        await checkIfMatch(trx, ctx, "device_groups", group.id);
         const members = await groupMemberIds(trx, group.id);
         const check = async (field: string, ids: readonly string[]) => {
           for (const id of ids) {
@@ -296,6 +306,9 @@ export const deviceGroupsRouter = router({
           remove = (input.remove ?? []).filter((id) => members.includes(id));
         }
         await changeMembers(ctx, trx, group, add, remove);
+        // The members are on the devices' rows: the group's representation changed all the same.
+        if (add.length > 0 || remove.length > 0) await bumpVersion(trx, "device_groups", group.id);
+        await setETagOf(trx, ctx, "device_groups", group.id);
       });
       return {};
     }),
@@ -332,6 +345,7 @@ export const deviceGroupsRouter = router({
   delete: procedure
     .meta({
       permission: "application:device-group:delete",
+      etag: true,
       openapi: {
         method: "DELETE",
         path: "/api/v1/applications/{applicationId}/device-groups/{groupId}",
@@ -346,6 +360,7 @@ export const deviceGroupsRouter = router({
     .mutation(async ({ ctx, input }) => {
       await ctx.db.transaction().execute(async (trx) => {
         const group = await groupOf(trx, input.applicationId, input.groupId);
+        await checkIfMatch(trx, ctx, "device_groups", group.id);
         const members = await groupMemberIds(trx, group.id);
         await deleteDeviceGroup(trx, group.id);
         await refreshSettingsHashes(trx, members);

@@ -29,6 +29,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, forbidden, notFound, unauthorized } from "../core/errors";
 import { actorOf, procedure, teamOf } from "../core/trpc";
+import { checkIfMatch, setETag } from "../core/writes";
 import { VERSION } from "../core/version";
 import { applicationOfDevice, deviceView } from "./views";
 import { settingsHash } from "./settings";
@@ -49,6 +50,7 @@ export async function deviceOf(db: Db, deviceId: string): Promise<DeviceDetail> 
 export const deviceProcedures = {
   create: procedure
     .meta({
+      create: "secret",
       permission: "device:create",
       provisioning: true,
       deviceSetup: true,
@@ -141,6 +143,7 @@ export const deviceProcedures = {
   byId: procedure
     .meta({
       permission: "device:read",
+      etag: true,
       openapi: {
         method: "GET",
         path: "/api/v1/devices/{deviceId}",
@@ -152,13 +155,16 @@ export const deviceProcedures = {
     })
     .input(DeviceIdInput)
     .output(Device)
-    .query(async ({ ctx, input }) =>
-      deviceView(await deviceOf(ctx.db, input.deviceId), ctx.baseUrl),
-    ),
+    .query(async ({ ctx, input }) => {
+      const device = await deviceOf(ctx.db, input.deviceId);
+      setETag(ctx, device.version);
+      return deviceView(device, ctx.baseUrl);
+    }),
 
   update: procedure
     .meta({
       permission: "device:snapshot:set-target",
+      etag: true,
       openapi: {
         method: "PUT",
         path: "/api/v1/devices/{deviceId}",
@@ -177,6 +183,7 @@ export const deviceProcedures = {
         throw forbidden("Only owners may rename or assign a device; members set its target");
       }
       await ctx.db.transaction().execute(async (trx) => {
+        await checkIfMatch(trx, ctx, "devices", deviceId);
         const before = await findDevice(trx, deviceId);
         if (!before) throw notFound();
         const assigning = input.application !== undefined || input.instance !== undefined;
@@ -231,12 +238,15 @@ export const deviceProcedures = {
           });
         }
       });
-      return deviceView(await deviceOf(ctx.db, deviceId), ctx.baseUrl);
+      const device = await deviceOf(ctx.db, deviceId);
+      setETag(ctx, device.version);
+      return deviceView(device, ctx.baseUrl);
     }),
 
   delete: procedure
     .meta({
       permission: "device:delete",
+      etag: true,
       openapi: {
         method: "DELETE",
         path: "/api/v1/devices/{deviceId}",
@@ -250,6 +260,7 @@ export const deviceProcedures = {
     .output(Status)
     .mutation(async ({ ctx, input }) => {
       const device = await ctx.db.transaction().execute(async (trx) => {
+        await checkIfMatch(trx, ctx, "devices", input.deviceId);
         const device = await deleteDevice(trx, input.deviceId);
         if (!device) throw notFound();
         await recordDeviceEvent(trx, "team.device.deleted", actorOf(ctx), device);

@@ -92,6 +92,7 @@ export const provisioningRouter = router({
 
   create: procedure
     .meta({
+      create: "secret",
       permission: "team:device:provisioning-token:create",
       openapi: {
         method: "POST",

@@ -37,6 +37,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, forbidden, notFound } from "../core/errors";
 import { actorOf, type Context, procedure, router, teamOf } from "../core/trpc";
+import { checkIfMatch, setETag } from "../core/writes";
 import { recordInstanceEvent, recordSettingsUpdated } from "./events";
 import { instanceView } from "./views";
 import { projectOf, TAG } from "./instance-of";
@@ -69,6 +70,7 @@ function envToStore(sent: EnvVar[], before: StoredEnvVar[]): StoredEnvVar[] {
 export const instancesRouter = router({
   create: procedure
     .meta({
+      create: "replay",
       permission: "project:create",
       errors: [409],
       openapi: {
@@ -180,6 +182,7 @@ export const instancesRouter = router({
   get: procedure
     .meta({
       permission: "project:read",
+      etag: true,
       openapi: {
         method: "GET",
         path: "/api/v1/projects/{instanceId}",
@@ -191,12 +194,17 @@ export const instancesRouter = router({
     })
     .input(InstanceIdInput)
     .output(Instance)
-    .query(async ({ ctx, input }) => instanceView(await projectOf(ctx, input.instanceId), ctx)),
+    .query(async ({ ctx, input }) => {
+      const project = await projectOf(ctx, input.instanceId);
+      setETag(ctx, project.version);
+      return instanceView(project, ctx);
+    }),
 
   update: procedure
     .meta({
       permission: "project:edit-env",
       errors: [409],
+      etag: true,
       openapi: {
         method: "PUT",
         path: "/api/v1/projects/{instanceId}",
@@ -214,10 +222,14 @@ export const instancesRouter = router({
         throw forbidden("Only owners may rename an instance; members change its variables");
       }
       if (input.name === undefined && input.settings?.env === undefined) {
-        return instanceView(await projectOf(ctx, input.instanceId), ctx);
+        await checkIfMatch(ctx.db, ctx, "projects", input.instanceId);
+        const project = await projectOf(ctx, input.instanceId);
+        setETag(ctx, project.version);
+        return instanceView(project, ctx);
       }
       if (input.name !== undefined) await checkName(ctx, input.name, input.instanceId);
       await ctx.db.transaction().execute(async (trx) => {
+        await checkIfMatch(trx, ctx, "projects", input.instanceId);
         const before = await findProject(trx, input.instanceId);
         if (!before) throw notFound();
         const env =
@@ -232,12 +244,15 @@ export const instancesRouter = router({
         }
         await recordSettingsUpdated(trx, actorOf(ctx), before, { name: input.name, env });
       });
-      return instanceView(await projectOf(ctx, input.instanceId), ctx);
+      const project = await projectOf(ctx, input.instanceId);
+      setETag(ctx, project.version);
+      return instanceView(project, ctx);
     }),
 
   delete: procedure
     .meta({
       permission: "project:delete",
+      etag: true,
       openapi: {
         method: "DELETE",
         path: "/api/v1/projects/{instanceId}",
@@ -251,8 +266,11 @@ export const instancesRouter = router({
     .output(Status)
     .mutation(async ({ ctx, input }) => {
       const project = await projectOf(ctx, input.instanceId);
+      // Checked before its Node-RED is stopped, and again with the row locked as it is deleted.
+      await checkIfMatch(ctx.db, ctx, "projects", project.id);
       const deleteRow = () =>
         ctx.db.transaction().execute(async (trx) => {
+          await checkIfMatch(trx, ctx, "projects", project.id);
           if (!(await deleteProject(trx, project.id))) throw notFound();
           await recordInstanceEvent(trx, "project.deleted", actorOf(ctx), project);
         });

@@ -91,6 +91,7 @@ export const runningProcedures = {
 
   editorToken: procedure
     .meta({
+      create: "secret",
       permission: "project:editor-token",
       successStatus: 201,
       openapi: {

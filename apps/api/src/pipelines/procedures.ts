@@ -92,6 +92,7 @@ export const pipelineProcedures = {
 
   create: procedure
     .meta({
+      create: "replay",
       permission: "pipeline:create",
       // Another team's application (or none) is 404, as on every other pipeline route.
       unseenIsNotFound: true,

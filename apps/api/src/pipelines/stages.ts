@@ -79,6 +79,7 @@ export const stageProcedures = {
 
   addStage: procedure
     .meta({
+      create: "replay",
       permission: "pipeline:edit",
       openapi: {
         method: "POST",

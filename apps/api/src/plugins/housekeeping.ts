@@ -1,9 +1,10 @@
 // Housekeeping on a timer (and at close): the tokens' lastUsedAt written in one batch, then each
 // area's sweep (expired tokens, ended sessions, expired invitations, editor codes and device
-// registrations deleted). Every process sharing the database runs its own; the deletions are
+// registrations deleted), and the idempotency keys past their 24 hours (core/writes.ts). Every process sharing the database runs its own; the deletions are
 // idempotent.
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
+import { deleteExpiredIdempotencyKeys } from "@flowplane/db";
 import { RoundLog } from "../core/background";
 import type { Area, Platform } from "./area";
 
@@ -20,6 +21,7 @@ export const housekeepingPlugin = fp(
       try {
         await authenticator.flushUsage();
         for (const area of areas) await area.sweep?.(platform, app.log);
+        await deleteExpiredIdempotencyKeys(platform.db, new Date());
         rounds.succeeded();
       } catch (error) {
         rounds.failed(error);

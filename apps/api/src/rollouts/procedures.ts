@@ -97,6 +97,7 @@ function action(
 export const rolloutProcedures = {
   create: procedure
     .meta({
+      create: "replay",
       permission: "rollout:create",
       errors: [409],
       openapi: {

@@ -205,6 +205,7 @@ export const deviceSnapshotProcedures = {
 
   createOfDevice: procedure
     .meta({
+      create: "replay",
       permission: "device:snapshot:create",
       openapi: {
         method: "POST",
@@ -281,6 +282,7 @@ export const deviceSnapshotProcedures = {
 
   ofInstanceDevice: procedure
     .meta({
+      create: "replay",
       permission: "project:snapshot:create",
       openapi: {
         method: "POST",

@@ -105,6 +105,7 @@ export const snapshotTransferProcedures = {
 
   import: procedure
     .meta({
+      create: "replay",
       permission: "snapshot:import",
       openapi: {
         method: "POST",

@@ -60,6 +60,7 @@ export const instanceSnapshotProcedures = {
 
   create: procedure
     .meta({
+      create: "replay",
       permission: "project:snapshot:create",
       openapi: {
         method: "POST",

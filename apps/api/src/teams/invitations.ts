@@ -164,6 +164,7 @@ export const invitationRouter = router({
 
   create: procedure
     .meta({
+      create: "replay",
       permission: "team:user:invite",
       errors: [429],
       openapi: {

@@ -19,6 +19,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, notFound } from "../core/errors";
 import { actorOf, procedure, teamOf } from "../core/trpc";
+import { checkIfMatch } from "../core/writes";
 import { recordTeamDeleted } from "./events";
 import { teamView } from "./views";
 
@@ -90,6 +91,7 @@ export const teamLifecycleProcedures = {
   delete: procedure
     .meta({
       permission: "team:delete",
+      etag: true,
       openapi: {
         method: "DELETE",
         path: "/api/v1/teams/{teamId}",
@@ -107,6 +109,7 @@ export const teamLifecycleProcedures = {
         // The team's row first: an instance being created (which locks it too) is either in the
         // list below or finds no team, so none is left running without a row.
         if (!(await lockTeam(trx, team.id))) throw notFound();
+        await checkIfMatch(trx, ctx, "teams", team.id);
         const instances = (await listProjects(trx, { teamId: team.id })).map((p) => p.id);
         const usernames = await brokerClientUsernames(trx, team.id);
         const deleted = await deleteTeam(trx, team.id);

@@ -84,6 +84,7 @@ export const teamTypesRouter = router({
 
   create: procedure
     .meta({
+      create: "replay",
       permission: "team-type:create",
       errors: [409],
       openapi: {

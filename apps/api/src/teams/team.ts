@@ -25,6 +25,7 @@ import {
 } from "@flowplane/db";
 import { ApiError, forbidden, invalidRequest, notFound } from "../core/errors";
 import { actorOf, procedure, router, teamOf } from "../core/trpc";
+import { checkIfMatch, setETag } from "../core/writes";
 import { teamLifecycleProcedures } from "./lifecycle";
 import { recordTeamCreated, teamEntry } from "./events";
 import { teamView } from "./views";
@@ -71,6 +72,7 @@ export const teamRouter = router({
   ...teamLifecycleProcedures,
   create: procedure
     .meta({
+      create: "replay",
       permission: "team:create",
       errors: [409],
       openapi: {
@@ -133,6 +135,7 @@ export const teamRouter = router({
   byId: procedure
     .meta({
       permission: "team:read",
+      etag: true,
       openapi: {
         method: "GET",
         path: "/api/v1/teams/{teamId}",
@@ -143,12 +146,17 @@ export const teamRouter = router({
     })
     .input(TeamIdInput)
     .output(Team)
-    .query(({ ctx }) => teamView(teamOf(ctx).team, ctx.baseUrl)),
+    .query(({ ctx }) => {
+      const { team } = teamOf(ctx);
+      setETag(ctx, team.version);
+      return teamView(team, ctx.baseUrl);
+    }),
 
   update: procedure
     .meta({
       permission: "team:edit",
       errors: [409],
+      etag: true,
       openapi: {
         method: "PUT",
         path: "/api/v1/teams/{teamId}",
@@ -170,19 +178,31 @@ export const teamRouter = router({
       const updates = (["name", "slug"] as const)
         .filter((key) => input[key] !== undefined && input[key] !== before[key])
         .map((key) => ({ key, old: before[key], new: input[key]! }));
-      if (updates.length === 0) return teamView(before, ctx.baseUrl);
-      try {
-        const team = await updateTeam(
-          ctx.db,
-          before.id,
-          Object.fromEntries(updates.map((u) => [u.key, u.new])),
-          teamEntry("team.settings.updated", before.id, actorOf(ctx), { updates }),
-        );
-        if (!team) throw notFound();
-        return teamView(team, ctx.baseUrl);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw slugTaken();
-        throw error;
-      }
+      const rename = async (db: Db) => {
+        if (updates.length === 0) {
+          setETag(ctx, before.version);
+          return teamView(before, ctx.baseUrl);
+        }
+        try {
+          const team = await updateTeam(
+            db,
+            before.id,
+            Object.fromEntries(updates.map((u) => [u.key, u.new])),
+            teamEntry("team.settings.updated", before.id, actorOf(ctx), { updates }),
+          );
+          if (!team) throw notFound();
+          setETag(ctx, team.version);
+          return teamView(team, ctx.baseUrl);
+        } catch (error) {
+          if (isUniqueViolation(error)) throw slugTaken();
+          throw error;
+        }
+      };
+      // One statement, unless an If-Match must hold until it commits (core/writes.ts).
+      if (ctx.http?.ifMatch === undefined) return rename(ctx.db);
+      return ctx.db.transaction().execute(async (trx) => {
+        await checkIfMatch(trx, ctx, "teams", before.id);
+        return rename(trx);
+      });
     }),
 });

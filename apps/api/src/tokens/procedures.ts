@@ -119,6 +119,7 @@ export const tokenRouter = router({
 
   create: procedure
     .meta({
+      create: "secret",
       permission: "user:token:edit",
       rateLimit: { limit: "routes", always: false },
       openapi: {

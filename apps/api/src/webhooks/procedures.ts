@@ -116,6 +116,7 @@ export const webhookProcedures = {
 
   create: procedure
     .meta({
+      create: "secret",
       permission: "team:webhook:create",
       openapi: {
         method: "POST",

@@ -29,6 +29,8 @@ import * as webhooks from "./2026-11-29T2110-webhooks";
 import * as notifications from "./2026-11-29T2120-notifications";
 import * as platformEvents from "./2026-11-29T2230-platform-events";
 import * as pipelineStageWebhooks from "./2026-11-29T2240-pipeline-stage-webhooks";
+import * as resourceVersions from "./2026-11-30T0100-resource-versions";
+import * as idempotencyKeys from "./2026-11-30T0110-idempotency-keys";
 import * as auditClientAddress from "./2026-11-30T0200-audit-client-address";
 
 export const migrations: Record<string, Migration> = {
@@ -61,5 +63,7 @@ export const migrations: Record<string, Migration> = {
   "2026-11-29T2120-notifications": notifications,
   "2026-11-29T2230-platform-events": platformEvents,
   "2026-11-29T2240-pipeline-stage-webhooks": pipelineStageWebhooks,
+  "2026-11-30T0100-resource-versions": resourceVersions,
+  "2026-11-30T0110-idempotency-keys": idempotencyKeys,
   "2026-11-30T0200-audit-client-address": auditClientAddress,
 };
