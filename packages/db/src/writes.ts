@@ -25,19 +25,6 @@ export async function lockVersion(
   return row?.version;
 }
 
-/** A change to what the row's representation shows that is not on the row (a group's members). */
-export async function bumpVersion(
-  db: Kysely<Database>,
-  table: VersionedTable,
-  id: string,
-): Promise<void> {
-  await db
-    .updateTable(table)
-    .set({ version: sql<number>`version + 1` })
-    .where("id", "=", id)
-    .execute();
-}
-
 export interface IdempotencyOutcome {
   requestDigest: string;
   /** Null while the first request runs. */
@@ -47,10 +34,11 @@ export interface IdempotencyOutcome {
 }
 
 /**
- * Claims the key for a request: true when this request is the first (the row is inserted, with
- * no outcome yet), false when another holds it (read it with `findIdempotencyKey`). A row past
- * its expiry, or one whose request ran longer than `abandonedBefore` allows (its process died),
- * is taken over.
+ * Claims the key for a request: the claim (its `createdAt`, which settling and releasing compare
+ * so that they only ever touch their own claim) when this request is the first (the row is
+ * inserted, with no outcome yet), undefined when another holds it (read it with
+ * `findIdempotencyKey`). Only a row past its expiry is taken over: a pending row may stand for a
+ * create that committed before its process died, which must not run twice.
  */
 export async function claimIdempotencyKey(
   db: Kysely<Database>,
@@ -60,9 +48,8 @@ export async function claimIdempotencyKey(
     requestDigest: string;
     now: Date;
     expiresAt: Date;
-    abandonedBefore: Date;
   },
-): Promise<boolean> {
+): Promise<IdempotencyClaim | undefined> {
   const row = await db
     .insertInto("idempotency_keys")
     .values({
@@ -84,19 +71,18 @@ export async function claimIdempotencyKey(
           created_at: (eb) => eb.ref("excluded.created_at"),
           expires_at: (eb) => eb.ref("excluded.expires_at"),
         })
-        .where((eb) =>
-          eb.or([
-            eb("idempotency_keys.expires_at", "<=", claim.now),
-            eb.and([
-              eb("idempotency_keys.status", "is", null),
-              eb("idempotency_keys.created_at", "<", claim.abandonedBefore),
-            ]),
-          ]),
-        ),
+        .where("idempotency_keys.expires_at", "<=", claim.now),
     )
-    .returning("key")
+    .returning("created_at")
     .executeTakeFirst();
-  return row !== undefined;
+  return row && { caller: claim.caller, key: claim.key, createdAt: row.created_at };
+}
+
+/** A claimed key: its row, as long as it is still this claim's (same `created_at`). */
+export interface IdempotencyClaim {
+  caller: string;
+  key: string;
+  createdAt: Date;
 }
 
 export async function findIdempotencyKey(
@@ -123,28 +109,29 @@ export async function findIdempotencyKey(
 /** The first request's outcome, answered to every retry until the row expires. */
 export async function settleIdempotencyKey(
   db: Kysely<Database>,
-  caller: string,
-  key: string,
+  claim: IdempotencyClaim,
   outcome: { status: number; body: string | null },
 ): Promise<void> {
   await db
     .updateTable("idempotency_keys")
     .set({ status: outcome.status, body: outcome.body })
-    .where("caller", "=", caller)
-    .where("key", "=", key)
+    .where("caller", "=", claim.caller)
+    .where("key", "=", claim.key)
+    .where("created_at", "=", claim.createdAt)
+    .where("status", "is", null)
     .execute();
 }
 
-/** The key given back: the request failed, and a retry runs it again. */
+/** The key given back: the request failed, and a retry runs it again. Only this claim's row. */
 export async function releaseIdempotencyKey(
   db: Kysely<Database>,
-  caller: string,
-  key: string,
+  claim: IdempotencyClaim,
 ): Promise<void> {
   await db
     .deleteFrom("idempotency_keys")
-    .where("caller", "=", caller)
-    .where("key", "=", key)
+    .where("caller", "=", claim.caller)
+    .where("key", "=", claim.key)
+    .where("created_at", "=", claim.createdAt)
     .where("status", "is", null)
     .execute();
 }

@@ -113,7 +113,7 @@ function documentWrites(operation: Operation, method: string, meta: Meta) {
     parameters().push({
       ...header(
         "Idempotency-Key",
-        "Up to 255 characters, new for each create (a UUID): the same request sent again with the same key within 24 hours answers the first outcome (with `Idempotent-Replayed: true`) and creates nothing more. The same key with another request is 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress`. A failure is not kept: a retry runs again.",
+        "Up to 255 characters, new for each create (a UUID): the same request sent again with the same key within 24 hours answers the first outcome (with `Idempotent-Replayed: true`) and creates nothing more. The same key with another request is 422 `idempotency_key_reused`; while the first still runs, 409 `idempotency_in_progress`; when the first ended without an outcome (unsettled for 10 minutes), 409 `idempotency_outcome_unknown` until the key expires: check whether it created the resource, then use a new key. A failure is not kept: a retry runs again.",
       ),
       schema: { type: "string", minLength: 1, maxLength: 255 },
     });
@@ -124,7 +124,8 @@ function documentWrites(operation: Operation, method: string, meta: Meta) {
         schema: { type: "string", enum: ["true"] },
       },
     };
-    operation.responses["409"]!.description += "; `idempotency_in_progress`";
+    operation.responses["409"]!.description +=
+      "; `idempotency_in_progress`; `idempotency_outcome_unknown`";
     operation.responses["422"]!.description += "; `idempotency_key_reused`";
   }
   if (meta.create === "secret") {

@@ -98,8 +98,12 @@ export async function checkIfMatch(
 export const IDEMPOTENCY_KEY_MAX = 255;
 /** How long an outcome is answered again. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** A first request still unsettled after this is taken as abandoned (its process ended). */
-export const IDEMPOTENCY_ABANDONED_MS = 10 * 60 * 1000;
+/**
+ * A first request still unsettled after this is taken as ended without an outcome (its process
+ * or its database stopped): its create may have committed, so the key is never run again, and a
+ * retry is told the outcome is unknown rather than that it is still running.
+ */
+export const IDEMPOTENCY_UNSETTLED_MS = 10 * 60 * 1000;
 
 /** The header's value, if the route takes it; 400 when it is malformed or refused. */
 export function idempotencyKeyOf(
@@ -143,7 +147,9 @@ export interface Outcome {
  * Runs a create under its key: the first request runs it and keeps a success's outcome; a retry
  * gets that outcome (`replayed`). A failure is not kept: the key is given back, and a retry runs
  * the create again. Another request under the same key is 422 `idempotency_key_reused`; one
- * while the first still runs, 409 `idempotency_in_progress`.
+ * while the first still runs, 409 `idempotency_in_progress`; one after the first ended without
+ * an outcome (10 minutes unsettled), 409 `idempotency_outcome_unknown` until the key expires —
+ * its create may have committed, so it is never run again under that key.
  */
 export async function idempotently(
   db: Db,
@@ -160,15 +166,14 @@ export async function idempotently(
     .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
     .digest("hex");
   const now = new Date();
-  const claimed = await claimIdempotencyKey(db, {
+  const claim = await claimIdempotencyKey(db, {
     caller,
     key,
     requestDigest,
     now,
     expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-    abandonedBefore: new Date(now.getTime() - IDEMPOTENCY_ABANDONED_MS),
   });
-  if (!claimed) {
+  if (!claim) {
     const kept = await findIdempotencyKey(db, caller, key);
     // Released between the claim and this read: the first failed; this one may run it again.
     if (!kept) return idempotently(db, ctx, key, request, run);
@@ -180,6 +185,13 @@ export async function idempotently(
       );
     }
     if (kept.status === null) {
+      if (now.getTime() - kept.createdAt.getTime() > IDEMPOTENCY_UNSETTLED_MS) {
+        throw new ApiError(
+          409,
+          "idempotency_outcome_unknown",
+          "The first request with this Idempotency-Key did not finish; its outcome is unknown: check whether it created the resource, then use a new key",
+        );
+      }
       throw new ApiError(
         409,
         "idempotency_in_progress",
@@ -192,9 +204,17 @@ export async function idempotently(
   try {
     outcome = await run();
   } catch (error) {
-    await releaseIdempotencyKey(db, caller, key);
+    // The original error is the answer, whether or not the key could be given back (if not, a
+    // retry gets 409 until the key expires, never a second create).
+    await releaseIdempotencyKey(db, claim).catch((releaseError: unknown) =>
+      request.log.error({ err: releaseError }, "idempotency key not released"),
+    );
     throw error;
   }
-  await settleIdempotencyKey(db, caller, key, outcome);
+  // The create committed: its result is the answer even if it cannot be kept (a retry then gets
+  // 409 `idempotency_outcome_unknown`, never a second create).
+  await settleIdempotencyKey(db, claim, outcome).catch((settleError: unknown) =>
+    request.log.error({ err: settleError }, "idempotency outcome not kept"),
+  );
   return { ...outcome, replayed: false };
 }

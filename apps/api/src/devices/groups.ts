@@ -18,7 +18,6 @@ import {
 } from "@flowplane/contract";
 import {
   activeRolloutOfGroup,
-  bumpVersion,
   type Db,
   lockApplication,
   deleteDeviceGroup,
@@ -306,8 +305,7 @@ export const deviceGroupsRouter = router({
           remove = (input.remove ?? []).filter((id) => members.includes(id));
         }
         await changeMembers(ctx, trx, group, add, remove);
-        // The members are on the devices' rows: the group's representation changed all the same.
-        if (add.length > 0 || remove.length > 0) await bumpVersion(trx, "device_groups", group.id);
+        // The members are on the devices' rows: their trigger bumps the group's version.
         await setETagOf(trx, ctx, "device_groups", group.id);
       });
       return {};

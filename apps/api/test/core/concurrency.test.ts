@@ -235,6 +235,62 @@ describe("ETag and If-Match", () => {
     expect((await read(path)).body.devices).toHaveLength(1);
   });
 
+  test("a group's ETag changes when a member leaves it from elsewhere: joins another group, moves, is deleted", async () => {
+    const leaves: [string, (g: { applicationId: string; deviceId: string }) => Promise<void>][] = [
+      [
+        "joins another group",
+        async (g) => {
+          const other = await server.request(
+            "POST",
+            `/api/v1/applications/${g.applicationId}/device-groups`,
+            { token: owner.token, body: { name: `other ${g.deviceId}` } },
+          );
+          expect(other.status, other.text).toBe(201);
+          const joined = await server.request(
+            "PATCH",
+            `/api/v1/applications/${g.applicationId}/device-groups/${other.body.id}`,
+            { token: owner.token, body: { add: [g.deviceId] } },
+          );
+          expect(joined.status, joined.text).toBe(200);
+        },
+      ],
+      [
+        "moves out of the application",
+        async (g) => {
+          const moved = await server.request("PUT", `/api/v1/devices/${g.deviceId}`, {
+            token: owner.token,
+            body: { application: null },
+          });
+          expect(moved.status, moved.text).toBe(200);
+        },
+      ],
+      [
+        "is deleted",
+        async (g) => {
+          const deleted = await server.request("DELETE", `/api/v1/devices/${g.deviceId}`, {
+            token: owner.token,
+          });
+          expect(deleted.status, deleted.text).toBe(200);
+        },
+      ],
+    ];
+    for (const [how, leave] of leaves) {
+      const g = await createDeviceGroup(server, owner, team.id);
+      const path = `/api/v1/applications/${g.applicationId}/device-groups/${g.groupId}`;
+      const added = await server.request("PATCH", path, {
+        token: owner.token,
+        body: { add: [g.deviceId] },
+      });
+      expect(added.status, added.text).toBe(200);
+      const before = await read(path);
+      expect(before.body.devices, how).toHaveLength(1);
+      await leave(g);
+      const after = await read(path);
+      expect(after.body.devices, how).toEqual([]);
+      expect(after.etag, how).not.toBe(before.etag);
+    }
+  });
+
   test("a stale If-Match on a DELETE is 412 and deletes nothing; the current one deletes", async () => {
     const created = await server.request("POST", "/api/v1/applications", {
       token: owner.token,
@@ -445,6 +501,34 @@ describe("Idempotency-Key", () => {
     expect(
       list.body.groups.filter((g: { name: string }) => g.name === "idempotent group"),
     ).toHaveLength(1);
+  });
+
+  test("a first request that ended without an outcome is never run again: 409 outcome unknown", async () => {
+    const user = await makeUser(server);
+    const send = () =>
+      server.request("POST", "/api/v1/teams", {
+        token: user.token,
+        body: { name: "Crashed team" },
+        headers: { "idempotency-key": "crash-1" },
+      });
+    expect((await send()).status).toBe(200);
+    // As a first request whose process died after its create committed leaves it: no outcome.
+    const leave = (ageMs: number) =>
+      (server.db as any)
+        .updateTable("idempotency_keys")
+        .set({ status: null, body: null, created_at: new Date(Date.now() - ageMs) })
+        .where("key", "=", "crash-1")
+        .execute();
+    await leave(60 * 1000);
+    const running = await send();
+    expect(running.status).toBe(409);
+    expect(running.body.code).toBe("idempotency_in_progress");
+    await leave(11 * 60 * 1000);
+    const unknown = await send();
+    expect(unknown.status).toBe(409);
+    expect(unknown.body.code).toBe("idempotency_outcome_unknown");
+    expect(unknown.body.error).toMatch(/new key/);
+    expect(await countTeams(user)).toBe(1);
   });
 
   test("nothing secret is kept: the request is a keyed digest, and a secret-bearing create refuses the key", async () => {

@@ -3,9 +3,11 @@
 // bumps it on every update that changes a column the representation a client overwrites is made
 // of, whatever code path updates it; the columns the platform changes by itself (a device's
 // check-in: last seen, state, versions, the snapshot it runs; an instance's transitions; digests
-// of credentials; `updated_at`) are left out, so that they do not fail every `If-Match`. An
-// update may also bump it explicitly (`version = version + 1`: a device group's members, which
-// live on the devices' rows).
+// of credentials; `updated_at`) are left out, so that they do not fail every `If-Match`. A
+// device group's members live on the devices' rows: a trigger on `devices` bumps the version of
+// the group a device leaves and of the one it joins (a change of `group_id`, whichever code path:
+// a group's PATCH, a device added to another group, a device moved out of its application; or the
+// device deleted).
 import { type Kysely, sql } from "kysely";
 
 /** Each table and the columns whose changes leave its version alone. */
@@ -59,9 +61,29 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       for each row execute function flowplane_bump_version(${args})
     `.execute(db);
   }
+  await sql`
+    create function flowplane_bump_group_version() returns trigger language plpgsql as $$
+    begin
+      if tg_op = 'DELETE' then
+        update device_groups set version = version + 1 where id = old.group_id;
+        return old;
+      end if;
+      if new.group_id is distinct from old.group_id then
+        update device_groups set version = version + 1 where id in (old.group_id, new.group_id);
+      end if;
+      return new;
+    end
+    $$
+  `.execute(db);
+  await sql`
+    create trigger bump_group_version after update of group_id or delete on devices
+    for each row execute function flowplane_bump_group_version()
+  `.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop trigger if exists bump_group_version on devices`.execute(db);
+  await sql`drop function if exists flowplane_bump_group_version()`.execute(db);
   for (const table of Object.keys(VERSIONED)) {
     await sql`drop trigger if exists bump_version on ${sql.table(table)}`.execute(db);
     await db.schema.alterTable(table).dropColumn("version").execute();
