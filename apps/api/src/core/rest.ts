@@ -12,7 +12,24 @@ import { z } from "zod";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { invalidRequest } from "./errors";
 import type { Context, Meta } from "./trpc";
-import { type HttpExchange, idempotencyKeyOf, idempotently, parseIfMatch } from "./writes";
+import {
+  claimOrReplay,
+  giveBack,
+  type HttpExchange,
+  idempotencyKeyOf,
+  type Keyed,
+  keepOutcome,
+  type Outcome,
+  parseIfMatch,
+} from "./writes";
+
+/** Thrown by the idempotency step to stop a create whose kept outcome is answered instead. */
+class Replayed extends Error {}
+
+function sendOutcome(reply: FastifyReply, outcome: Outcome) {
+  if (outcome.body === null) return reply.send();
+  return reply.type("application/json; charset=utf-8").send(outcome.body);
+}
 
 export const REST_PREFIX = "/api/v1";
 
@@ -280,18 +297,33 @@ export function registerRestRoutes(
           }
         };
         if (key !== undefined) {
-          // A create answers JSON, or nothing (204).
-          const outcome = await idempotently(ctx.db, ctx, key, request, async () => {
+          // Claimed or replayed after the procedure's authorization (the `keyed` middleware).
+          let keyed: Keyed | undefined;
+          http.beforeCreate = async () => {
+            keyed = await claimOrReplay(ctx.db, ctx, key, request);
+            if ("replay" in keyed) throw new Replayed();
+          };
+          let outcome: Outcome;
+          try {
             const data = await run();
-            return {
+            // A create answers JSON, or nothing (204).
+            outcome = {
               status: route.successStatus,
               body: route.successStatus === 204 ? null : json(data),
             };
-          });
+          } catch (error) {
+            if (keyed && "replay" in keyed) {
+              reply.code(keyed.replay.status).header("idempotent-replayed", "true");
+              return sendOutcome(reply, keyed.replay);
+            }
+            if (keyed?.claim) await giveBack(ctx.db, request, keyed.claim);
+            throw error;
+          }
+          if (keyed && "claim" in keyed && keyed.claim) {
+            await keepOutcome(ctx.db, request, keyed.claim, outcome);
+          }
           reply.code(outcome.status);
-          if (outcome.replayed) reply.header("idempotent-replayed", "true");
-          if (outcome.body === null) return reply.send();
-          return reply.type("application/json; charset=utf-8").send(outcome.body);
+          return sendOutcome(reply, outcome);
         }
         const data: unknown = await run();
         if (http.etag) reply.header("etag", http.etag);

@@ -340,7 +340,17 @@ const followed = t.middleware(async ({ ctx, type, next }) => {
   return result;
 });
 
-export const procedure = t.procedure.use(authorized).use(rateLimited).use(followed);
+/**
+ * A REST create under an `Idempotency-Key` (core/rest.ts, core/writes.ts): its key claimed, or its
+ * kept outcome replayed, only once the caller is authorized — a caller removed from the team, or
+ * a token restricted since, gets the refusal, not an earlier create's answer.
+ */
+const keyed = t.middleware(async ({ ctx, next }) => {
+  await ctx.http?.beforeCreate?.();
+  return next();
+});
+
+export const procedure = t.procedure.use(authorized).use(keyed).use(rateLimited).use(followed);
 
 /**
  * Who acted, for the audit log: the user, with the token they used (null in a browser) and the

@@ -6,12 +6,14 @@
 //   the procedure in its own transaction with the row locked (`checkIfMatch`), so that of two
 //   writers holding the same ETag one wins and the other gets 412 `precondition_failed`.
 // - `Idempotency-Key` on creates (meta `create`): the first outcome under a caller's key is kept
-//   24 hours in `idempotency_keys` (shared by every API process) and answered again to a retry.
+//   24 hours in `idempotency_keys` (shared by every API process) and answered again to a retry,
+//   once the retry's caller is authorized (the `keyed` middleware, core/trpc.ts).
 import { createHmac } from "node:crypto";
 import {
   claimIdempotencyKey,
   type Db,
   findIdempotencyKey,
+  type IdempotencyClaim,
   lockVersion,
   releaseIdempotencyKey,
   settleIdempotencyKey,
@@ -27,6 +29,12 @@ export interface HttpExchange {
   ifMatch?: readonly string[] | "*";
   /** Set by the procedure: the resource's ETag, sent as the `ETag` header. */
   etag?: string;
+  /**
+   * A keyed create's idempotency step (core/rest.ts), run by the `keyed` middleware once the
+   * caller is authorized (core/trpc.ts), so that a replay is never answered to a caller who may
+   * no longer make the request.
+   */
+  beforeCreate?: () => Promise<void>;
 }
 
 declare module "./trpc" {
@@ -143,23 +151,25 @@ export interface Outcome {
   body: string | null;
 }
 
+/** What the idempotency step decided: run the create under this claim, or answer a replay. */
+export type Keyed = { claim?: IdempotencyClaim } | { replay: Outcome };
+
 /**
- * Runs a create under its key: the first request runs it and keeps a success's outcome; a retry
- * gets that outcome (`replayed`). A failure is not kept: the key is given back, and a retry runs
- * the create again. Another request under the same key is 422 `idempotency_key_reused`; one
- * while the first still runs, 409 `idempotency_in_progress`; one after the first ended without
- * an outcome (10 minutes unsettled), 409 `idempotency_outcome_unknown` until the key expires —
- * its create may have committed, so it is never run again under that key.
+ * A create under its key, before it runs (after its authorization): the first request claims
+ * the key (then `keepOutcome` or `giveBack`); a retry gets the kept outcome (`replay`). Another
+ * request under the same key is 422 `idempotency_key_reused`; one while the first still runs,
+ * 409 `idempotency_in_progress`; one after the first ended without an outcome (10 minutes
+ * unsettled), 409 `idempotency_outcome_unknown` until the key expires — its create may have
+ * committed, so it is never run again under that key. No caller to key by: no claim.
  */
-export async function idempotently(
+export async function claimOrReplay(
   db: Db,
   ctx: Context,
   key: string,
   request: FastifyRequest,
-  run: () => Promise<Outcome>,
-): Promise<Outcome & { replayed: boolean }> {
+): Promise<Keyed> {
   const caller = callerOf(ctx);
-  if (caller === undefined) return { ...(await run()), replayed: false };
+  if (caller === undefined) return {};
   // Keyed with the platform's secret: a body may hold a password, whose plain digest could be
   // guessed offline.
   const requestDigest = createHmac("sha256", ctx.tokenSecret)
@@ -173,48 +183,60 @@ export async function idempotently(
     now,
     expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
   });
-  if (!claim) {
-    const kept = await findIdempotencyKey(db, caller, key);
-    // Released between the claim and this read: the first failed; this one may run it again.
-    if (!kept) return idempotently(db, ctx, key, request, run);
-    if (kept.requestDigest !== requestDigest) {
-      throw new ApiError(
-        422,
-        "idempotency_key_reused",
-        "This Idempotency-Key was used for another request: use a new key for a new request",
-      );
-    }
-    if (kept.status === null) {
-      if (now.getTime() - kept.createdAt.getTime() > IDEMPOTENCY_UNSETTLED_MS) {
-        throw new ApiError(
-          409,
-          "idempotency_outcome_unknown",
-          "The first request with this Idempotency-Key did not finish; its outcome is unknown: check whether it created the resource, then use a new key",
-        );
-      }
+  if (claim) return { claim };
+  const kept = await findIdempotencyKey(db, caller, key);
+  // Released between the claim and this read: the first failed; this one may run it again.
+  if (!kept) return claimOrReplay(db, ctx, key, request);
+  if (kept.requestDigest !== requestDigest) {
+    throw new ApiError(
+      422,
+      "idempotency_key_reused",
+      "This Idempotency-Key was used for another request: use a new key for a new request",
+    );
+  }
+  if (kept.status === null) {
+    if (now.getTime() - kept.createdAt.getTime() > IDEMPOTENCY_UNSETTLED_MS) {
       throw new ApiError(
         409,
-        "idempotency_in_progress",
-        "A request with this Idempotency-Key is still running: retry once it has answered",
+        "idempotency_outcome_unknown",
+        "The first request with this Idempotency-Key did not finish; its outcome is unknown: check whether it created the resource, then use a new key",
       );
     }
-    return { status: kept.status, body: kept.body, replayed: true };
-  }
-  let outcome: Outcome;
-  try {
-    outcome = await run();
-  } catch (error) {
-    // The original error is the answer, whether or not the key could be given back (if not, a
-    // retry gets 409 until the key expires, never a second create).
-    await releaseIdempotencyKey(db, claim).catch((releaseError: unknown) =>
-      request.log.error({ err: releaseError }, "idempotency key not released"),
+    throw new ApiError(
+      409,
+      "idempotency_in_progress",
+      "A request with this Idempotency-Key is still running: retry once it has answered",
     );
-    throw error;
   }
-  // The create committed: its result is the answer even if it cannot be kept (a retry then gets
-  // 409 `idempotency_outcome_unknown`, never a second create).
-  await settleIdempotencyKey(db, claim, outcome).catch((settleError: unknown) =>
-    request.log.error({ err: settleError }, "idempotency outcome not kept"),
+  return { replay: { status: kept.status, body: kept.body } };
+}
+
+/**
+ * The create committed: its outcome kept for retries. Not kept (the database went away): logged,
+ * and the caller still gets the create's answer (a retry then gets 409
+ * `idempotency_outcome_unknown`, never a second create).
+ */
+export async function keepOutcome(
+  db: Db,
+  request: FastifyRequest,
+  claim: IdempotencyClaim,
+  outcome: Outcome,
+): Promise<void> {
+  await settleIdempotencyKey(db, claim, outcome).catch((error: unknown) =>
+    request.log.error({ err: error }, "idempotency outcome not kept"),
   );
-  return { ...outcome, replayed: false };
+}
+
+/**
+ * The create failed: the key given back, so a retry runs it again. Not given back: logged (a
+ * retry gets 409 until the key expires), and the caller still gets the original error.
+ */
+export async function giveBack(
+  db: Db,
+  request: FastifyRequest,
+  claim: IdempotencyClaim,
+): Promise<void> {
+  await releaseIdempotencyKey(db, claim).catch((error: unknown) =>
+    request.log.error({ err: error }, "idempotency key not released"),
+  );
 }

@@ -4,6 +4,7 @@
 // `Idempotency-Key` on every create the document declares it for (a retry answers the first
 // outcome and creates nothing more; another request under the key, another caller's key, a
 // failure, a create whose answer carries a secret).
+import { Role } from "@flowplane/contract";
 import { afterAll, describe, expect, test } from "vitest";
 import {
   createDeviceGroup,
@@ -529,6 +530,28 @@ describe("Idempotency-Key", () => {
     expect(unknown.body.code).toBe("idempotency_outcome_unknown");
     expect(unknown.body.error).toMatch(/new key/);
     expect(await countTeams(user)).toBe(1);
+  });
+
+  test("a replay is answered only to a caller still authorized: one removed from the team is refused", async () => {
+    const user = await makeUser(server, { teams: [{ id: team.id, role: Role.owner }] });
+    const send = () =>
+      server.request("POST", `/api/v1/applications/${group.applicationId}/device-groups`, {
+        token: user.token,
+        body: { name: "removed member's group" },
+        headers: { "idempotency-key": "removed-1" },
+      });
+    const first = await send();
+    expect(first.status, first.text).toBe(201);
+    expect((await send()).headers.get("idempotent-replayed")).toBe("true");
+    await (server.db as any)
+      .deleteFrom("team_members")
+      .where("team_id", "=", team.id)
+      .where("user_id", "=", user.id)
+      .execute();
+    const removed = await send();
+    expect([403, 404], removed.text).toContain(removed.status);
+    expect(removed.headers.get("idempotent-replayed")).toBeNull();
+    expect(removed.text).not.toContain(first.body.id);
   });
 
   test("nothing secret is kept: the request is a keyed digest, and a secret-bearing create refuses the key", async () => {
