@@ -1,6 +1,6 @@
 // Writes that don't collide (issue 40): the versions behind the ETags of the resources a client
 // reads and writes back, and the outcomes of creates kept under their `Idempotency-Key`.
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { Database } from "./schema";
 
 /** The tables whose rows carry a `version` (migration resource-versions). */
