@@ -34,7 +34,7 @@ import { gzipSync } from "node:zlib";
 import { pino } from "pino";
 import * as tar from "tar";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { copyDataDir } from "../../src/operations/backup";
+import { copyDataDir } from "../../src/operations/copy-files";
 import { inCI, inheritedEnv } from "../support/env";
 
 const root = join(import.meta.dirname, "../..");
