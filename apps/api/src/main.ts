@@ -27,7 +27,12 @@ import {
 import { type Config, ConfigError, instanceBaseEnv, loadConfig } from "./env";
 import { listeningUrl } from "./plugins/server";
 import { chooseDatabase, openDb, prepare } from "./start-database";
-import { logActivity, reportIsolation, warnOnSharedSite } from "./start-reports";
+import {
+  logActivity,
+  reportIsolation,
+  warnOnSharedSite,
+  warnOnTrustedLoopback,
+} from "./start-reports";
 
 function brokerOptions(config: Config): AppOptions["broker"] {
   const failedConnects = {
@@ -77,7 +82,8 @@ async function serve(config: Config, log: Logger, db: Db, secret: string) {
           ...(config.PALETTE_ALLOW_LIST && { paletteAllowList: config.PALETTE_ALLOW_LIST }),
         })
       : undefined;
-  if (driver) await reportIsolation(driver, log);
+  const isolation = driver && (await reportIsolation(driver, log));
+  warnOnTrustedLoopback(config.TRUST_PROXY, isolation, log);
   warnOnSharedSite(config, log);
   logActivity(log);
   const app = await buildApp({

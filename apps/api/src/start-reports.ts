@@ -1,9 +1,9 @@
 // What a start says in the log besides its own steps: every audit entry as an activity line, a
 // warning when the editors share the platform's site, and how hosted instances are kept apart.
 import { onAuditWritten } from "@flowplane/db";
-import type { LocalDriver } from "@flowplane/runtime";
+import type { InstanceIsolation, LocalDriver } from "@flowplane/runtime";
 import type { Logger } from "pino";
-import type { Config } from "./env";
+import { type Config, type TrustProxy, trustFunction } from "./env";
 
 /**
  * What people and devices do, a line each at `info` (creations, deploys, device registrations,
@@ -25,7 +25,6 @@ export function logActivity(log: Logger): void {
   });
 }
 
-/** Says in the log how hosted instances are kept apart, and plainly when they are not. */
 /**
  * Editors on a host under the platform's own domain can set cookies for it (a tenant's page
  * tosses a cookie with `Domain=` the platform's): said at every start, as a misconfiguration.
@@ -44,8 +43,49 @@ export function warnOnSharedSite(config: Config, log: Logger): void {
   }
 }
 
-export async function reportIsolation(driver: LocalDriver, log: Logger): Promise<void> {
+/**
+ * Says in the log how hosted instances are kept apart, and plainly when they are not: what
+ * `driver.isolation()` found, returned.
+ */
+export async function reportIsolation(
+  driver: LocalDriver,
+  log: Logger,
+): Promise<InstanceIsolation> {
   const isolation = await driver.isolation();
+  report(isolation, log);
+  return isolation;
+}
+
+/**
+ * TRUST_PROXY believing loopback (or any hop, a count) while hosted instances share the host's
+ * network: a flow connects to the platform's port on 127.0.0.1 itself and its X-Forwarded-For is
+ * believed, so it picks the client address the audit log keeps and the sign-in limits count.
+ * Said at every start (docs/operations.md, "Behind a reverse proxy").
+ */
+export function warnOnTrustedLoopback(
+  trustProxy: TrustProxy,
+  isolation: InstanceIsolation | undefined,
+  log: Logger,
+): void {
+  if (trustProxy === false || trustProxy === 0 || !isolation) return;
+  if (isolation.mode === "sandbox" && isolation.network === "own") return;
+  const trust = trustFunction(trustProxy);
+  if (!["127.0.0.1", "::1", "::ffff:127.0.0.1"].some((address) => trust(address, 0))) return;
+  log.warn(
+    { trustProxy },
+    typeof trustProxy === "number"
+      ? "TRUST_PROXY is a hop count and hosted instances share the host's network: a flow that " +
+          "connects to the platform's port directly chooses the client address it is taken for " +
+          "(in the audit log, in the sign-in limits). Name the proxy's address instead, one " +
+          "instances cannot connect from (docs/operations.md, Behind a reverse proxy)"
+      : "TRUST_PROXY trusts loopback and hosted instances share the host's network: a flow that " +
+          "connects to 127.0.0.1 chooses the client address it is taken for (in the audit log, " +
+          "in the sign-in limits). Give instances network namespaces of their own (pasta), or " +
+          "put the proxy at an address off this host (docs/operations.md, Behind a reverse proxy)",
+  );
+}
+
+function report(isolation: InstanceIsolation, log: Logger): void {
   if (isolation.mode === "sandbox" && isolation.network === "host") {
     log.warn(
       { isolation },

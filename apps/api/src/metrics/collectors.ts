@@ -11,7 +11,39 @@ import type { Platform } from "../plugins/area";
 const COUNTS_TTL_MS = 5_000;
 
 /** An instance's desired states: each is reported, 0 included, so that alerts see it. */
-const INSTANCE_STATES = ["running", "stopped", "suspended"] as const;
+const INSTANCE_STATES: readonly string[] = ["running", "stopped", "suspended"];
+
+/**
+ * The states a device agent reports (its `getState()`; /work/shared/reference/device-agent.md),
+ * `unknown` also before any check-in. The state is the device's free text: anything else counts
+ * as `other`, so that a device cannot make series of its own.
+ */
+const DEVICE_STATES: readonly string[] = [
+  "unknown",
+  "provisioning",
+  "loading",
+  "installing",
+  "updating",
+  "starting",
+  "restarting",
+  "running",
+  "safe",
+  "stopping",
+  "stopped",
+  "suspended",
+  "crashed",
+  "error",
+];
+
+/** Sets `gauge` by state, a state outside `known` counted under `other`. */
+function setByState(gauge: Gauge, known: readonly string[], found: Record<string, number>): void {
+  const totals = new Map<string, number>();
+  for (const [state, value] of Object.entries(found)) {
+    const label = known.includes(state) ? state : "other";
+    totals.set(label, (totals.get(label) ?? 0) + value);
+  }
+  for (const [state, value] of totals) gauge.set({ state }, value);
+}
 
 /** The database's counts, read at most once per COUNTS_TTL_MS (a failed read is not kept). */
 function cachedCounts(db: Db, log: FastifyBaseLogger, ttlMs: number) {
@@ -133,15 +165,15 @@ export function registerCollectors(
     "Hosted instances by desired state (read from the database, at most every 5 s)",
     (found, gauge) => {
       for (const state of INSTANCE_STATES) gauge.set({ state }, 0);
-      for (const [state, value] of Object.entries(found.instances)) gauge.set({ state }, value);
+      setByState(gauge, INSTANCE_STATES, found.instances);
     },
     ["state"],
   );
   fromCounts(
     "flowplane_devices",
-    "Devices by the state they last reported, unknown before any (read from the database, at most every 5 s)",
+    "Devices by the state they last reported (one the agent knows, else other), unknown before any (read from the database, at most every 5 s)",
     (found, gauge) => {
-      for (const [state, value] of Object.entries(found.devices)) gauge.set({ state }, value);
+      setByState(gauge, DEVICE_STATES, found.devices);
     },
     ["state"],
   );

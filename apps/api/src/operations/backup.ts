@@ -13,18 +13,14 @@ import {
   schemaTables,
   createDb,
 } from "@flowplane/db";
-import { constants, createReadStream, createWriteStream } from "node:fs";
+import { createReadStream, createWriteStream } from "node:fs";
 import {
   chmod,
-  type FileHandle,
   lstat,
   mkdir,
   mkdtemp,
-  open,
   readdir,
   readFile,
-  readlink,
-  realpath,
   rename,
   rm,
   writeFile,
@@ -33,9 +29,10 @@ import { basename, dirname, join, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { Logger } from "pino";
 import * as tar from "tar";
-import { LOCK_FILE, lockDataDir, StartRefused, BASE_URL_FILE } from "../bootstrap";
+import { LOCK_FILE, lockDataDir, StartRefused } from "../bootstrap";
 import { VERSION } from "../core/version";
 import type { Config } from "../env";
+import { copyDataDir, skipped, type SkippedEntry } from "./copy-files";
 import { chooseDatabase, type DatabaseKind, openDb } from "../start-database";
 
 /** What a backup or a restore refuses, with what to do instead: printed, not a stack. */
@@ -54,82 +51,8 @@ export interface Manifest {
   database: DatabaseKind;
   createdAt: string;
   dump: DumpSummary;
-}
-
-/** DATA_DIR's entries that are not kept: the database's own files, the lock, what a start rewrites. */
-function skipped(name: string): boolean {
-  return (
-    name === "postgres" ||
-    name === "pglite" ||
-    name === LOCK_FILE ||
-    name === BASE_URL_FILE ||
-    name.startsWith("postgres.init-") ||
-    name.endsWith(".partial")
-  );
-}
-
-/**
- * Opens `path` (absolute, with no link in it) without following a link: not its last component
- * (O_NOFOLLOW), nor one above it swapped for a link meanwhile — where /proc tells, the opened
- * file's path must be the one asked. Undefined when it is not (or is gone).
- */
-async function openInside(path: string, flags: number): Promise<FileHandle | undefined> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ELOOP" || code === "ENOENT" || code === "ENOTDIR") return undefined;
-    throw error;
-  }
-  const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => path);
-  if (opened !== path) {
-    await handle.close();
-    return undefined;
-  }
-  return handle;
-}
-
-/**
- * Copies DATA_DIR's regular files and directories (modes kept) into `to`. Symbolic links (and
- * sockets, pipes, devices) are skipped, never followed: a tenant controls its instance's
- * directory, and may make any entry a link or swap one in while the copy walks — so each file is
- * opened without following links and checked to be the one meant (`openInside`) before it is
- * read. Returns how many files were copied.
- */
-async function copyTree(from: string, to: string, top: boolean): Promise<number> {
-  let count = 0;
-  const here = await openInside(from, constants.O_RDONLY | constants.O_DIRECTORY);
-  if (!here) return 0;
-  await here.close();
-  for (const entry of await readdir(from, { withFileTypes: true })) {
-    if (top && skipped(entry.name)) continue;
-    const source = join(from, entry.name);
-    const target = join(to, entry.name);
-    if (entry.isDirectory()) {
-      const info = await lstat(source).catch(() => undefined);
-      if (!info?.isDirectory()) continue;
-      await mkdir(target, { mode: 0o700 });
-      count += await copyTree(source, target, false);
-      await chmod(target, info.mode & 0o7777);
-    } else if (entry.isFile()) {
-      const file = await openInside(source, constants.O_RDONLY);
-      if (!file) continue; // Gone meanwhile (a running platform), or not what it was.
-      try {
-        const info = await file.stat();
-        if (!info.isFile()) continue;
-        await pipeline(
-          file.createReadStream({ autoClose: false }),
-          createWriteStream(target, { mode: 0o600 }),
-        );
-        await chmod(target, info.mode & 0o7777);
-        count++;
-      } finally {
-        await file.close();
-      }
-    }
-  }
-  return count;
+  /** DATA_DIR's entries left out because they could not be read (a tenant's doing, mostly). */
+  skipped?: SkippedEntry[];
 }
 
 /** Whether a platform runs on DATA_DIR now (its lock is held); else the lock, taken. */
@@ -204,7 +127,7 @@ export async function backup(config: Config, output: string, log: Logger): Promi
       await db.destroy();
     }
     await mkdir(join(stage, "files"), { mode: 0o700 });
-    await copyTree(await realpath(dataDir), join(stage, "files"), true);
+    const copied = await copyDataDir(dataDir, join(stage, "files"), log);
     const manifest: Manifest = {
       format: ARCHIVE_FORMAT,
       formatVersion: ARCHIVE_FORMAT_VERSION,
@@ -213,6 +136,7 @@ export async function backup(config: Config, output: string, log: Logger): Promi
       database: kind,
       createdAt: new Date().toISOString(),
       dump,
+      skipped: copied.skipped,
     };
     await writeFile(join(stage, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`, {
       mode: 0o600,
@@ -318,8 +242,9 @@ export async function restore(config: Config, file: string, log: Logger): Promis
   const stage = await mkdtemp(join(dirname(dataDir), ".flowplane-restore-"));
   let done = false;
   try {
-    // The modes the files had (the platform's own umask made them), less any right for others and
-    // any but passing through for the group (what the platform's start calls private, makePrivate
+    // The modes the files had (the platform's own umask made them; restore runs as the user it is
+    // run as — the platform's — and every file is that user's), 0o777 at most, less any right for
+    // others and any but passing through for the group (what the platform's start calls private, makePrivate
     // in bootstrap.ts): tar creates files with their entry's mode under the process's umask.
     const umask = process.umask(0o067);
     try {
@@ -328,7 +253,14 @@ export async function restore(config: Config, file: string, log: Logger): Promis
         cwd: stage,
         strict: true,
         dmode: 0o700,
-        filter: (path, entry) => badEntry(path, (entry as tar.ReadEntry).type) === undefined,
+        // Owned by the user restoring (even root: node-tar would otherwise keep the entries' owners).
+        preserveOwner: false,
+        filter: (path, entry) => {
+          const read = entry as tar.ReadEntry;
+          // Permissions only: never a set-user-ID, set-group-ID or sticky bit from the archive.
+          if (typeof read.mode === "number") read.mode &= 0o777;
+          return badEntry(path, read.type) === undefined;
+        },
       });
     } finally {
       process.umask(umask);

@@ -129,6 +129,18 @@ describe("the series", () => {
         body: { name, team: teamId },
       });
       expect(device.status, device.text).toBe(200);
+      if (name === "first") {
+        // The state is the device's free text: one the agent does not know counts as `other`.
+        const checkIn = await server.request(
+          "POST",
+          `/api/v1/devices/${device.body.id}/live/state`,
+          {
+            token: device.body.credentials.token,
+            body: { state: `made-up-${Date.now()}` },
+          },
+        );
+        expect(checkIn.status, checkIn.text).toBe(200);
+      }
     }
   });
 
@@ -188,8 +200,13 @@ describe("the series", () => {
   test("instances and devices by state, as the database has them", async () => {
     const families = await until("the counts", async () => {
       const found = await scrape();
-      return valueOf(found, "flowplane_devices", { state: "unknown" }) === 2 ? found : undefined;
+      return valueOf(found, "flowplane_devices", { state: "other" }) === 1 ? found : undefined;
     });
+    expect(valueOf(families, "flowplane_devices", { state: "unknown" })).toBe(1);
+    const deviceStates = families
+      .find((family) => family.name === "flowplane_devices")!
+      .metrics.map((sample) => sample.labels!.state);
+    expect(deviceStates.filter((state) => state!.startsWith("made-up"))).toEqual([]);
     expect(valueOf(families, "flowplane_instances", { state: "running" })).toBe(1);
     expect(valueOf(families, "flowplane_instances", { state: "stopped" })).toBe(0);
     expect(valueOf(families, "flowplane_instances", { state: "suspended" })).toBe(0);

@@ -11,8 +11,11 @@ import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { InstanceIsolation } from "@flowplane/runtime";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { clientAddressOf, loadConfig } from "../../src/env";
+import { warnOnTrustedLoopback } from "../../src/start-reports";
 import { inCI } from "../support/env";
 import { freePort, type Reply, startServer, type TestServer } from "../support/harness";
 import { closeAll, connectMqtt, inbox } from "../support/mqtt-client";
@@ -152,6 +155,41 @@ describe("TRUST_PROXY's values", () => {
     expect(() => trustOf("10.0.0.0/8,proxy.example.com")).toThrow(
       /TRUST_PROXY: invalid IP address: proxy\.example\.com/,
     );
+  });
+});
+
+describe("a start's warning: loopback trusted while instances share the host's network", () => {
+  const shared: InstanceIsolation = {
+    mode: "none",
+    user: "platform",
+    required: false,
+    network: "host",
+  };
+  const own: InstanceIsolation = { ...shared, mode: "sandbox", network: "own" };
+  const warned = (trust: string, isolation: InstanceIsolation | undefined) => {
+    const lines: string[] = [];
+    const log = pino({ level: "warn" }, { write: (line: string) => lines.push(line) });
+    warnOnTrustedLoopback(loadConfig({ TRUST_PROXY: trust }).TRUST_PROXY, isolation, log);
+    return lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+  };
+
+  test.each([
+    ["127.0.0.1", /trusts loopback/],
+    ["loopback", /trusts loopback/],
+    ["::1,10.0.0.0/8", /trusts loopback/],
+    ["1", /hop count/],
+  ])("TRUST_PROXY=%s with instances on the host's network", (trust, message) => {
+    const said = warned(trust, shared);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(message);
+  });
+
+  test("not when instances have their own network, trust is elsewhere, or nothing is hosted", () => {
+    expect(warned("127.0.0.1", own)).toEqual([]);
+    expect(warned("1", own)).toEqual([]);
+    expect(warned("10.1.2.3", shared)).toEqual([]);
+    expect(warned("", shared)).toEqual([]);
+    expect(warned("127.0.0.1", undefined)).toEqual([]);
   });
 });
 

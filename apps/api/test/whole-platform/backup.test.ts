@@ -6,13 +6,20 @@
 // too; PGlite backed up stopped (and refused while its platform runs) without starting a platform.
 // And what a restore refuses: a DATA_DIR not empty, an archive that is not a backup (corrupted,
 // unknown, an entry leaving DATA_DIR, a newer schema).
-import { createDb, embeddedPostgresUnavailable, migrateToLatest } from "@flowplane/db";
+import {
+  createDb,
+  embeddedPostgresUnavailable,
+  knownMigrations,
+  migrateToLatest,
+} from "@flowplane/db";
 import { createTestDb, migratedTemplate, testDatabaseUrl } from "@flowplane/db/testing";
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { constants } from "node:fs";
 import {
   chmod,
   mkdir,
   mkdtemp,
+  open,
   readdir,
   readFile,
   rm,
@@ -20,11 +27,14 @@ import {
   symlink,
   writeFile,
 } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import { pino } from "pino";
 import * as tar from "tar";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { copyDataDir } from "../../src/operations/copy-files";
 import { inCI, inheritedEnv } from "../support/env";
 
 const root = join(import.meta.dirname, "../..");
@@ -320,6 +330,20 @@ describe("backup and restore", { timeout: 4 * PROCESS_STARTS }, () => {
       .execute();
     await db.destroy();
     await writeFile(join(dataDir, "token-secret"), "k".repeat(48), { mode: 0o600 });
+    // What a tenant may leave in its instance's directory: a pipe (which blocks whoever opens it
+    // to read), a socket, a file no one may read (but root), a set-user-ID file, a sticky
+    // directory. The backup goes on, with permissions only.
+    const userDir = join(dataDir, "instances", "tenant", "userDir");
+    await mkdir(userDir, { recursive: true, mode: 0o700 });
+    execFileSync("mkfifo", [join(userDir, "pipe")]);
+    const socket = createServer();
+    await new Promise<void>((done) => socket.listen(join(userDir, "socket"), done));
+    await writeFile(join(userDir, "locked"), "secret", { mode: 0o600 });
+    await chmod(join(userDir, "locked"), 0o000);
+    await writeFile(join(userDir, "setuid"), "#!/bin/sh\n");
+    await chmod(join(userDir, "setuid"), 0o4750);
+    await mkdir(join(userDir, "sticky"));
+    await chmod(join(userDir, "sticky"), 0o1710);
     const env = { DATA_DIR: dataDir, DATABASE: "pglite" };
     const archive = join(scratch, "pglite.tar.gz");
 
@@ -331,8 +355,30 @@ describe("backup and restore", { timeout: 4 * PROCESS_STARTS }, () => {
     await rm(join(dataDir, "platform.lock"));
 
     const made = await operation(env, "backup", "--output", archive);
+    await new Promise((done) => socket.close(done));
     expect(made.output).toContain("backup written");
     expect(made.code).toBe(0);
+    const modes = new Map<string, number>();
+    let manifestText = "";
+    await tar.list({
+      file: archive,
+      onReadEntry: (entry) => {
+        modes.set(entry.path.replace(/\/$/, ""), entry.mode ?? 0);
+        if (entry.path === "manifest.json") entry.on("data", (c: Buffer) => (manifestText += c));
+      },
+    });
+    const tenant = "files/instances/tenant/userDir";
+    expect(modes.has(`${tenant}/pipe`)).toBe(false);
+    expect(modes.has(`${tenant}/socket`)).toBe(false);
+    expect(modes.get(`${tenant}/setuid`)).toBe(0o750);
+    expect(modes.get(`${tenant}/sticky`)).toBe(0o710);
+    // Root reads a file of mode 000; anyone else leaves it out, and says so.
+    const skipped = (JSON.parse(manifestText) as { skipped: unknown[] }).skipped;
+    if (process.getuid?.() === 0) expect(skipped).toEqual([]);
+    else {
+      expect(skipped).toEqual([{ path: "instances/tenant/userDir/locked", reason: "EACCES" }]);
+      expect(made.output).toMatch(/could not be read/);
+    }
 
     // The same archive cut short: refused before anything is written.
     const cut = join(scratch, "cut.tar.gz");
@@ -348,6 +394,7 @@ describe("backup and restore", { timeout: 4 * PROCESS_STARTS }, () => {
     const restored = await operation({ DATA_DIR: target, DATABASE: "pglite" }, "restore", archive);
     expect(restored.code).toBe(0);
     expect(await readFile(join(target, "token-secret"), "utf8")).toBe("k".repeat(48));
+    expect((await stat(join(target, "instances/tenant/userDir/setuid"))).mode & 0o7777).toBe(0o710);
     const back = await createDb({ kind: "pglite", dataDir: join(target, "pglite") });
     try {
       const row = await back
@@ -365,6 +412,76 @@ describe("backup and restore", { timeout: 4 * PROCESS_STARTS }, () => {
     const again = await operation({ DATA_DIR: target, DATABASE: "pglite" }, "restore", archive);
     expect(again.code).toBe(1);
     expect(again.output).toMatch(/is not empty/);
+  });
+
+  test("an entry that cannot be read is left out and noted, the copy goes on", async () => {
+    const dataDir = await newDir("unreadable");
+    const userDir = join(dataDir, "instances", "tenant", "userDir");
+    await mkdir(join(userDir, "closed"), { recursive: true });
+    await writeFile(join(userDir, "flows.json"), "[]");
+    await writeFile(join(userDir, "locked"), "x");
+    await writeFile(join(userDir, "closed", "inside"), "x");
+    const to = await mkdtemp(join(scratch, "copy-"));
+    const warnings: unknown[] = [];
+    const log = pino(
+      { level: "warn" },
+      { write: (line: string) => warnings.push(JSON.parse(line)) },
+    );
+    const copied = await copyDataDir(dataDir, to, log, {
+      open: (path, flags) => {
+        if (path.endsWith("/locked") || path.endsWith("/closed")) {
+          return Promise.reject(Object.assign(new Error("EACCES"), { code: "EACCES" }));
+        }
+        if (path.endsWith("/flows.json") && !(flags & constants.O_NONBLOCK)) {
+          throw new Error("a file opened that could block");
+        }
+        return open(path, flags);
+      },
+    });
+    expect([...copied.skipped].sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      { path: "instances/tenant/userDir/closed", reason: "EACCES" },
+      { path: "instances/tenant/userDir/locked", reason: "EACCES" },
+    ]);
+    expect(warnings).toHaveLength(2);
+    expect(await readFile(join(to, "instances/tenant/userDir/flows.json"), "utf8")).toBe("[]");
+    expect((await readdir(join(to, "instances/tenant/userDir"))).sort()).toEqual([
+      "closed",
+      "flows.json",
+    ]);
+  });
+
+  test("a restore keeps permissions only (no set-user-ID, set-group-ID or sticky bit)", async () => {
+    const source = await mkdtemp(join(scratch, "bits-"));
+    await mkdir(join(source, "files", "sticky"), { recursive: true });
+    await mkdir(join(source, "database"));
+    const migration = knownMigrations().at(-1)!;
+    await writeFile(
+      join(source, "manifest.json"),
+      JSON.stringify({
+        format: "flowplane-backup",
+        formatVersion: 1,
+        platformVersion: "9.9.9",
+        migration,
+        database: "pglite",
+        createdAt: new Date().toISOString(),
+        dump: { migration, tables: [], sequences: [] },
+      }),
+    );
+    await writeFile(join(source, "files", "setuid"), "x");
+    await chmod(join(source, "files", "setuid"), 0o6755);
+    await chmod(join(source, "files", "sticky"), 0o1777);
+    const archive = join(scratch, "bits.tar.gz");
+    await tar.create({ gzip: true, cwd: source, file: archive, portable: true }, [
+      "manifest.json",
+      "database",
+      "files",
+    ]);
+    const target = await newDir("bits");
+    const restored = await operation({ DATA_DIR: target, DATABASE: "pglite" }, "restore", archive);
+    expect(restored.output).toContain("restored");
+    expect(restored.code).toBe(0);
+    expect((await stat(join(target, "setuid"))).mode & 0o7777).toBe(0o710);
+    expect((await stat(join(target, "sticky"))).mode & 0o7777).toBe(0o710);
   });
 
   test("archives that are not backups are refused, and nothing is written", async () => {
