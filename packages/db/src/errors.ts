@@ -80,3 +80,29 @@ export function asDatabaseError(error: unknown): unknown {
     ? new DatabaseUnavailableError(error)
     : error;
 }
+
+/**
+ * True for a value PostgreSQL cannot read as its type (SQLSTATE 22P02, invalid_text_representation):
+ * an id in a path that is not a uuid.
+ */
+export function isInvalidTextRepresentation(error: unknown): boolean {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    "code" in error &&
+    (error as { code: unknown }).code === "22P02"
+  );
+}
+
+/**
+ * A lookup by an id from a request: undefined when the id is malformed (not a uuid: nothing has
+ * it); any other error — the database unavailable (503) — is thrown as it came.
+ */
+export async function unlessMalformedId<T>(lookup: Promise<T>): Promise<T | undefined> {
+  try {
+    return await lookup;
+  } catch (error) {
+    if (isInvalidTextRepresentation(error)) return undefined;
+    throw error;
+  }
+}
