@@ -51,9 +51,11 @@ describe("isConnectionFailure", () => {
 });
 
 describe("unlessMalformedId", () => {
-  test("a malformed id (22P02) finds nothing; the database unavailable, or any other error, is thrown", async () => {
+  test("a malformed id (SQLSTATE class 22) finds nothing; the database unavailable, or any other error, is thrown", async () => {
     expect(await unlessMalformedId(Promise.resolve(7))).toBe(7);
-    expect(await unlessMalformedId(Promise.reject(withCode("22P02")))).toBeUndefined();
+    for (const code of ["22P02", "22021", "22001"]) {
+      expect(await unlessMalformedId(Promise.reject(withCode(code)))).toBeUndefined();
+    }
     const unavailable = new DatabaseUnavailableError(withCode("ECONNREFUSED"));
     await expect(unlessMalformedId(Promise.reject(unavailable))).rejects.toBe(unavailable);
     await expect(unlessMalformedId(Promise.reject(withCode("42P01")))).rejects.toThrow("42P01");
