@@ -71,6 +71,11 @@ export async function createDb(config: DbConfig): Promise<Db> {
       connectionString: config.url,
       max: config.poolSize ?? 10,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // TCP keepalive: a connection whose network went away (a server moved, a dropped route)
+      // fails and leaves the pool instead of waiting for ever. No statement timeout: migrations
+      // and backups run long.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       ...(options ? { options } : {}),
     });
     pool.on("error", (error) => config.onIdleError?.(error));

@@ -1,4 +1,5 @@
 // The embedded PostgreSQL server kept running: started again whenever it dies under the platform.
+import { rm } from "node:fs/promises";
 import {
   type EmbeddedPostgres,
   type EmbeddedPostgresOptions,
@@ -20,11 +21,15 @@ export interface SupervisedPostgres {
 
 /** Backoff between attempts to start a server that died: doubling from the first, to the last. */
 const RESTART_BACKOFF_MS = [250, 10_000] as const;
+/** A restarted server up this long is well again: the next death restarts it at once. */
+const STABLE_MS = 30_000;
 
 /**
  * The embedded server, started again whenever it dies (killed, crashed, out of memory) while the
  * platform runs: at once, then with a doubling backoff while a start fails (an old backend still
- * holding the shared memory, a full disk). An outage is logged when it begins and when it ends, not
+ * holding the shared memory, a full disk). The backoff carries over to the next death of a server
+ * that a restart started and that died within 30 s (a corrupt cluster that dies right after each
+ * start is not restarted in a tight loop). An outage is logged when it begins and when it ends, not
  * at each attempt. Meanwhile the pool's connections fail at once (the socket is gone) and requests
  * answer 503 database_unavailable.
  */
@@ -34,6 +39,9 @@ export async function superviseEmbeddedPostgres(
   const { log } = options;
   let server: EmbeddedPostgres | undefined = await startEmbeddedPostgres(options);
   const first = server;
+  /** When the running server was started; the delay before the next attempt to start one. */
+  let startedAt = Date.now();
+  let delay: number = RESTART_BACKOFF_MS[0];
   let stopped = false;
   let restarting: Promise<void> | undefined;
   let wake: () => void = () => {};
@@ -56,8 +64,15 @@ export async function superviseEmbeddedPostgres(
   const restart = async (running: EmbeddedPostgres): Promise<void> => {
     server = undefined;
     const down = Date.now();
-    log?.("error", `PostgreSQL (pid ${running.pid}) exited unexpectedly: starting it again`);
-    let delay: number = RESTART_BACKOFF_MS[0];
+    const upMs = down - startedAt;
+    // The first server, or one that stayed up a while: at once. Else after the carried delay.
+    const unstable = running !== first && upMs < STABLE_MS;
+    if (!unstable) delay = RESTART_BACKOFF_MS[0];
+    log?.(
+      "error",
+      `PostgreSQL (pid ${running.pid}) exited unexpectedly after ${upMs} ms: starting it again${unstable ? ` in ${delay} ms` : ""}`,
+    );
+    if (unstable) await backoff();
     let attempts = 0;
     let lastError = "";
     while (!stopped) {
@@ -69,6 +84,7 @@ export async function superviseEmbeddedPostgres(
           return;
         }
         server = next;
+        startedAt = Date.now();
         log?.(
           "warn",
           `PostgreSQL started again (pid ${next.pid}) after ${Date.now() - down} ms and ${attempts} attempt${attempts === 1 ? "" : "s"}`,
@@ -82,10 +98,13 @@ export async function superviseEmbeddedPostgres(
           log?.("warn", `PostgreSQL did not start again (retrying): ${message}`);
           lastError = message;
         }
-        await pause(delay);
-        delay = Math.min(delay * 2, RESTART_BACKOFF_MS[1]);
+        await backoff();
       }
     }
+  };
+  const backoff = async () => {
+    await pause(delay);
+    delay = Math.min(delay * 2, RESTART_BACKOFF_MS[1]);
   };
   void watch(first);
   return {
@@ -98,6 +117,10 @@ export async function superviseEmbeddedPostgres(
       wake();
       await restarting;
       await server?.stop();
+      // A restarted server's socket directory is the first one's: the supervisor's to remove, when
+      // it is one of its own (a long DATA_DIR's, in the temporary directory).
+      if (first.socketDir !== options.dir)
+        await rm(first.socketDir, { recursive: true, force: true });
     },
   };
 }

@@ -2,13 +2,14 @@
 // through its socket, stopped with the platform — also when the platform is killed — and a server
 // left running by an earlier start stopped before a new one starts.
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { access, appendFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startEmbeddedPostgres } from "./embedded-postgres";
 import { embeddedPostgresUnavailable } from "./embedded-postgres-programs";
+import { superviseEmbeddedPostgres } from "./embedded-postgres-supervisor";
 import { testInCI } from "./testing/env";
 
 let root: string;
@@ -151,5 +152,60 @@ describe("the embedded PostgreSQL server", { timeout: STARTS, skip }, () => {
     await gone(pid);
     // Stopped, not killed: a clean shutdown removes its pid file.
     await expect(readFile(join(dir, "postmaster.pid"))).rejects.toThrow();
+  });
+
+  test("supervised with a long DATA_DIR (its socket in a temporary directory): a failed restart keeps the socket directory, the next one succeeds, an early death waits", async () => {
+    // Too long for a socket path: the socket goes to a private temporary directory.
+    const dir = join(root, "d".repeat(100), "postgres");
+    const lines: string[] = [];
+    const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+    /** The first line logged from line `from` on that matches, when it is logged. */
+    const logged = (pattern: RegExp, from = 0) =>
+      new Promise<string>((resolve) => {
+        const line = lines.slice(from).find((l) => pattern.test(l));
+        if (line) resolve(line);
+        else waiters.push({ pattern, resolve });
+      });
+    const log = (_level: string, message: string) => {
+      lines.push(message);
+      for (const waiter of waiters.filter((w) => w.pattern.test(message))) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(message);
+      }
+    };
+    const supervised = await superviseEmbeddedPostgres({
+      dir,
+      maxConnections: 12,
+      durable: false,
+      log,
+    });
+    const socketDir = decodeURIComponent(new URL(supervised.url).searchParams.get("host")!);
+    try {
+      expect(socketDir.startsWith(dir)).toBe(false);
+      // The next start fails: its configuration file has an error.
+      const autoConf = join(dir, "postgresql.auto.conf");
+      const conf = await readFile(autoConf, "utf8");
+      await appendFile(autoConf, "\nflowplane_no_such_setting = 1\n");
+      const firstPid = supervised.pid()!;
+      process.kill(firstPid, "SIGKILL");
+      await logged(/did not start again/);
+      // The failed attempt left the shared socket directory; the next attempt succeeds.
+      await access(socketDir);
+      await writeFile(autoConf, conf);
+      await logged(/started again/);
+      expect(await query(supervised.url, "select 1 as one")).toEqual([{ one: 1 }]);
+
+      // The restarted server dies at once: started again after the carried backoff, not at once.
+      const from = lines.length;
+      process.kill(supervised.pid()!, "SIGKILL");
+      const exitLine = await logged(/exited unexpectedly .*starting it again in \d+ ms/, from);
+      expect(Number(/in (\d+) ms/.exec(exitLine)![1])).toBeGreaterThanOrEqual(250);
+      await logged(/started again \(pid/, from);
+      expect(await query(supervised.url, "select 1 as one")).toEqual([{ one: 1 }]);
+    } finally {
+      await supervised.stop();
+    }
+    // The supervisor removes the socket directory when it stops.
+    await expect(access(socketDir)).rejects.toThrow();
   });
 });

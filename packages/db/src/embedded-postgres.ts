@@ -45,7 +45,8 @@ export interface EmbeddedPostgresOptions {
   env?: Record<string, string | undefined>;
   /**
    * The directory of the socket, when a server started earlier had one of its own (a restart keeps
-   * the address its pool connects to).
+   * the address its pool connects to). It stays the caller's: neither a failed start nor `stop()`
+   * removes it.
    */
   socketDir?: string;
 }
@@ -195,8 +196,9 @@ export async function startEmbeddedPostgres(
 
   // The socket in the cluster's directory (0700), or where the path is too long for a socket, in
   // a private directory of the system's temporary one.
+  // A directory passed in (a restart's) is its caller's: a failed start leaves it.
   let socketDir = options.socketDir ?? dir;
-  let ownSocketDir = socketDir !== dir;
+  let ownSocketDir = false;
   if (!options.socketDir && join(dir, SOCKET_NAME).length > MAX_SOCKET_PATH) {
     socketDir = await mkdtemp(join(tmpdir(), "flowplane-pg-"));
     ownSocketDir = true;

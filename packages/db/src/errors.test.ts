@@ -1,6 +1,11 @@
 // Which driver errors are the connection failing (a 503 and a retry) rather than the statement.
 import { describe, expect, test } from "vitest";
-import { asDatabaseError, DatabaseUnavailableError, isConnectionFailure } from "./errors";
+import {
+  asDatabaseError,
+  DatabaseUnavailableError,
+  isConnectionFailure,
+  unlessMalformedId,
+} from "./errors";
 
 const withCode = (code: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(code), { code, ...extra });
@@ -42,5 +47,17 @@ describe("isConnectionFailure", () => {
       expect(isConnectionFailure(error)).toBe(false);
       expect(asDatabaseError(error)).toBe(error);
     }
+  });
+});
+
+describe("unlessMalformedId", () => {
+  test("a malformed id (SQLSTATE class 22) finds nothing; the database unavailable, or any other error, is thrown", async () => {
+    expect(await unlessMalformedId(Promise.resolve(7))).toBe(7);
+    for (const code of ["22P02", "22021", "22001"]) {
+      expect(await unlessMalformedId(Promise.reject(withCode(code)))).toBeUndefined();
+    }
+    const unavailable = new DatabaseUnavailableError(withCode("ECONNREFUSED"));
+    await expect(unlessMalformedId(Promise.reject(unavailable))).rejects.toBe(unavailable);
+    await expect(unlessMalformedId(Promise.reject(withCode("42P01")))).rejects.toThrow("42P01");
   });
 });

@@ -80,3 +80,26 @@ export function asDatabaseError(error: unknown): unknown {
     ? new DatabaseUnavailableError(error)
     : error;
 }
+
+/**
+ * True for a value PostgreSQL cannot take (SQLSTATE class 22, data exception): an id in a path that
+ * is not of its column's type (22P02), holds a NUL byte (22021), or is too long (22001).
+ */
+export function isDataException(error: unknown): boolean {
+  if (typeof error !== "object" || error === null || !("code" in error)) return false;
+  const code = (error as { code: unknown }).code;
+  return typeof code === "string" && /^22[0-9A-Z]{3}$/.test(code);
+}
+
+/**
+ * A lookup by an id from a request: undefined when the id is malformed (nothing has it); any other
+ * error — the database unavailable (503) — is thrown as it came.
+ */
+export async function unlessMalformedId<T>(lookup: Promise<T>): Promise<T | undefined> {
+  try {
+    return await lookup;
+  } catch (error) {
+    if (isDataException(error)) return undefined;
+    throw error;
+  }
+}

@@ -16,7 +16,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ServerResponse } from "node:http";
 import { z } from "zod";
 import { sessionCookieOf } from "../core/credentials/sessions";
-import { validationError } from "../core/errors";
+import { isDatabaseUnavailable, validationError } from "../core/errors";
 import { type RouteDoc, routeUrl } from "../core/route-docs";
 import { underApi } from "../core/rest";
 import type { Platform } from "../plugins/area";
@@ -113,7 +113,10 @@ export async function eventStreamRoute(
     hub.close();
   });
 
-  /** The kinds the caller may still read, or undefined once they may read nothing. */
+  /**
+   * The kinds the caller may still read, or undefined once they may read nothing. The database
+   * unavailable is thrown: that is no answer either way.
+   */
   const stillVisible = async (request: FastifyRequest, teamId: string) => {
     const authenticated = await platform.authenticator.authenticate(request.headers.authorization, {
       sessionCookie:
@@ -121,7 +124,10 @@ export async function eventStreamRoute(
       reading: false,
     });
     if (!authenticated) return undefined;
-    return visibleKinds(db, authenticated.identity, teamId).catch(() => undefined);
+    return visibleKinds(db, authenticated.identity, teamId).catch((error: unknown) => {
+      if (isDatabaseUnavailable(error)) throw error;
+      return undefined;
+    });
   };
 
   app.get<{ Params: { teamId: string } }>(
@@ -195,9 +201,11 @@ export async function eventStreamRoute(
         response.end();
       };
 
-      // One read at a time; a wake during a read reads again after it.
+      // One read at a time; a wake during a read reads again after it. A read that failed because
+      // the database is unavailable is tried again at the next recheck: the stream stays open.
       let reading = false;
       let again = false;
+      let failed = false;
       const pump = async () => {
         if (reading) {
           again = true;
@@ -223,6 +231,10 @@ export async function eventStreamRoute(
             }
           } while (again);
         } catch (error) {
+          if (isDatabaseUnavailable(error)) {
+            failed = true;
+            return;
+          }
           request.log.error({ err: error }, "reading events for a stream failed");
           end();
         } finally {
@@ -242,8 +254,16 @@ export async function eventStreamRoute(
             (visible) => {
               if (!visible) return end();
               kinds = visible;
+              if (failed) {
+                failed = false;
+                wake();
+              }
             },
-            () => end(),
+            // Access is not known while the database is unavailable: the stream stays open
+            // (heartbeats go on) and access is checked again at the next recheck.
+            (error: unknown) => {
+              if (!isDatabaseUnavailable(error)) end();
+            },
           );
         }, recheckMs),
       );

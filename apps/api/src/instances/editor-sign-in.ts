@@ -15,6 +15,7 @@ import {
   insertEditorCode,
   insertSession,
   takeEditorCode,
+  unlessMalformedId,
 } from "@flowplane/db";
 import type { InstanceOfToken } from "@flowplane/db";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -158,7 +159,7 @@ const AuthorizeQuery = z.object({
 export async function editorAuthorizeRoute(app: FastifyInstance, opts: EditorSignInOptions) {
   app.get("/authorize", async (request, reply) => {
     const query = parse(AuthorizeQuery, request.query);
-    const project = await findProject(opts.db, query.client_id).catch(() => undefined);
+    const project = await unlessMalformedId(findProject(opts.db, query.client_id));
     if (!project) throw new ApiError(404, "not_found", "Not Found");
     const callback = `${opts.hosts.editorUrl(project.name)}/auth/strategy/callback`;
     if (query.redirect_uri !== undefined && query.redirect_uri !== callback) {

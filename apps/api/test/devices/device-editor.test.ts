@@ -176,6 +176,11 @@ describe("developer mode and the remote editor", () => {
       });
     expect(await (await check(token)).json()).toMatchObject({ permissions: "*" });
     expect((await check(`${token}x`)).status).toBe(401);
+    // A malformed device id (a NUL byte) is no device: 401, not a database error.
+    const malformed = await fetch(`${server.url}/api/v1/devices/a%00b/editor/token`, {
+      headers: { "x-access-token": token },
+    });
+    expect(malformed.status).toBe(401);
 
     // A wrong token is refused with 4001 (the agent retries); the tunnel stays.
     const wrong = new FakeTunnel(deviceId, `ffde_${deviceId}_wrong`);

@@ -23,6 +23,7 @@ import { generateToken } from "@flowplane/auth";
 import { inCI } from "../support/env";
 import { type Reply, startServer, type TestServer } from "../support/harness";
 import { refusalOf } from "../support/mqtt-client";
+import { openStream } from "../events/sse-client";
 
 const unavailable = inCI ? undefined : embeddedPostgresUnavailable();
 
@@ -124,6 +125,27 @@ async function expectUnavailable(server: TestServer, teamId: string) {
   expect(trpc.status).toBe(503);
   expect(trpc.headers.get("retry-after")).toBeTruthy();
   expect503(await server.request("GET", "/readyz", { token: null }), "/readyz");
+  // An instance's editor sign-in, a device's editor token and page: 503, never "not found" or a
+  // token refused as wrong.
+  expect503(
+    await server.request(
+      "GET",
+      `/account/authorize?client_id=${crypto.randomUUID()}&state=abcdefgh&response_type=code`,
+      { token: null },
+    ),
+    "an editor sign-in",
+  );
+  expect503(
+    await server.request("GET", `/api/v1/devices/${deviceId}/editor/token`, {
+      token: null,
+      headers: { "x-access-token": generateToken("device") },
+    }),
+    "a device editor's token",
+  );
+  const editorPage = await server.page("GET", `/devices/${deviceId}/editor`, {
+    sid: generateToken("session"),
+  });
+  expect(editorPage.status, "a device's editor page").toBe(503);
   // An MQTT client's CONNECT: "server unavailable" (3), which clients retry, not "not authorized".
   const refusal = await refusalOf(`someone@${teamId}`, {
     url: `mqtt://127.0.0.1:${server.app.mqttPort}`,
@@ -194,10 +216,20 @@ describe.skipIf(unavailable !== undefined)(
       const socketDir = postgres.socketDir;
       const db = await createDb({ kind: "postgres", url: postgres.url, poolSize: 5 });
       await migrateToLatest(db);
-      const server = await startServer({ db: testDbOf(db), dataDir, broker: "embedded" });
+      const server = await startServer({
+        db: testDbOf(db),
+        dataDir,
+        broker: "embedded",
+        // Access rechecked often: many rechecks fall in each outage.
+        eventStream: { heartbeatMs: 500, recheckMs: 50, pollMs: 100 },
+      });
       const writes = load(server);
+      let stream: Awaited<ReturnType<typeof openStream>> | undefined;
       try {
         await writes.acknowledges(5);
+        // An event stream open across the outages: kept open (its access not known meanwhile).
+        const teamId = writes.acknowledged[0]!;
+        stream = await openStream(`${server.url}/api/v1/teams/${teamId}/events`, server.adminToken);
         // `pg_ctl restart -m fast`, then `-m immediate`, then the postmaster killed: its
         // shutdown signals (SIGINT, SIGQUIT, SIGKILL), and a start on the same socket.
         for (const signal of ["SIGINT", "SIGQUIT", "SIGKILL"] as const) {
@@ -216,7 +248,16 @@ describe.skipIf(unavailable !== undefined)(
           await ready(server);
           await writes.acknowledges(5);
         }
+        // The stream is still open, and brings what happens after the outages.
+        const renamed = await server.request("PUT", `/api/v1/teams/${teamId}`, {
+          body: { name: "Renamed after the outages" },
+        });
+        expect(renamed.status).toBe(200);
+        await stream.until((events) =>
+          events.some((event) => event.type === "team.settings.updated"),
+        );
       } finally {
+        stream?.close();
         await writes.stop();
       }
       expect(writes.refusals.length).toBeGreaterThan(0);

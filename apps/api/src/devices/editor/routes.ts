@@ -4,7 +4,7 @@
 // device's Node-RED checks the token an admin request carries (the agent's settings.js asks with
 // `x-access-token` before it lets the request in, and keeps the answer 30 s).
 import { Role } from "@flowplane/contract";
-import { type Db, findDeviceEditor, findTeamForUser } from "@flowplane/db";
+import { type Db, findDeviceEditor, findTeamForUser, unlessMalformedId } from "@flowplane/db";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { ApiError, notFound, unauthorized } from "../../core/errors";
@@ -47,7 +47,7 @@ export async function editorTokenRoute(
 ) {
   app.get<{ Params: { deviceId: string } }>(routeUrl(TOKEN), async (request, reply) => {
     const token = request.headers["x-access-token"];
-    const device = await findDeviceEditor(db, request.params.deviceId).catch(() => undefined);
+    const device = await unlessMalformedId(findDeviceEditor(db, request.params.deviceId));
     if (
       typeof token !== "string" ||
       token.length > 256 ||
@@ -82,7 +82,7 @@ export function openEditorPage(editor: DeviceEditor) {
       async (request, reply) => {
         const { db } = deps.context(request);
         const auth = request.auth!;
-        const device = await findDeviceEditor(db, request.params.deviceId).catch(() => undefined);
+        const device = await unlessMalformedId(findDeviceEditor(db, request.params.deviceId));
         const role = device && (await findTeamForUser(db, device.team_id, auth.userId))?.role;
         if (!device || role === undefined || role < Role.viewer) throw notFound();
         if (device.mode !== "developer" || !device.editor_token_digest) {
