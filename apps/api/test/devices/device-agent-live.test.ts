@@ -143,7 +143,12 @@ describe.skipIf(!agentPackage)("the real device agent on the live channel", () =
 
   test("connects over MQTT and reports there (never the HTTP check-in); runs its target, shown as it happens", async () => {
     line = await deviceOnTheBroker("live-line", alpha);
-    const online = await viewWhen(line.id, "the device online", (v) => v.onlineStatus === "online");
+    // Online from its CONNECT on; what it runs comes with its first status, a moment later.
+    const online = await viewWhen(
+      line.id,
+      "the device online, with its first status",
+      (v) => v.onlineStatus === "online" && v.agentVersion !== null,
+    );
     expect(online.agentVersion).toBe("4.2.1");
     expect(await helloOf(line.agent, "alpha", 240_000)).toMatchObject({
       flows: "alpha",

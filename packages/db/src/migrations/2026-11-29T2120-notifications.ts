@@ -17,9 +17,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
   // A person's page, newest first, and their unread count (the badge on every page).
-  await sql`create index notifications_user on notifications (user_id, created_at desc, id desc)`.execute(
-    db,
-  );
+  await sql`create index notifications_user
+    on notifications (user_id, created_at desc, coalesce(event_seq, 0) desc, id desc)`.execute(db);
   await sql`create index notifications_unread on notifications (user_id) where not read`.execute(
     db,
   );

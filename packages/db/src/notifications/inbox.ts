@@ -24,13 +24,17 @@ export async function listNotifications(
   if (request.unreadOnly) rows = rows.where("n.read", "=", false);
   if (request.cursor !== undefined) {
     rows = rows.where(
-      sql<boolean>`(n.created_at, n.id) < (select c.created_at, c.id from notifications c
-        where c.id = ${request.cursor} and c.user_id = ${userId})`,
+      sql<boolean>`(n.created_at, coalesce(n.event_seq, 0), n.id)
+        < (select c.created_at, coalesce(c.event_seq, 0), c.id from notifications c
+           where c.id = ${request.cursor} and c.user_id = ${userId})`,
     );
   }
   const [found, counts] = await Promise.all([
+    // Events of the same instant (a clock's resolution: PGlite's is coarse) in the order the
+    // platform numbered them, never by their random ids.
     rows
       .orderBy("n.created_at", "desc")
+      .orderBy(sql`coalesce(n.event_seq, 0)`, "desc")
       .orderBy("n.id", "desc")
       .limit(request.limit + 1)
       .execute(),
@@ -131,7 +135,8 @@ export async function pruneNotifications(
     .executeTakeFirst();
   const { rows } = await sql<{ removed: string }>`
     with ranked as (
-      select id, row_number() over (partition by user_id order by created_at desc, id desc) as n
+      select id, row_number() over (partition by user_id
+        order by created_at desc, coalesce(event_seq, 0) desc, id desc) as n
       from notifications
     ), gone as (
       delete from notifications where id in (select id from ranked where n > ${keep}) returning id
